@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the translation between session frames and the flatbuffers Envelope (envelope.fbs).
+#include "protocol/session/envelope.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "envelope_generated.h"
+
+namespace scenecrdt::session {
+namespace fb = scenecrdt::session::fb;
+
+namespace {
+
+// Verifier limits: the schema is two levels deep and one envelope holds two tables.
+constexpr flatbuffers::uoffset_t kMaxDepth = 8;
+constexpr flatbuffers::uoffset_t kMaxTables = 16;
+
+flatbuffers::Offset<flatbuffers::String> OptionalString(flatbuffers::FlatBufferBuilder& b,
+                                                        const std::string& s) {
+  return s.empty() ? 0 : b.CreateString(s);
+}
+
+}  // namespace
+
+std::vector<uint8_t> BuildFrame(const Frame& frame) {
+  flatbuffers::FlatBufferBuilder b(256);
+  fb::Payload type = fb::Payload::NONE;
+  flatbuffers::Offset<void> payload;
+  std::visit(
+      [&](const auto& f) {
+        using F = std::decay_t<decltype(f)>;
+        if constexpr (std::is_same_v<F, Hello>) {
+          auto scene = b.CreateString(f.scene);
+          auto token = OptionalString(b, f.token);
+          auto name = OptionalString(b, f.client_name);
+          payload = fb::CreateHello(b, scene, token, f.resume_sequence.has_value(),
+                                    f.resume_sequence.value_or(0), name)
+                        .Union();
+          type = fb::Payload::Hello;
+        } else if constexpr (std::is_same_v<F, Welcome>) {
+          payload = fb::CreateWelcome(b, f.session_id, f.scene_sequence, f.resumed, f.can_write)
+                        .Union();
+          type = fb::Payload::Welcome;
+        } else if constexpr (std::is_same_v<F, Crdt>) {
+          auto data = b.CreateVector(f.data.data(), f.data.size());
+          payload =
+              fb::CreateCrdt(b, f.frame_sequence, f.scene_sequence, f.is_state, data).Union();
+          type = fb::Payload::Crdt;
+        } else if constexpr (std::is_same_v<F, Ack>) {
+          payload = fb::CreateAck(b, f.frame_sequence).Union();
+          type = fb::Payload::Ack;
+        } else if constexpr (std::is_same_v<F, ErrorFrame>) {
+          auto text = OptionalString(b, f.text);
+          payload = fb::CreateError(b, static_cast<uint16_t>(f.code), text, f.frame_sequence,
+                                    f.fatal)
+                        .Union();
+          type = fb::Payload::Error;
+        } else if constexpr (std::is_same_v<F, Ping>) {
+          payload = fb::CreatePing(b, f.nonce, f.sent_us).Union();
+          type = fb::Payload::Ping;
+        } else {
+          payload = fb::CreatePong(b, f.nonce, f.sent_us).Union();
+          type = fb::Payload::Pong;
+        }
+      },
+      frame);
+  auto root = fb::CreateEnvelope(b, kProtocolVersion, type, payload);
+  b.FinishSizePrefixed(root, fb::EnvelopeIdentifier());
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+std::optional<uint64_t> PeekFrameSize(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kSizePrefixBytes) return std::nullopt;
+  const uint64_t body = uint64_t{bytes[0]} | (uint64_t{bytes[1]} << 8) |
+                        (uint64_t{bytes[2]} << 16) | (uint64_t{bytes[3]} << 24);
+  return body + kSizePrefixBytes;
+}
+
+bool IsValidSceneName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxSceneNameBytes || name == "." || name == "..") {
+    return false;
+  }
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& options) {
+  const auto invalid = [](const char* why) { return MakeError(ErrorCode::kEnvelopeInvalid, why); };
+  // flatbuffers reads scalars in place: the caller's buffer must be 8-byte aligned (any
+  // std::vector or heap buffer is). This is a property of our code, not of the peer's bytes.
+  SCENECRDT_CHECK(reinterpret_cast<std::uintptr_t>(frame.data()) % 8 == 0,
+                  "ReadFrame needs an 8-byte aligned buffer");
+  if (frame.size() > options.max_frame_bytes) {
+    return MakeError(ErrorCode::kFrameTooLarge, "frame above the configured maximum");
+  }
+  const auto size = PeekFrameSize(frame);
+  if (!size || *size != frame.size()) return invalid("size prefix does not match the frame");
+  flatbuffers::Verifier::Options vopts;
+  vopts.max_depth = kMaxDepth;
+  vopts.max_tables = kMaxTables;
+  vopts.check_alignment = true;
+  flatbuffers::Verifier verifier(frame.data(), frame.size(), vopts);
+  if (!fb::VerifySizePrefixedEnvelopeBuffer(verifier)) {
+    return invalid("frame failed flatbuffers verification");
+  }
+  const fb::Envelope* env = fb::GetSizePrefixedEnvelope(frame.data());
+  if (env->version() != kProtocolVersion) {
+    return MakeError(ErrorCode::kProtocolVersion, "unsupported envelope protocol version");
+  }
+  const auto text = [](const flatbuffers::String* s) {
+    return s ? std::string(s->string_view()) : std::string();
+  };
+  switch (env->payload_type()) {
+    case fb::Payload::Hello: {
+      const fb::Hello* h = env->payload_as_Hello();
+      Hello out;
+      if (!h->scene() || !IsValidSceneName(h->scene()->string_view())) {
+        return invalid("Hello.scene missing or not a valid scene name");
+      }
+      if (h->token() && h->token()->size() > kMaxTokenBytes) return invalid("Hello.token too long");
+      if (h->client_name() && h->client_name()->size() > kMaxSceneNameBytes) {
+        return invalid("Hello.client_name too long");
+      }
+      out.scene = text(h->scene());
+      out.token = text(h->token());
+      out.client_name = text(h->client_name());
+      if (h->has_resume()) out.resume_sequence = h->resume_sequence();
+      return Frame(std::move(out));
+    }
+    case fb::Payload::Welcome: {
+      const fb::Welcome* w = env->payload_as_Welcome();
+      return Frame(Welcome{w->session_id(), w->scene_sequence(), w->resumed(), w->can_write()});
+    }
+    case fb::Payload::Crdt: {
+      const fb::Crdt* c = env->payload_as_Crdt();
+      Crdt out{c->frame_sequence(), c->scene_sequence(), c->is_state(), {}};
+      if (c->data()) out.data = std::span<const uint8_t>(c->data()->data(), c->data()->size());
+      return Frame(out);
+    }
+    case fb::Payload::Ack: return Frame(Ack{env->payload_as_Ack()->frame_sequence()});
+    case fb::Payload::Error: {
+      const fb::Error* e = env->payload_as_Error();
+      if (e->text() && e->text()->size() > kMaxErrorTextBytes) return invalid("Error.text too long");
+      return Frame(ErrorFrame{static_cast<ErrorCode>(e->code()), text(e->text()),
+                              e->frame_sequence(), e->fatal()});
+    }
+    case fb::Payload::Ping: {
+      const fb::Ping* p = env->payload_as_Ping();
+      return Frame(Ping{p->nonce(), p->sent_us()});
+    }
+    case fb::Payload::Pong: {
+      const fb::Pong* p = env->payload_as_Pong();
+      return Frame(Pong{p->nonce(), p->sent_us()});
+    }
+    default: return invalid("envelope has no payload or an unknown payload type");
+  }
+}
+
+}  // namespace scenecrdt::session

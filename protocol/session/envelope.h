@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the session envelope API: plain C++ frame types, building size-prefixed frames, and
+// verify-then-read of received frames (flatbuffers Verifier with tight limits first, then a
+// range check of every field). Callers never see flatc's generated types.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "protocol/result.h"
+
+namespace scenecrdt::session {
+
+inline constexpr uint16_t kProtocolVersion = 1;
+// Size of the little-endian u32 that prefixes every frame (it counts the bytes after it).
+inline constexpr std::size_t kSizePrefixBytes = 4;
+inline constexpr uint32_t kDefaultMaxFrameBytes = 4u << 20;
+// Scene names: 1..64 bytes of [A-Za-z0-9_.-].
+inline constexpr std::size_t kMaxSceneNameBytes = 64;
+inline constexpr std::size_t kMaxTokenBytes = 256;
+inline constexpr std::size_t kMaxErrorTextBytes = 1024;
+
+struct Hello {
+  std::string scene;
+  std::string token;
+  std::optional<uint64_t> resume_sequence;  // last scene sequence applied, when resuming
+  std::string client_name;
+};
+struct Welcome {
+  uint64_t session_id = 0;
+  uint64_t scene_sequence = 0;  // the state frames that follow reach this sequence
+  bool resumed = false;         // true: a delta since Hello.resume_sequence; false: snapshot
+  bool can_write = false;
+};
+// `data` is a DCL CRDT stream. After ReadFrame it points into the frame buffer.
+struct Crdt {
+  uint64_t frame_sequence = 0;  // client -> server: echoed by Ack
+  uint64_t scene_sequence = 0;  // server -> client: the scene sequence after these changes
+  bool is_state = false;        // server -> client: part of the snapshot / resume delta
+  std::span<const uint8_t> data;
+};
+struct Ack {
+  uint64_t frame_sequence = 0;
+};
+struct ErrorFrame {
+  ErrorCode code = ErrorCode::kOk;
+  std::string text;
+  uint64_t frame_sequence = 0;
+  bool fatal = false;
+};
+struct Ping {
+  uint64_t nonce = 0;
+  uint64_t sent_us = 0;
+};
+struct Pong {
+  uint64_t nonce = 0;
+  uint64_t sent_us = 0;
+};
+
+using Frame = std::variant<Hello, Welcome, Crdt, Ack, ErrorFrame, Ping, Pong>;
+
+// Builds one size-prefixed frame (prefix included).
+std::vector<uint8_t> BuildFrame(const Frame& frame);
+
+struct ReadOptions {
+  uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
+};
+
+// Length of the frame that starts at `bytes` (prefix included), once at least 4 bytes are
+// available; nullopt while fewer. Callers check it against their limit before buffering.
+std::optional<uint64_t> PeekFrameSize(std::span<const uint8_t> bytes);
+
+// Verifies and reads one complete size-prefixed frame. Errors: kFrameTooLarge,
+// kEnvelopeInvalid (verification, identifier, missing payload, oversized strings, bad scene
+// name), kProtocolVersion. Views in the result (Crdt::data) point into `frame`, which must
+// be 8-byte aligned (flatbuffers reads scalars in place).
+Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& options = {});
+
+// True for 1..64 bytes of [A-Za-z0-9_.-] (and not "." or "..").
+bool IsValidSceneName(std::string_view name);
+
+}  // namespace scenecrdt::session

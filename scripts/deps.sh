@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs the Debian 12 packages scenecrdt needs. Idempotent and quiet when all are present.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build clang libclang-rt-14-dev
+  libboost-dev libglm-dev libflatbuffers-dev flatbuffers-compiler
+  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libsqlite3-dev
+  nodejs
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+# npm ships inside NodeSource's nodejs; Debian's own nodejs needs the npm package.
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "scenecrdt: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 || { echo "scenecrdt: run as root or install sudo" >&2; exit 1; }
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+if ! $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null; then
+  $SUDO apt-get update -qq >/dev/null
+  $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds scenecrdt and passes every test: formatting, the GoogleTest suites under ASan+UBSan
+# (warnings are errors), each libFuzzer target for a bounded time with clang, and the
+# interop tests against the real @dcl/ecs. Installs its own dependencies first.
+# Environment: FUZZ_SECONDS (default 30) per fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+step() { printf '\n== %s (%ss)\n' "$1" "$(( $(date +%s) - start ))"; }
+
+step "dependencies"
+bash scripts/deps.sh
+
+step "clang-format"
+git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
+
+step "build and test under ASan+UBSan (cmake --workflow --preset ci)"
+cmake --workflow --preset ci
+
+step "fuzz targets (clang libFuzzer, ${FUZZ_SECONDS:-30}s each)"
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz
+for target in $(ls tools/fuzz/corpus); do
+  work=$(mktemp -d)
+  echo "-- $target"
+  "build/fuzz/tools/fuzz/$target" -max_total_time="${FUZZ_SECONDS:-30}" -print_final_stats=1 \
+    -max_len=4096 "$work" "tools/fuzz/corpus/$target" 2>&1 | grep -E "^(stat::number_of_executed_units|Done|==|SUMMARY)" || true
+  test "${PIPESTATUS[0]}" -eq 0 || { echo "fuzz target $target failed" >&2; exit 1; }
+  rm -rf "$work"
+done
+
+if [ -f tests/interop/package.json ]; then
+  step "interop with @dcl/ecs"
+  bash tests/interop/run.sh build/asan/tools/scenecrdt
+fi
+
+step "all tests passed"

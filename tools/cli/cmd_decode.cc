@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns `scenecrdt decode`: a DCL CRDT stream (file or stdin, read in chunks) to JSON lines.
+#include <cstdio>
+
+#include "protocol/crdt_codec.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/message_json.h"
+
+namespace scenecrdt::cli {
+
+namespace {
+constexpr const char* kHelp = R"(usage: scenecrdt decode [FILE|-] [--max-message-bytes N] [--reject-unknown]
+
+Reads a DCL SDK7 CRDT byte stream (a plain concatenation of messages; FILE or stdin when
+FILE is '-' or absent) and prints one JSON object per message, one per line:
+  {"type":"put","entity":512,"number":512,"version":0,"component":1,"timestamp":1,
+   "dataHex":"...","transform":{"position":[x,y,z],"rotation":[x,y,z,w],"scale":[x,y,z],
+   "parent":0}}
+Fields a type does not carry are omitted. Floats are printed in the shortest form that reads
+back to the same float; NaN/Infinity are strings (see docs/CLI.md). Unknown message types are
+printed as {"type":"unknown","typeCode":N,"bodyHex":"..."}; `scenecrdt encode` turns the output
+back into the same bytes.
+
+options:
+  --max-message-bytes N  refuse messages longer than N bytes (default 1048576)
+  --reject-unknown       refuse unknown message types instead of skipping them
+
+exit status: 0 ok; 2 malformed input (messages before the fault are printed, then the error
+with its byte offset on stderr) or bad usage.
+)";
+}  // namespace
+
+int RunDecode(Args args) {
+  ArgScanner scan("decode", args);
+  if (scan.Help()) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  protocol::DecodeOptions options;
+  if (auto max = scan.U64("--max-message-bytes")) {
+    options.max_message_bytes = static_cast<uint32_t>(std::min<uint64_t>(*max, 0xFFFFFFFFu));
+  }
+  options.reject_unknown_types = scan.Flag("--reject-unknown");
+  auto files = scan.Positionals();
+  if (!scan.Finish()) return kExitBadInput;
+  if (files.size() > 1) {
+    PrintMessage("decode", "takes one FILE (or '-'); see 'scenecrdt decode --help'");
+    return kExitBadInput;
+  }
+  const std::string path = files.empty() ? "-" : files[0];
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) {
+    PrintMessage("decode", "cannot open '" + path + "': check the path and permissions");
+    return kExitBadInput;
+  }
+  StdoutBuffer out;
+  protocol::CrdtStreamDecoder decoder(options);
+  auto emit = [&](const protocol::CrdtMessage& m) {
+    AppendMessageJson(m, out.buffer());
+    out.buffer() += '\n';
+    out.MaybeFlush();
+  };
+  std::vector<uint8_t> chunk(1 << 16);
+  Result<void> status;
+  while (true) {
+    const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
+    if (n > 0) {
+      status = decoder.Feed(std::span<const uint8_t>(chunk.data(), n), emit);
+      if (!status.has_value()) break;
+    }
+    if (n < chunk.size()) break;
+  }
+  const bool read_failed = std::ferror(f) != 0;
+  if (f != stdin) std::fclose(f);
+  out.Flush();
+  if (!status.has_value()) {
+    PrintError("decode", "malformed stream", status.error());
+    return kExitBadInput;
+  }
+  if (read_failed) {
+    PrintMessage("decode", "error while reading '" + path + "'");
+    return kExitBadInput;
+  }
+  if (decoder.pending_bytes() > 0) {
+    PrintError("decode", "malformed stream",
+               MakeError(ErrorCode::kTruncated,
+                         "the input ends inside a message (a message was cut short)",
+                         decoder.consumed_bytes()));
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace scenecrdt::cli

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns `scenecrdt encode`: JSON lines (the `decode` format or reference ops) to a DCL stream.
+#include <cstdio>
+#include <string>
+
+#include "tools/cli/commands.h"
+#include "tools/cli/message_json.h"
+
+namespace scenecrdt::cli {
+
+namespace {
+constexpr const char* kHelp = R"(usage: scenecrdt encode [FILE|-] -o OUT
+
+The inverse of `scenecrdt decode`: reads JSON (FILE or stdin) and writes the DCL SDK7 CRDT
+binary stream to OUT ('-' for stdout). Input forms:
+  - JSON lines in the `decode` format. When a "transform" object is present it is used
+    instead of "dataHex".
+  - the reference "ops" format: a JSON array of operations or {"ops":[...]}, with "op"
+    instead of "type", entities as u32 or {"number","version"}, and position / rotation /
+    scale / parent at the top level (identity defaults, component 1 by default).
+Numbers are rounded to float32 as JavaScript's Float32 store does.
+
+options:
+  -o, --output OUT  where to write the stream (required)
+
+exit status: 0 ok; 2 bad input (the error names the line and the reason) or bad usage.
+)";
+}  // namespace
+
+int RunEncode(Args args) {
+  ArgScanner scan("encode", args);
+  if (scan.Help()) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  auto output = scan.Value("--output", "-o");
+  auto files = scan.Positionals();
+  if (!scan.Finish()) return kExitBadInput;
+  if (!output) {
+    PrintMessage("encode", "missing -o OUT; see 'scenecrdt encode --help'");
+    return kExitBadInput;
+  }
+  if (files.size() > 1) {
+    PrintMessage("encode", "takes one FILE (or '-'); see 'scenecrdt encode --help'");
+    return kExitBadInput;
+  }
+  const std::string path = files.empty() ? "-" : files[0];
+  auto input = ReadInput(path);
+  if (!input.has_value()) {
+    PrintError("encode", "cannot read '" + path + "'", input.error());
+    return kExitBadInput;
+  }
+  std::size_t line = 0;
+  auto bytes = EncodeJsonText(
+      std::string_view(reinterpret_cast<const char*>(input->data()), input->size()), &line);
+  if (!bytes.has_value()) {
+    std::string where = "invalid input";
+    if (line > 0) where += " on line " + std::to_string(line);
+    PrintError("encode", where, bytes.error());
+    return kExitBadInput;
+  }
+  if (auto w = WriteOutput(*output, *bytes); !w.has_value()) {
+    PrintError("encode", "cannot write '" + *output + "'", w.error());
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace scenecrdt::cli

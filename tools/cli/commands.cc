@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the subcommand table.
+#include "tools/cli/commands.h"
+
+namespace scenecrdt::cli {
+
+std::span<const Command> AllCommands() {
+  static constexpr Command kCommands[] = {
+      {"decode", "DCL CRDT stream -> JSON lines", RunDecode},
+      {"encode", "JSON lines -> DCL CRDT stream", RunEncode},
+  };
+  return kCommands;
+}
+
+}  // namespace scenecrdt::cli
