@@ -1,0 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+# CRDT side of scenecrdt::runtime (store, Lamport writes, snapshots, state hash).
+target_sources(scenecrdt_runtime PRIVATE
+  sha256.cc
+)
