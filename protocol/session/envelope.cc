@@ -10,7 +10,6 @@
 #include "envelope_generated.h"
 
 namespace scenecrdt::session {
-namespace fb = scenecrdt::session::fb;
 
 namespace {
 
