@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # CRDT side of scenecrdt::runtime (store, Lamport writes, snapshots, state hash).
 target_sources(scenecrdt_runtime PRIVATE
+  crdt_store.cc
   sha256.cc
 )

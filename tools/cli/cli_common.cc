@@ -131,8 +131,8 @@ Result<void> WriteOutput(const std::string& path, std::span<const uint8_t> bytes
 }
 
 Result<void> WriteText(const std::string& path, std::string_view text) {
-  return WriteOutput(path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()),
-                                                    text.size()));
+  return WriteOutput(
+      path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 void PrintError(std::string_view command, std::string_view what, const Error& e) {

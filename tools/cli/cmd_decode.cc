@@ -9,7 +9,8 @@
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp = R"(usage: scenecrdt decode [FILE|-] [--max-message-bytes N] [--reject-unknown]
+constexpr const char* kHelp =
+    R"(usage: scenecrdt decode [FILE|-] [--max-message-bytes N] [--reject-unknown]
 
 Reads a DCL SDK7 CRDT byte stream (a plain concatenation of messages; FILE or stdin when
 FILE is '-' or absent) and prints one JSON object per message, one per line:

@@ -8,6 +8,7 @@ std::span<const Command> AllCommands() {
   static constexpr Command kCommands[] = {
       {"decode", "DCL CRDT stream -> JSON lines", RunDecode},
       {"encode", "JSON lines -> DCL CRDT stream", RunEncode},
+      {"replay", "DCL streams -> final CRDT state (JSON)", RunReplay},
   };
   return kCommands;
 }

@@ -15,6 +15,7 @@ struct Command {
 
 int RunDecode(Args args);
 int RunEncode(Args args);
+int RunReplay(Args args);
 
 // All subcommands, in the order `scenecrdt --help` lists them.
 std::span<const Command> AllCommands();

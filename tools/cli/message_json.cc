@@ -228,8 +228,8 @@ Result<void> EncodeMessageJson(const JsonValue& obj, std::vector<uint8_t>& out) 
     m.network_id = *id;
   }
   if (const JsonValue* legacy = obj.Find("legacyLength")) {
-    m.legacy_length = legacy->is_bool() && legacy->bool_value() &&
-                      m.type == MessageType::kDeleteEntityNetwork;
+    m.legacy_length =
+        legacy->is_bool() && legacy->bool_value() && m.type == MessageType::kDeleteEntityNetwork;
   }
 
   std::vector<uint8_t> data;
@@ -238,10 +238,11 @@ Result<void> EncodeMessageJson(const JsonValue& obj, std::vector<uint8_t>& out) 
         m.type == MessageType::kPutComponent || m.type == MessageType::kPutComponentNetwork;
     const JsonValue* transform = obj.Find("transform");
     const JsonValue* hex = obj.Find("dataHex");
-    const bool ops_transform = !transform && !hex && is_put &&
-                               m.component == protocol::kTransformComponentId;
+    const bool ops_transform =
+        !transform && !hex && is_put && m.component == protocol::kTransformComponentId;
     if (transform || ops_transform) {
-      if (transform && !transform->is_object()) return ParseError("\"transform\" must be an object");
+      if (transform && !transform->is_object())
+        return ParseError("\"transform\" must be an object");
       auto t = ParseTransform(transform ? *transform : obj);
       if (!t.has_value()) return t.error();
       const auto bytes = protocol::StoreTransform(*t);

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the merge rules, local writes, exports and state hash of CrdtStore (docs/CRDT.md).
+#include "runtime/crdt_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace scenecrdt::runtime {
+
+using protocol::CrdtMessage;
+using protocol::MessageType;
+using protocol::Transform;
+
+const char* MergeOutcomeName(MergeOutcome outcome) {
+  switch (outcome) {
+    case MergeOutcome::kUpdatedTimestamp:
+      return "updated_timestamp";
+    case MergeOutcome::kOutdatedTimestamp:
+      return "outdated_timestamp";
+    case MergeOutcome::kNoChange:
+      return "no_change";
+    case MergeOutcome::kOutdatedData:
+      return "outdated_data";
+    case MergeOutcome::kUpdatedData:
+      return "updated_data";
+    case MergeOutcome::kEntityWasDeleted:
+      return "entity_was_deleted";
+    case MergeOutcome::kEntityDeleted:
+      return "entity_deleted";
+    case MergeOutcome::kRefused:
+      return "refused";
+    default:
+      return "unknown";
+  }
+}
+
+const char* EntityStateName(EntityState state) {
+  switch (state) {
+    case EntityState::kUnknown:
+      return "Unknown";
+    case EntityState::kUsedEntity:
+      return "UsedEntity";
+    case EntityState::kRemoved:
+      return "Removed";
+    case EntityState::kReserved:
+      return "Reserved";
+    default:
+      return "Unknown";
+  }
+}
+
+namespace {
+
+// @dcl/ecs dataCompare for two present payloads: the longer one is greater, then the first
+// differing byte compared unsigned.
+int ComparePayloads(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  if (a.empty()) return 0;
+  const int c = std::memcmp(a.data(), b.data(), a.size());
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+// The LWW rule for a register {timestamp, has_data, data} that exists (crdtRuleForCurrentState).
+MergeOutcome LwwRule(uint32_t cur_ts, bool cur_has_data, std::span<const uint8_t> cur_data,
+                     uint32_t msg_ts, bool msg_is_delete, std::span<const uint8_t> msg_data) {
+  if (cur_ts < msg_ts) return MergeOutcome::kUpdatedTimestamp;
+  if (cur_ts > msg_ts) return MergeOutcome::kOutdatedTimestamp;
+  if (msg_is_delete) {
+    // DELETE over DELETE: no change. DELETE against data: dataCompare(data, null) > 0.
+    return cur_has_data ? MergeOutcome::kOutdatedData : MergeOutcome::kNoChange;
+  }
+  if (!cur_has_data) return MergeOutcome::kUpdatedData;  // dataCompare(null, data) < 0
+  const int cmp = ComparePayloads(cur_data, msg_data);
+  if (cmp == 0) return MergeOutcome::kNoChange;
+  return cmp > 0 ? MergeOutcome::kOutdatedData : MergeOutcome::kUpdatedData;
+}
+
+bool IsDeleteType(MessageType t) {
+  return t == MessageType::kDeleteComponent || t == MessageType::kDeleteComponentNetwork;
+}
+
+}  // namespace
+
+CrdtStore::CrdtStore(StoreLimits limits) : limits_(limits) {}
+
+// ---------------------------------------------------------------------------------------------
+// Merge
+
+MergeResult CrdtStore::Merge(const CrdtMessage& m) {
+  CompactLogIfNeeded();
+  switch (m.type) {
+    case MessageType::kPutComponent:
+    case MessageType::kPutComponentNetwork:
+    case MessageType::kDeleteComponent:
+    case MessageType::kDeleteComponentNetwork: {
+      if (const ErrorCode e = Validate(m); e != ErrorCode::kOk) {
+        return {MergeOutcome::kRefused, e};
+      }
+      const bool is_delete = IsDeleteType(m.type);
+      if (m.component == protocol::kTransformComponentId) return MergeTransform(m, is_delete);
+      return MergeOpaque(m, is_delete);
+    }
+    case MessageType::kAppendValue: {
+      if (const ErrorCode e = Validate(m); e != ErrorCode::kOk) {
+        return {MergeOutcome::kRefused, e};
+      }
+      return MergeAppend(m);
+    }
+    case MessageType::kDeleteEntity:
+    case MessageType::kDeleteEntityNetwork:
+      return MergeDeleteEntity(m.entity);
+    default:
+      return {MergeOutcome::kRefused, ErrorCode::kUnknownMessageType};
+  }
+}
+
+Result<MergeStats> CrdtStore::MergeStream(std::span<const uint8_t> bytes,
+                                          const protocol::DecodeOptions& options) {
+  MergeStats stats;
+  auto r = MergeStream(bytes, options, [&](const CrdtMessage&, const MergeResult& result) {
+    ++stats.messages;
+    ++stats.by_outcome[static_cast<int>(result.outcome)];
+  });
+  if (!r.has_value()) return r.error();
+  return stats;
+}
+
+ErrorCode CrdtStore::Validate(const CrdtMessage& m) const {
+  const bool is_delete = IsDeleteType(m.type);
+  if (!is_delete) {
+    if (m.data.size() > limits_.max_payload_bytes) return ErrorCode::kPayloadTooLarge;
+    if (m.component == protocol::kTransformComponentId && m.type != MessageType::kAppendValue) {
+      if (m.data.size() != Transform::kSize) return ErrorCode::kBadTransformSize;
+      if (limits_.refuse_non_finite_transforms &&
+          !protocol::IsFinite(protocol::LoadTransform(m.data.first<Transform::kSize>()))) {
+        return ErrorCode::kNonFiniteTransform;
+      }
+    }
+  }
+  // Limits that depend on the state: a new entity, a new tombstone from version retirement.
+  const uint32_t number = protocol::EntityNumber(m.entity);
+  const uint32_t version = protocol::EntityVersion(m.entity);
+  if (!protocol::IsReservedEntityNumber(number)) {
+    const TombstoneValue* tomb = tombstones_.Find(number);
+    if (tomb && tomb->version >= version) return ErrorCode::kOk;  // will be dropped anyway
+    if (version > 0 && !tomb && tombstones_.size() >= limits_.max_tombstones) {
+      return ErrorCode::kTooManyTombstones;
+    }
+  }
+  if (live_entity_count_ >= limits_.max_entities && WouldCreateEntity(m.entity)) {
+    // A newer version retiring the live one keeps the count unchanged.
+    const uint32_t* live =
+        protocol::IsReservedEntityNumber(number) ? nullptr : live_version_.Find(number);
+    if (!live || *live >= version) return ErrorCode::kTooManyEntities;
+  }
+  return ErrorCode::kOk;
+}
+
+bool CrdtStore::WouldCreateEntity(EntityId entity) const {
+  return tr_slot_.Find(entity) == nullptr && extras_slot_.Find(entity) == nullptr;
+}
+
+bool CrdtStore::AdmitEntity(EntityId entity) {
+  const uint32_t number = protocol::EntityNumber(entity);
+  if (protocol::IsReservedEntityNumber(number)) return true;  // never tombstoned
+  const uint32_t version = protocol::EntityVersion(entity);
+  const TombstoneValue* tomb = tombstones_.Find(number);
+  if (tomb && tomb->version >= version) return false;
+  // A message for (n, v > 0) means every older version of n is gone (@dcl/ecs
+  // updateUsedEntity). Unlike @dcl/ecs, their data is purged too (docs/CRDT.md).
+  if (version > 0 && (!tomb || tomb->version < version - 1)) RaiseTombstone(number, version - 1);
+  return true;
+}
+
+void CrdtStore::RaiseTombstone(uint32_t number, uint32_t version) {
+  const uint64_t seq = NextSequence(LogKind::kTombstone, 0, number);
+  tombstones_.Insert(number, TombstoneValue{version, seq});
+  if (const uint32_t* live = live_version_.Find(number); live && *live <= version) {
+    PurgeEntity(protocol::MakeEntityId(number, *live));
+  }
+}
+
+MergeResult CrdtStore::MergeTransform(const CrdtMessage& m, bool is_delete) {
+  if (!AdmitEntity(m.entity)) return {MergeOutcome::kEntityWasDeleted, ErrorCode::kOk};
+  const uint32_t* slot_ptr = tr_slot_.Find(m.entity);
+  MergeOutcome outcome = MergeOutcome::kUpdatedTimestamp;
+  uint32_t slot = slot_ptr ? *slot_ptr : kNone;
+  if (slot != kNone) {
+    const protocol::TransformBytes cur = protocol::StoreTransform(tr_value_[slot]);
+    outcome =
+        LwwRule(tr_timestamp_[slot], tr_has_data_[slot] != 0, cur, m.timestamp, is_delete, m.data);
+    if (!ChangedState(outcome)) return {outcome, ErrorCode::kOk};
+  } else {
+    NoteEntityGained(m.entity);
+    slot = static_cast<uint32_t>(tr_entity_.size());
+    tr_slot_.Insert(m.entity, slot);
+    tr_entity_.push_back(m.entity);
+    tr_value_.emplace_back();
+    tr_timestamp_.push_back(0);
+    tr_has_data_.push_back(0);
+    tr_sequence_.push_back(0);
+  }
+  tr_timestamp_[slot] = m.timestamp;
+  tr_has_data_[slot] = is_delete ? 0 : 1;
+  tr_value_[slot] = is_delete ? protocol::kIdentityTransform
+                              : protocol::LoadTransform(m.data.first<Transform::kSize>());
+  tr_sequence_[slot] = NextSequence(LogKind::kTransform, protocol::kTransformComponentId, m.entity);
+  NoteTransformChange(m.entity);
+  return {outcome, ErrorCode::kOk};
+}
+
+MergeResult CrdtStore::MergeOpaque(const CrdtMessage& m, bool is_delete) {
+  if (!AdmitEntity(m.entity)) return {MergeOutcome::kEntityWasDeleted, ErrorCode::kOk};
+  const uint64_t key = Key(m.component, m.entity);
+  const uint32_t* index_ptr = reg_slot_.Find(key);
+  MergeOutcome outcome = MergeOutcome::kUpdatedTimestamp;
+  uint32_t index = index_ptr ? *index_ptr : kNone;
+  if (index != kNone) {
+    const OpaqueRegister& r = regs_[index];
+    outcome = LwwRule(r.timestamp, r.has_data, r.data, m.timestamp, is_delete, m.data);
+    if (!ChangedState(outcome)) return {outcome, ErrorCode::kOk};
+  } else {
+    if (WouldCreateEntity(m.entity)) NoteEntityGained(m.entity);
+    ExtrasFor(m.entity).components.push_back(m.component);
+    index = static_cast<uint32_t>(regs_.size());
+    reg_slot_.Insert(key, index);
+    regs_.push_back(OpaqueRegister{m.component, m.entity, 0, false, 0, {}});
+  }
+  OpaqueRegister& r = regs_[index];
+  r.timestamp = m.timestamp;
+  r.has_data = !is_delete;
+  if (is_delete) {
+    r.data.clear();
+  } else {
+    r.data.assign(m.data.begin(), m.data.end());
+  }
+  r.sequence = NextSequence(LogKind::kOpaque, m.component, m.entity);
+  return {outcome, ErrorCode::kOk};
+}
+
+MergeResult CrdtStore::MergeAppend(const CrdtMessage& m) {
+  if (!AdmitEntity(m.entity)) return {MergeOutcome::kEntityWasDeleted, ErrorCode::kOk};
+  const uint64_t key = Key(m.component, m.entity);
+  const uint32_t* index_ptr = append_slot_.Find(key);
+  AppendElement element{m.timestamp, std::vector<uint8_t>(m.data.begin(), m.data.end())};
+  if (index_ptr) {
+    std::vector<AppendElement>& elements = appends_[*index_ptr].elements;
+    auto it = std::lower_bound(elements.begin(), elements.end(), element);
+    if (it != elements.end() && *it == element) return {MergeOutcome::kNoChange, ErrorCode::kOk};
+    if (limits_.max_append_values == 0 ||
+        (elements.size() >= limits_.max_append_values && it == elements.begin())) {
+      // Smaller than every kept element of a full set: the bounded set keeps the greatest.
+      return {MergeOutcome::kOutdatedData, ErrorCode::kOk};
+    }
+    elements.insert(it, std::move(element));
+    if (elements.size() > limits_.max_append_values) elements.erase(elements.begin());
+    appends_[*index_ptr].sequence = NextSequence(LogKind::kAppend, m.component, m.entity);
+    return {MergeOutcome::kUpdatedData, ErrorCode::kOk};
+  }
+  if (limits_.max_append_values == 0) return {MergeOutcome::kOutdatedData, ErrorCode::kOk};
+  if (WouldCreateEntity(m.entity)) NoteEntityGained(m.entity);
+  ExtrasFor(m.entity).appends.push_back(m.component);
+  append_slot_.Insert(key, static_cast<uint32_t>(appends_.size()));
+  AppendSet set{m.component, m.entity, 0, {}};
+  set.elements.push_back(std::move(element));
+  set.sequence = NextSequence(LogKind::kAppend, m.component, m.entity);
+  appends_.push_back(std::move(set));
+  return {MergeOutcome::kUpdatedTimestamp, ErrorCode::kOk};
+}
+
+MergeResult CrdtStore::MergeDeleteEntity(EntityId entity) {
+  const uint32_t number = protocol::EntityNumber(entity);
+  const uint32_t version = protocol::EntityVersion(entity);
+  // @dcl/ecs wipes a reserved entity's data without tombstoning it, which does not commute
+  // with later messages for it. We refuse instead (docs/CRDT.md).
+  if (protocol::IsReservedEntityNumber(number)) {
+    return {MergeOutcome::kRefused, ErrorCode::kReservedEntity};
+  }
+  const TombstoneValue* tomb = tombstones_.Find(number);
+  if (tomb && tomb->version >= version) return {MergeOutcome::kNoChange, ErrorCode::kOk};
+  if (!tomb && tombstones_.size() >= limits_.max_tombstones) {
+    return {MergeOutcome::kRefused, ErrorCode::kTooManyTombstones};
+  }
+  RaiseTombstone(number, version);
+  return {MergeOutcome::kEntityDeleted, ErrorCode::kOk};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entity bookkeeping
+
+void CrdtStore::NoteEntityGained(EntityId entity) {
+  ++live_entity_count_;
+  const uint32_t number = protocol::EntityNumber(entity);
+  if (!protocol::IsReservedEntityNumber(number)) {
+    live_version_.Insert(number, protocol::EntityVersion(entity));
+  }
+}
+
+void CrdtStore::NoteEntityLost(EntityId entity) {
+  --live_entity_count_;
+  const uint32_t number = protocol::EntityNumber(entity);
+  if (!protocol::IsReservedEntityNumber(number)) live_version_.Erase(number);
+}
+
+CrdtStore::EntityExtras& CrdtStore::ExtrasFor(EntityId entity) {
+  if (const uint32_t* index = extras_slot_.Find(entity)) return extras_[*index];
+  extras_slot_.Insert(entity, static_cast<uint32_t>(extras_.size()));
+  extras_.push_back(EntityExtras{entity, {}, {}});
+  return extras_.back();
+}
+
+void CrdtStore::PurgeEntity(EntityId entity) {
+  bool had_any = false;
+  if (const uint32_t* slot_ptr = tr_slot_.Find(entity)) {
+    had_any = true;
+    const uint32_t slot = *slot_ptr;
+    const uint32_t last = static_cast<uint32_t>(tr_entity_.size() - 1);
+    tr_slot_.Erase(entity);
+    if (slot != last) {
+      tr_entity_[slot] = tr_entity_[last];
+      tr_value_[slot] = tr_value_[last];
+      tr_timestamp_[slot] = tr_timestamp_[last];
+      tr_has_data_[slot] = tr_has_data_[last];
+      tr_sequence_[slot] = tr_sequence_[last];
+      tr_slot_.Insert(tr_entity_[slot], slot);
+    }
+    tr_entity_.pop_back();
+    tr_value_.pop_back();
+    tr_timestamp_.pop_back();
+    tr_has_data_.pop_back();
+    tr_sequence_.pop_back();
+    NoteTransformChange(entity);
+  }
+  if (const uint32_t* extras_index = extras_slot_.Find(entity)) {
+    had_any = true;
+    const uint32_t index = *extras_index;
+    EntityExtras extras = std::move(extras_[index]);
+    for (ComponentId c : extras.components) {
+      const uint32_t at = *reg_slot_.Find(Key(c, entity));
+      reg_slot_.Erase(Key(c, entity));
+      const uint32_t last = static_cast<uint32_t>(regs_.size() - 1);
+      if (at != last) {
+        regs_[at] = std::move(regs_[last]);
+        reg_slot_.Insert(Key(regs_[at].component, regs_[at].entity), at);
+      }
+      regs_.pop_back();
+    }
+    for (ComponentId c : extras.appends) {
+      const uint32_t at = *append_slot_.Find(Key(c, entity));
+      append_slot_.Erase(Key(c, entity));
+      const uint32_t last = static_cast<uint32_t>(appends_.size() - 1);
+      if (at != last) {
+        appends_[at] = std::move(appends_[last]);
+        append_slot_.Insert(Key(appends_[at].component, appends_[at].entity), at);
+      }
+      appends_.pop_back();
+    }
+    extras_slot_.Erase(entity);
+    const uint32_t last = static_cast<uint32_t>(extras_.size() - 1);
+    if (index != last) {
+      extras_[index] = std::move(extras_[last]);
+      extras_slot_.Insert(extras_[index].entity, index);
+    }
+    extras_.pop_back();
+  }
+  if (had_any) NoteEntityLost(entity);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+RegisterView CrdtStore::TransformView(uint32_t slot) const {
+  RegisterView v{protocol::kTransformComponentId,
+                 tr_entity_[slot],
+                 tr_timestamp_[slot],
+                 tr_has_data_[slot] != 0,
+                 tr_sequence_[slot],
+                 {},
+                 nullptr};
+  if (v.has_data) v.transform = &tr_value_[slot];
+  return v;
+}
+
+const Transform* CrdtStore::FindTransform(EntityId entity) const {
+  const uint32_t* slot = tr_slot_.Find(entity);
+  if (!slot || !tr_has_data_[*slot]) return nullptr;
+  return &tr_value_[*slot];
+}
+
+std::optional<RegisterView> CrdtStore::FindRegister(ComponentId component, EntityId entity) const {
+  if (component == protocol::kTransformComponentId) {
+    const uint32_t* slot = tr_slot_.Find(entity);
+    if (!slot) return std::nullopt;
+    return TransformView(*slot);
+  }
+  const uint32_t* index = reg_slot_.Find(Key(component, entity));
+  if (!index) return std::nullopt;
+  const OpaqueRegister& r = regs_[*index];
+  return RegisterView{r.component, r.entity, r.timestamp, r.has_data, r.sequence, r.data, nullptr};
+}
+
+std::span<const AppendElement> CrdtStore::FindAppendSet(ComponentId component,
+                                                        EntityId entity) const {
+  const uint32_t* index = append_slot_.Find(Key(component, entity));
+  if (!index) return {};
+  return appends_[*index].elements;
+}
+
+EntityState CrdtStore::GetEntityState(EntityId entity) const {
+  const uint32_t number = protocol::EntityNumber(entity);
+  if (protocol::IsReservedEntityNumber(number)) return EntityState::kReserved;
+  const TombstoneValue* tomb = tombstones_.Find(number);
+  if (tomb && tomb->version >= protocol::EntityVersion(entity)) return EntityState::kRemoved;
+  return WouldCreateEntity(entity) ? EntityState::kUnknown : EntityState::kUsedEntity;
+}
+
+std::optional<uint32_t> CrdtStore::DeletedVersion(uint32_t number) const {
+  const TombstoneValue* tomb = tombstones_.Find(number);
+  if (!tomb) return std::nullopt;
+  return tomb->version;
+}
+
+std::vector<RegisterView> CrdtStore::SortedRegisters() const {
+  std::vector<RegisterView> out;
+  out.reserve(num_registers());
+  for (std::size_t i = 0; i < tr_entity_.size(); ++i) {
+    out.push_back(TransformView(static_cast<uint32_t>(i)));
+  }
+  for (const OpaqueRegister& r : regs_) {
+    out.push_back(
+        RegisterView{r.component, r.entity, r.timestamp, r.has_data, r.sequence, r.data, nullptr});
+  }
+  std::sort(out.begin(), out.end(), [](const RegisterView& a, const RegisterView& b) {
+    return Key(a.component, a.entity) < Key(b.component, b.entity);
+  });
+  return out;
+}
+
+std::vector<CrdtStore::AppendSetView> CrdtStore::SortedAppendSets() const {
+  std::vector<AppendSetView> out;
+  out.reserve(appends_.size());
+  for (const AppendSet& s : appends_) out.push_back({s.component, s.entity, s.elements});
+  std::sort(out.begin(), out.end(), [](const AppendSetView& a, const AppendSetView& b) {
+    return Key(a.component, a.entity) < Key(b.component, b.entity);
+  });
+  return out;
+}
+
+std::vector<CrdtStore::Tombstone> CrdtStore::SortedTombstones() const {
+  std::vector<Tombstone> out;
+  out.reserve(tombstones_.size());
+  tombstones_.ForEach([&](uint32_t number, const TombstoneValue& t) {
+    out.push_back(Tombstone{number, t.version});
+  });
+  std::sort(out.begin(), out.end(),
+            [](const Tombstone& a, const Tombstone& b) { return a.number < b.number; });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sequence log, snapshot and delta
+
+uint64_t CrdtStore::NextSequence(LogKind kind, ComponentId component, EntityId entity) {
+  ++sequence_;
+  log_.push_back(LogEntry{sequence_, component, entity, kind});
+  return sequence_;
+}
+
+void CrdtStore::CompactLogIfNeeded() {
+  const std::size_t live = tr_entity_.size() + regs_.size() + appends_.size() + tombstones_.size();
+  if (log_.size() < 1024 || log_.size() < 4 * (live + 1)) return;
+  // Called between merges, when every live object carries its latest sequence: keep one entry
+  // per live object.
+  std::vector<LogEntry> kept;
+  kept.reserve(live + 1);
+  for (std::size_t i = 0; i < tr_entity_.size(); ++i) {
+    kept.push_back(
+        {tr_sequence_[i], protocol::kTransformComponentId, tr_entity_[i], LogKind::kTransform});
+  }
+  for (const OpaqueRegister& r : regs_) {
+    kept.push_back({r.sequence, r.component, r.entity, LogKind::kOpaque});
+  }
+  for (const AppendSet& s : appends_) {
+    kept.push_back({s.sequence, s.component, s.entity, LogKind::kAppend});
+  }
+  tombstones_.ForEach([&](uint32_t number, const TombstoneValue& t) {
+    kept.push_back({t.sequence, 0, number, LogKind::kTombstone});
+  });
+  std::sort(kept.begin(), kept.end(),
+            [](const LogEntry& a, const LogEntry& b) { return a.sequence < b.sequence; });
+  log_ = std::move(kept);
+}
+
+std::size_t CrdtStore::ExportChangesSince(uint64_t since, std::vector<uint8_t>& out) const {
+  auto first = std::upper_bound(log_.begin(), log_.end(), since,
+                                [](uint64_t s, const LogEntry& e) { return s < e.sequence; });
+  std::size_t count = 0;
+  // Tombstones first: receivers then drop stale messages for deleted entities at once.
+  for (auto it = first; it != log_.end(); ++it) {
+    if (it->kind != LogKind::kTombstone) continue;
+    const TombstoneValue* t = tombstones_.Find(it->entity);
+    if (!t || t->sequence != it->sequence) continue;
+    CrdtMessage m;
+    m.type = MessageType::kDeleteEntity;
+    m.entity = protocol::MakeEntityId(it->entity, t->version);
+    protocol::AppendMessage(m, out);
+    ++count;
+  }
+  for (auto it = first; it != log_.end(); ++it) {
+    CrdtMessage m;
+    switch (it->kind) {
+      case LogKind::kTransform: {
+        const uint32_t* slot = tr_slot_.Find(it->entity);
+        if (!slot || tr_sequence_[*slot] != it->sequence) continue;
+        if (tr_has_data_[*slot]) {
+          protocol::AppendTransformPut(it->entity, tr_timestamp_[*slot], tr_value_[*slot], out);
+          ++count;
+          continue;
+        }
+        m = {MessageType::kDeleteComponent, it->entity, protocol::kTransformComponentId,
+             tr_timestamp_[*slot],          0,          {}};
+        break;
+      }
+      case LogKind::kOpaque: {
+        const uint32_t* index = reg_slot_.Find(Key(it->component, it->entity));
+        if (!index || regs_[*index].sequence != it->sequence) continue;
+        const OpaqueRegister& r = regs_[*index];
+        m = {r.has_data ? MessageType::kPutComponent : MessageType::kDeleteComponent,
+             r.entity,
+             r.component,
+             r.timestamp,
+             0,
+             r.data};
+        break;
+      }
+      case LogKind::kAppend: {
+        const uint32_t* index = append_slot_.Find(Key(it->component, it->entity));
+        if (!index || appends_[*index].sequence != it->sequence) continue;
+        const AppendSet& s = appends_[*index];
+        for (const AppendElement& e : s.elements) {
+          protocol::AppendMessage(
+              {MessageType::kAppendValue, s.entity, s.component, e.timestamp, 0, e.data}, out);
+          ++count;
+        }
+        continue;
+      }
+      default:
+        continue;  // tombstones were written first
+    }
+    protocol::AppendMessage(m, out);
+    ++count;
+  }
+  return count;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Canonical state hash
+
+Sha256::Digest CrdtStore::StateHash() const {
+  // Canonical form (docs/CRDT.md): a version tag, then registers sorted by (component,
+  // entity), tombstones sorted by number, append sets sorted by (component, entity), each
+  // section prefixed by its count so sections cannot run into each other.
+  Sha256 h;
+  static constexpr char kTag[] = "scenecrdt-state-v1";
+  h.Update(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(kTag), sizeof kTag - 1));
+  const std::vector<RegisterView> registers = SortedRegisters();
+  h.UpdateU64(registers.size());
+  for (const RegisterView& r : registers) {
+    h.UpdateU32(r.component);
+    h.UpdateU32(r.entity);
+    h.UpdateU32(r.timestamp);
+    const uint8_t has_data = r.has_data ? 1 : 0;
+    h.Update(std::span<const uint8_t>(&has_data, 1));
+    if (!r.has_data) continue;
+    if (r.transform) {
+      const protocol::TransformBytes bytes = protocol::StoreTransform(*r.transform);
+      h.UpdateU32(static_cast<uint32_t>(bytes.size()));
+      h.Update(bytes);
+    } else {
+      h.UpdateU32(static_cast<uint32_t>(r.data.size()));
+      h.Update(r.data);
+    }
+  }
+  const std::vector<Tombstone> tombstones = SortedTombstones();
+  h.UpdateU64(tombstones.size());
+  for (const Tombstone& t : tombstones) {
+    h.UpdateU32(t.number);
+    h.UpdateU32(t.version);
+  }
+  const std::vector<AppendSetView> sets = SortedAppendSets();
+  h.UpdateU64(sets.size());
+  for (const AppendSetView& s : sets) {
+    h.UpdateU32(s.component);
+    h.UpdateU32(s.entity);
+    h.UpdateU64(s.elements.size());
+    for (const AppendElement& e : s.elements) {
+      h.UpdateU32(e.timestamp);
+      h.UpdateU32(static_cast<uint32_t>(e.data.size()));
+      h.Update(e.data);
+    }
+  }
+  return h.Finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local writes
+
+uint32_t CrdtStore::StoredTimestamp(ComponentId component, EntityId entity, bool* exists) const {
+  auto r = FindRegister(component, entity);
+  *exists = r.has_value();
+  return r ? r->timestamp : 0;
+}
+
+Result<MergeOutcome> CrdtStore::WriteLocal(const CrdtMessage& m, std::vector<uint8_t>& out) {
+  const MergeResult result = Merge(m);
+  if (result.outcome == MergeOutcome::kRefused) {
+    return MakeError(result.reason, "the local write was refused by the store limits");
+  }
+  if (result.outcome == MergeOutcome::kEntityWasDeleted) {
+    return MakeError(ErrorCode::kInvalidArgument, "the entity is deleted");
+  }
+  if (ChangedState(result.outcome)) protocol::AppendMessage(m, out);
+  return result.outcome;
+}
+
+Result<MergeOutcome> CrdtStore::WriteComponent(EntityId entity, ComponentId component,
+                                               std::span<const uint8_t> data,
+                                               std::vector<uint8_t>& out) {
+  if (GetEntityState(entity) == EntityState::kRemoved) {
+    return MakeError(ErrorCode::kInvalidArgument, "the entity is deleted");
+  }
+  bool exists = false;
+  const uint32_t stored = StoredTimestamp(component, entity, &exists);
+  if (exists) {
+    // No echo for unchanged data (@dcl/ecs compares with the last sent bytes).
+    if (component == protocol::kTransformComponentId) {
+      const Transform* cur = FindTransform(entity);
+      if (cur && data.size() == Transform::kSize &&
+          std::ranges::equal(protocol::StoreTransform(*cur), data)) {
+        return MergeOutcome::kNoChange;
+      }
+    } else if (auto r = FindRegister(component, entity);
+               r && r->has_data && std::ranges::equal(r->data, data)) {
+      return MergeOutcome::kNoChange;
+    }
+    if (stored == 0xFFFFFFFFu) {
+      return MakeError(ErrorCode::kInvalidArgument, "the key's Lamport timestamp is exhausted");
+    }
+  }
+  const CrdtMessage m{MessageType::kPutComponent, entity, component,
+                      exists ? stored + 1 : 1,    0,      data};
+  return WriteLocal(m, out);
+}
+
+Result<MergeOutcome> CrdtStore::WriteTransform(EntityId entity, const Transform& t,
+                                               std::vector<uint8_t>& out) {
+  const protocol::TransformBytes bytes = protocol::StoreTransform(t);
+  return WriteComponent(entity, protocol::kTransformComponentId, bytes, out);
+}
+
+Result<MergeOutcome> CrdtStore::WriteDeleteComponent(EntityId entity, ComponentId component,
+                                                     std::vector<uint8_t>& out) {
+  auto r = FindRegister(component, entity);
+  if (!r || !r->has_data) return MergeOutcome::kNoChange;
+  if (r->timestamp == 0xFFFFFFFFu) {
+    return MakeError(ErrorCode::kInvalidArgument, "the key's Lamport timestamp is exhausted");
+  }
+  const CrdtMessage m{MessageType::kDeleteComponent, entity, component, r->timestamp + 1, 0, {}};
+  return WriteLocal(m, out);
+}
+
+Result<MergeOutcome> CrdtStore::WriteDeleteEntity(EntityId entity, std::vector<uint8_t>& out) {
+  if (protocol::IsReservedEntity(entity)) {
+    return MakeError(ErrorCode::kReservedEntity, "entities below 512 cannot be deleted");
+  }
+  const CrdtMessage m{MessageType::kDeleteEntity, entity, 0, 0, 0, {}};
+  return WriteLocal(m, out);
+}
+
+Result<MergeOutcome> CrdtStore::WriteAppend(EntityId entity, ComponentId component,
+                                            std::span<const uint8_t> data,
+                                            std::vector<uint8_t>& out) {
+  if (GetEntityState(entity) == EntityState::kRemoved) {
+    return MakeError(ErrorCode::kInvalidArgument, "the entity is deleted");
+  }
+  // Appends carry a timestamp too; use one above every element already in the set.
+  std::span<const AppendElement> set = FindAppendSet(component, entity);
+  if (!set.empty() && set.back().timestamp == 0xFFFFFFFFu) {
+    return MakeError(ErrorCode::kInvalidArgument, "the set's Lamport timestamp is exhausted");
+  }
+  const uint32_t ts = set.empty() ? 1 : set.back().timestamp + 1;
+  const CrdtMessage m{MessageType::kAppendValue, entity, component, ts, 0, data};
+  return WriteLocal(m, out);
+}
+
+}  // namespace scenecrdt::runtime

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns CrdtStore: the merged CRDT state of one scene, with exactly the @dcl/ecs 7.28 rules
+// (docs/CRDT.md): one last-write-wins register per (component, entity), DELETE_ENTITY as a
+// per-number max-version grow-only set, newer versions retiring older ones, APPEND_VALUE
+// bounded grow-only sets. Also local Lamport writes, snapshot / delta export by store
+// sequence, and a canonical state hash.
+//
+// Transforms (component 1, 44 bytes) live decoded in dense columns for the scene graph; other
+// components are opaque bytes (a scene server relays every component). Single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "protocol/crdt_codec.h"
+#include "protocol/crdt_message.h"
+#include "protocol/entity_id.h"
+#include "protocol/result.h"
+#include "protocol/transform.h"
+#include "runtime/internal/flat_map.h"
+#include "runtime/sha256.h"
+
+namespace scenecrdt::runtime {
+
+using protocol::ComponentId;
+using protocol::EntityId;
+
+// What a merge did. Values 1..7 are @dcl/ecs's ProcessMessageResultType.
+enum class MergeOutcome : uint8_t {
+  kUpdatedTimestamp = 1,   // newer timestamp (or first message for the key): state changed
+  kOutdatedTimestamp = 2,  // older timestamp: state unchanged
+  kNoChange = 3,           // equal timestamp and equal data (or DELETE over DELETE)
+  kOutdatedData = 4,       // equal timestamp, current data wins the tie
+  kUpdatedData = 5,        // equal timestamp, incoming data wins the tie: state changed
+  kEntityWasDeleted = 6,   // dropped: the entity (number, <= version) is deleted
+  kEntityDeleted = 7,      // DELETE_ENTITY applied: a new tombstone, components purged
+  kRefused = 8,            // refused (MergeResult::reason says why): state unchanged
+};
+inline constexpr int kMergeOutcomeCount = 9;  // index = value
+const char* MergeOutcomeName(MergeOutcome outcome);
+// True when the merge changed the state (the message should be forwarded to other peers).
+constexpr bool ChangedState(MergeOutcome o) {
+  return o == MergeOutcome::kUpdatedTimestamp || o == MergeOutcome::kUpdatedData ||
+         o == MergeOutcome::kEntityDeleted;
+}
+
+struct MergeResult {
+  MergeOutcome outcome = MergeOutcome::kNoChange;
+  ErrorCode reason = ErrorCode::kOk;  // set when outcome == kRefused
+};
+
+// @dcl/ecs EntityState, as getEntityState reports it.
+enum class EntityState : uint8_t { kUnknown = 0, kUsedEntity = 1, kRemoved = 2, kReserved = 3 };
+const char* EntityStateName(EntityState state);  // "Unknown", "UsedEntity", ...
+
+struct StoreLimits {
+  // Component payloads above this are refused (kPayloadTooLarge).
+  uint32_t max_payload_bytes = protocol::kDefaultMaxMessageBytes;
+  // Distinct entity ids holding registers; a message creating one more is refused.
+  uint32_t max_entities = 0xFFFFFFFFu;
+  // Entity numbers with a tombstone; a message creating one more is refused.
+  uint32_t max_tombstones = 0xFFFFFFFFu;
+  // APPEND_VALUE sets keep their greatest `max_append_values` elements by (timestamp, bytes):
+  // a bounded grow-only set that still merges order-independently.
+  uint32_t max_append_values = 100;
+  // Refuse Transforms with NaN or infinite floats (servers); @dcl/ecs accepts them.
+  bool refuse_non_finite_transforms = false;
+};
+
+// A read-only view of one register.
+struct RegisterView {
+  ComponentId component = 0;
+  EntityId entity = 0;
+  uint32_t timestamp = 0;
+  bool has_data = false;                           // false: the remove-set (DELETE_COMPONENT won)
+  uint64_t sequence = 0;                           // store sequence of the last change
+  std::span<const uint8_t> data;                   // opaque components (empty for Transforms)
+  const protocol::Transform* transform = nullptr;  // Transforms with data (decoded)
+};
+
+struct AppendElement {
+  uint32_t timestamp = 0;
+  std::vector<uint8_t> data;
+  friend auto operator<=>(const AppendElement&, const AppendElement&) = default;
+};
+
+struct MergeStats {
+  uint64_t messages = 0;
+  uint64_t by_outcome[kMergeOutcomeCount] = {};
+  uint64_t changed() const {
+    return by_outcome[static_cast<int>(MergeOutcome::kUpdatedTimestamp)] +
+           by_outcome[static_cast<int>(MergeOutcome::kUpdatedData)] +
+           by_outcome[static_cast<int>(MergeOutcome::kEntityDeleted)];
+  }
+};
+
+class CrdtStore {
+ public:
+  explicit CrdtStore(StoreLimits limits = {});
+
+  // ---- Remote messages ----
+  // Network variants (types 5-7) merge as their plain forms, keyed by the entity they carry.
+  // Unknown types are refused with kUnknownMessageType (and change nothing).
+  MergeResult Merge(const protocol::CrdtMessage& m);
+  // Decodes `bytes` and merges every message; on_result(message, result) sees each one.
+  // A malformed stream stops at the fault (earlier messages stay merged) with its error.
+  template <class OnResult>
+  Result<void> MergeStream(std::span<const uint8_t> bytes, const protocol::DecodeOptions& options,
+                           OnResult&& on_result);
+  Result<MergeStats> MergeStream(std::span<const uint8_t> bytes,
+                                 const protocol::DecodeOptions& options = {});
+
+  // ---- Local writes (a client, or a server-side script) ----
+  // Lamport rule per key: timestamp = stored + 1 (1 for a new key). The merged message is
+  // appended to `out` (nothing is appended when the write changes nothing, as @dcl/ecs does
+  // not echo unchanged data). Errors: kReservedEntity (delete of a number < 512), kInvalidArgument
+  // (entity already deleted, timestamp exhausted), and the Merge refusals.
+  Result<MergeOutcome> WriteTransform(EntityId entity, const protocol::Transform& t,
+                                      std::vector<uint8_t>& out);
+  Result<MergeOutcome> WriteComponent(EntityId entity, ComponentId component,
+                                      std::span<const uint8_t> data, std::vector<uint8_t>& out);
+  Result<MergeOutcome> WriteDeleteComponent(EntityId entity, ComponentId component,
+                                            std::vector<uint8_t>& out);
+  Result<MergeOutcome> WriteDeleteEntity(EntityId entity, std::vector<uint8_t>& out);
+  Result<MergeOutcome> WriteAppend(EntityId entity, ComponentId component,
+                                   std::span<const uint8_t> data, std::vector<uint8_t>& out);
+
+  // ---- Reads ----
+  // Dense Transform columns (unordered; slot i is the same register in each span).
+  std::span<const EntityId> transform_entities() const { return tr_entity_; }
+  std::span<const protocol::Transform> transform_values() const { return tr_value_; }
+  std::span<const uint32_t> transform_timestamps() const { return tr_timestamp_; }
+  std::span<const uint8_t> transform_has_data() const { return tr_has_data_; }
+  // The live Transform of `entity`, or nullptr (never set, deleted, or purged).
+  const protocol::Transform* FindTransform(EntityId entity) const;
+  // Any register (Transform included); nullopt when the key has none.
+  std::optional<RegisterView> FindRegister(ComponentId component, EntityId entity) const;
+  // Elements of an APPEND_VALUE set in ascending (timestamp, bytes) order; empty if none.
+  std::span<const AppendElement> FindAppendSet(ComponentId component, EntityId entity) const;
+  EntityState GetEntityState(EntityId entity) const;
+  // Highest deleted version of `number`, or nullopt.
+  std::optional<uint32_t> DeletedVersion(uint32_t number) const;
+
+  // Every register / append set / tombstone, sorted by (component, entity) / number.
+  std::vector<RegisterView> SortedRegisters() const;
+  struct AppendSetView {
+    ComponentId component;
+    EntityId entity;
+    std::span<const AppendElement> elements;
+  };
+  std::vector<AppendSetView> SortedAppendSets() const;
+  struct Tombstone {
+    uint32_t number;
+    uint32_t version;
+  };
+  std::vector<Tombstone> SortedTombstones() const;
+
+  std::size_t num_registers() const { return tr_entity_.size() + regs_.size(); }
+  std::size_t num_entities() const { return live_entity_count_; }
+  std::size_t num_tombstones() const { return tombstones_.size(); }
+
+  // ---- Sequence, snapshot, delta ----
+  // Store-local sequence: incremented by every state change. Not part of the CRDT state.
+  uint64_t sequence() const { return sequence_; }
+  // Appends a DCL stream that rebuilds this state in an empty store: DELETE_ENTITYs for the
+  // tombstones, PUTs, DELETE_COMPONENTs for the remove-set, APPEND_VALUEs. Returns the number
+  // of messages.
+  std::size_t ExportSnapshot(std::vector<uint8_t>& out) const { return ExportChangesSince(0, out); }
+  // Appends what changed after sequence `since` (each changed register's current value, in
+  // change order): applied on top of the state at `since` it yields the current state.
+  std::size_t ExportChangesSince(uint64_t since, std::vector<uint8_t>& out) const;
+
+  // ---- Canonical state hash ----
+  // SHA-256 over a canonical serialisation (docs/CRDT.md): equal iff the states are equal,
+  // whatever the arrival order or memory layout.
+  Sha256::Digest StateHash() const;
+  std::string StateHashHex() const { return Sha256::ToHex(StateHash()); }
+
+  // ---- Transform change feed (for the Runtime) ----
+  // When on, every entity whose Transform register changed (put, delete, purge) is appended
+  // to transform_changes() (duplicates possible) until ClearTransformChanges().
+  void set_track_transform_changes(bool on) { track_transform_changes_ = on; }
+  std::span<const EntityId> transform_changes() const { return transform_changes_; }
+  void ClearTransformChanges() { transform_changes_.clear(); }
+
+  const StoreLimits& limits() const { return limits_; }
+
+ private:
+  struct OpaqueRegister {
+    ComponentId component;
+    EntityId entity;
+    uint32_t timestamp;
+    bool has_data;
+    uint64_t sequence;
+    std::vector<uint8_t> data;
+  };
+  struct AppendSet {
+    ComponentId component;
+    EntityId entity;
+    uint64_t sequence;
+    std::vector<AppendElement> elements;  // ascending
+  };
+  struct EntityExtras {
+    EntityId entity;
+    std::vector<ComponentId> components;  // opaque registers
+    std::vector<ComponentId> appends;     // append sets
+  };
+  struct TombstoneValue {
+    uint32_t version;
+    uint64_t sequence;
+  };
+  enum class LogKind : uint8_t { kTransform, kOpaque, kAppend, kTombstone };
+  struct LogEntry {
+    uint64_t sequence;
+    ComponentId component;  // kOpaque, kAppend
+    EntityId entity;        // kTransform, kOpaque, kAppend; the number for kTombstone
+    LogKind kind;
+  };
+  static constexpr uint32_t kNone = 0xFFFFFFFFu;
+
+  static uint64_t Key(ComponentId c, EntityId e) { return (uint64_t{c} << 32) | e; }
+
+  // Validates a component message before any mutation; kOk when acceptable.
+  ErrorCode Validate(const protocol::CrdtMessage& m) const;
+  // Tombstone filter and version retirement shared by every component message. Returns
+  // false when the message must be dropped (entity deleted).
+  bool AdmitEntity(EntityId entity);
+  bool WouldCreateEntity(EntityId entity) const;
+  RegisterView TransformView(uint32_t slot) const;
+  MergeResult MergeTransform(const protocol::CrdtMessage& m, bool is_delete);
+  MergeResult MergeOpaque(const protocol::CrdtMessage& m, bool is_delete);
+  MergeResult MergeAppend(const protocol::CrdtMessage& m);
+  MergeResult MergeDeleteEntity(EntityId entity);
+  void RaiseTombstone(uint32_t number, uint32_t version);
+  void PurgeEntity(EntityId entity);
+  void NoteEntityGained(EntityId entity);
+  void NoteEntityLost(EntityId entity);
+  EntityExtras& ExtrasFor(EntityId entity);
+  void RemoveExtrasIfEmpty(EntityId entity);
+  uint64_t NextSequence(LogKind kind, ComponentId component, EntityId entity);
+  void CompactLogIfNeeded();
+  void NoteTransformChange(EntityId entity) {
+    if (track_transform_changes_) transform_changes_.push_back(entity);
+  }
+  Result<MergeOutcome> WriteLocal(const protocol::CrdtMessage& m, std::vector<uint8_t>& out);
+  uint32_t StoredTimestamp(ComponentId component, EntityId entity, bool* exists) const;
+
+  StoreLimits limits_;
+
+  // Transform registers, dense columns (swap-remove keeps them dense).
+  std::vector<EntityId> tr_entity_;
+  std::vector<protocol::Transform> tr_value_;
+  std::vector<uint32_t> tr_timestamp_;
+  std::vector<uint8_t> tr_has_data_;
+  std::vector<uint64_t> tr_sequence_;
+  internal::FlatMap<uint32_t, uint32_t> tr_slot_;  // entity -> slot
+
+  // Other components.
+  std::vector<OpaqueRegister> regs_;
+  internal::FlatMap<uint64_t, uint32_t> reg_slot_;  // (component, entity) -> index
+  std::vector<AppendSet> appends_;
+  internal::FlatMap<uint64_t, uint32_t> append_slot_;
+  std::vector<EntityExtras> extras_;
+  internal::FlatMap<uint32_t, uint32_t> extras_slot_;  // entity -> index
+
+  // Entity bookkeeping.
+  internal::FlatMap<uint32_t, TombstoneValue> tombstones_;  // number -> max deleted version
+  internal::FlatMap<uint32_t, uint32_t> live_version_;      // number (>= 512) -> live version
+  std::size_t live_entity_count_ = 0;
+
+  // Change log for ExportChangesSince: entries in sequence order; stale entries (whose object
+  // changed again or vanished) are skipped on export and dropped by compaction.
+  uint64_t sequence_ = 0;
+  std::vector<LogEntry> log_;
+
+  bool track_transform_changes_ = false;
+  std::vector<EntityId> transform_changes_;
+};
+
+template <class OnResult>
+Result<void> CrdtStore::MergeStream(std::span<const uint8_t> bytes,
+                                    const protocol::DecodeOptions& options, OnResult&& on_result) {
+  return protocol::DecodeStream(bytes, options,
+                                [&](const protocol::CrdtMessage& m) { on_result(m, Merge(m)); });
+}
+
+}  // namespace scenecrdt::runtime

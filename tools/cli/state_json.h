@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the JSON document describing a CRDT state, printed by `replay` and `pull`
+// (docs/CLI.md): transforms, deleted transforms, other components, append sets, entity
+// states and the canonical state hash.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "runtime/crdt_store.h"
+
+namespace scenecrdt::cli {
+
+// Appends the state object (no trailing newline, no closing brace: callers may add members
+// such as "world" and then close it with '}'). `entities` lists the ids to report states for.
+void AppendStateJsonBody(const runtime::CrdtStore& store,
+                         std::span<const protocol::EntityId> entities, std::string& out);
+
+}  // namespace scenecrdt::cli
