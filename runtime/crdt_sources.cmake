@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # CRDT side of scenecrdt::runtime (store, Lamport writes, snapshots, state hash).
 target_sources(scenecrdt_runtime PRIVATE
+  bench_streams.cc
   crdt_store.cc
   sha256.cc
 )

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "protocol/hex.h"
+
 namespace scenecrdt::runtime {
 
 using protocol::CrdtMessage;
@@ -157,7 +159,37 @@ ErrorCode CrdtStore::Validate(const CrdtMessage& m) const {
 }
 
 bool CrdtStore::WouldCreateEntity(EntityId entity) const {
-  return tr_slot_.Find(entity) == nullptr && extras_slot_.Find(entity) == nullptr;
+  return FindTransformSlot(entity) == kNone && extras_slot_.Find(entity) == nullptr;
+}
+
+uint32_t CrdtStore::FindTransformSlot(EntityId entity) const {
+  const uint32_t number = protocol::EntityNumber(entity);
+  if (protocol::IsReservedEntityNumber(number)) {
+    const uint32_t* slot = tr_slot_reserved_.Find(entity);
+    return slot ? *slot : kNone;
+  }
+  if (tr_slot_by_number_.empty()) return kNone;
+  const uint32_t slot = tr_slot_by_number_[number];
+  return slot != kNone && tr_[slot].entity == entity ? slot : kNone;
+}
+
+void CrdtStore::SetTransformSlot(EntityId entity, uint32_t slot) {
+  const uint32_t number = protocol::EntityNumber(entity);
+  if (protocol::IsReservedEntityNumber(number)) {
+    tr_slot_reserved_.Insert(entity, slot);
+    return;
+  }
+  if (tr_slot_by_number_.empty()) tr_slot_by_number_.assign(0x10000, kNone);
+  tr_slot_by_number_[number] = slot;
+}
+
+void CrdtStore::EraseTransformSlot(EntityId entity) {
+  const uint32_t number = protocol::EntityNumber(entity);
+  if (protocol::IsReservedEntityNumber(number)) {
+    tr_slot_reserved_.Erase(entity);
+  } else {
+    tr_slot_by_number_[number] = kNone;
+  }
 }
 
 bool CrdtStore::AdmitEntity(EntityId entity) {
@@ -182,29 +214,29 @@ void CrdtStore::RaiseTombstone(uint32_t number, uint32_t version) {
 
 MergeResult CrdtStore::MergeTransform(const CrdtMessage& m, bool is_delete) {
   if (!AdmitEntity(m.entity)) return {MergeOutcome::kEntityWasDeleted, ErrorCode::kOk};
-  const uint32_t* slot_ptr = tr_slot_.Find(m.entity);
   MergeOutcome outcome = MergeOutcome::kUpdatedTimestamp;
-  uint32_t slot = slot_ptr ? *slot_ptr : kNone;
+  uint32_t slot = FindTransformSlot(m.entity);
   if (slot != kNone) {
-    const protocol::TransformBytes cur = protocol::StoreTransform(tr_value_[slot]);
-    outcome =
-        LwwRule(tr_timestamp_[slot], tr_has_data_[slot] != 0, cur, m.timestamp, is_delete, m.data);
-    if (!ChangedState(outcome)) return {outcome, ErrorCode::kOk};
+    const TransformRegister& r = tr_[slot];
+    if (r.timestamp > m.timestamp) return {MergeOutcome::kOutdatedTimestamp, ErrorCode::kOk};
+    if (r.timestamp == m.timestamp) {
+      // Ties compare the serialized bytes, as @dcl/ecs does (only computed on ties).
+      const protocol::TransformBytes cur = protocol::StoreTransform(r.value);
+      outcome = LwwRule(r.timestamp, r.has_data != 0, cur, m.timestamp, is_delete, m.data);
+      if (!ChangedState(outcome)) return {outcome, ErrorCode::kOk};
+    }
   } else {
     NoteEntityGained(m.entity);
-    slot = static_cast<uint32_t>(tr_entity_.size());
-    tr_slot_.Insert(m.entity, slot);
-    tr_entity_.push_back(m.entity);
-    tr_value_.emplace_back();
-    tr_timestamp_.push_back(0);
-    tr_has_data_.push_back(0);
-    tr_sequence_.push_back(0);
+    slot = static_cast<uint32_t>(tr_.size());
+    SetTransformSlot(m.entity, slot);
+    tr_.push_back(TransformRegister{protocol::kIdentityTransform, m.entity, 0, 0, 0});
   }
-  tr_timestamp_[slot] = m.timestamp;
-  tr_has_data_[slot] = is_delete ? 0 : 1;
-  tr_value_[slot] = is_delete ? protocol::kIdentityTransform
-                              : protocol::LoadTransform(m.data.first<Transform::kSize>());
-  tr_sequence_[slot] = NextSequence(LogKind::kTransform, protocol::kTransformComponentId, m.entity);
+  TransformRegister& r = tr_[slot];
+  r.timestamp = m.timestamp;
+  r.has_data = is_delete ? 0 : 1;
+  r.value = is_delete ? protocol::kIdentityTransform
+                      : protocol::LoadTransform(m.data.first<Transform::kSize>());
+  r.sequence = NextSequence(LogKind::kTransform, protocol::kTransformComponentId, m.entity);
   NoteTransformChange(m.entity);
   return {outcome, ErrorCode::kOk};
 }
@@ -311,24 +343,15 @@ CrdtStore::EntityExtras& CrdtStore::ExtrasFor(EntityId entity) {
 
 void CrdtStore::PurgeEntity(EntityId entity) {
   bool had_any = false;
-  if (const uint32_t* slot_ptr = tr_slot_.Find(entity)) {
+  if (const uint32_t slot = FindTransformSlot(entity); slot != kNone) {
     had_any = true;
-    const uint32_t slot = *slot_ptr;
-    const uint32_t last = static_cast<uint32_t>(tr_entity_.size() - 1);
-    tr_slot_.Erase(entity);
+    const uint32_t last = static_cast<uint32_t>(tr_.size() - 1);
+    EraseTransformSlot(entity);
     if (slot != last) {
-      tr_entity_[slot] = tr_entity_[last];
-      tr_value_[slot] = tr_value_[last];
-      tr_timestamp_[slot] = tr_timestamp_[last];
-      tr_has_data_[slot] = tr_has_data_[last];
-      tr_sequence_[slot] = tr_sequence_[last];
-      tr_slot_.Insert(tr_entity_[slot], slot);
+      tr_[slot] = tr_[last];
+      SetTransformSlot(tr_[slot].entity, slot);
     }
-    tr_entity_.pop_back();
-    tr_value_.pop_back();
-    tr_timestamp_.pop_back();
-    tr_has_data_.pop_back();
-    tr_sequence_.pop_back();
+    tr_.pop_back();
     NoteTransformChange(entity);
   }
   if (const uint32_t* extras_index = extras_slot_.Find(entity)) {
@@ -370,28 +393,29 @@ void CrdtStore::PurgeEntity(EntityId entity) {
 // Reads
 
 RegisterView CrdtStore::TransformView(uint32_t slot) const {
+  const TransformRegister& r = tr_[slot];
   RegisterView v{protocol::kTransformComponentId,
-                 tr_entity_[slot],
-                 tr_timestamp_[slot],
-                 tr_has_data_[slot] != 0,
-                 tr_sequence_[slot],
+                 r.entity,
+                 r.timestamp,
+                 r.has_data != 0,
+                 r.sequence,
                  {},
                  nullptr};
-  if (v.has_data) v.transform = &tr_value_[slot];
+  if (v.has_data) v.transform = &r.value;
   return v;
 }
 
 const Transform* CrdtStore::FindTransform(EntityId entity) const {
-  const uint32_t* slot = tr_slot_.Find(entity);
-  if (!slot || !tr_has_data_[*slot]) return nullptr;
-  return &tr_value_[*slot];
+  const uint32_t slot = FindTransformSlot(entity);
+  if (slot == kNone || !tr_[slot].has_data) return nullptr;
+  return &tr_[slot].value;
 }
 
 std::optional<RegisterView> CrdtStore::FindRegister(ComponentId component, EntityId entity) const {
   if (component == protocol::kTransformComponentId) {
-    const uint32_t* slot = tr_slot_.Find(entity);
-    if (!slot) return std::nullopt;
-    return TransformView(*slot);
+    const uint32_t slot = FindTransformSlot(entity);
+    if (slot == kNone) return std::nullopt;
+    return TransformView(slot);
   }
   const uint32_t* index = reg_slot_.Find(Key(component, entity));
   if (!index) return std::nullopt;
@@ -423,7 +447,7 @@ std::optional<uint32_t> CrdtStore::DeletedVersion(uint32_t number) const {
 std::vector<RegisterView> CrdtStore::SortedRegisters() const {
   std::vector<RegisterView> out;
   out.reserve(num_registers());
-  for (std::size_t i = 0; i < tr_entity_.size(); ++i) {
+  for (std::size_t i = 0; i < tr_.size(); ++i) {
     out.push_back(TransformView(static_cast<uint32_t>(i)));
   }
   for (const OpaqueRegister& r : regs_) {
@@ -467,15 +491,14 @@ uint64_t CrdtStore::NextSequence(LogKind kind, ComponentId component, EntityId e
 }
 
 void CrdtStore::CompactLogIfNeeded() {
-  const std::size_t live = tr_entity_.size() + regs_.size() + appends_.size() + tombstones_.size();
+  const std::size_t live = tr_.size() + regs_.size() + appends_.size() + tombstones_.size();
   if (log_.size() < 1024 || log_.size() < 4 * (live + 1)) return;
   // Called between merges, when every live object carries its latest sequence: keep one entry
   // per live object.
   std::vector<LogEntry> kept;
   kept.reserve(live + 1);
-  for (std::size_t i = 0; i < tr_entity_.size(); ++i) {
-    kept.push_back(
-        {tr_sequence_[i], protocol::kTransformComponentId, tr_entity_[i], LogKind::kTransform});
+  for (const TransformRegister& r : tr_) {
+    kept.push_back({r.sequence, protocol::kTransformComponentId, r.entity, LogKind::kTransform});
   }
   for (const OpaqueRegister& r : regs_) {
     kept.push_back({r.sequence, r.component, r.entity, LogKind::kOpaque});
@@ -510,15 +533,20 @@ std::size_t CrdtStore::ExportChangesSince(uint64_t since, std::vector<uint8_t>& 
     CrdtMessage m;
     switch (it->kind) {
       case LogKind::kTransform: {
-        const uint32_t* slot = tr_slot_.Find(it->entity);
-        if (!slot || tr_sequence_[*slot] != it->sequence) continue;
-        if (tr_has_data_[*slot]) {
-          protocol::AppendTransformPut(it->entity, tr_timestamp_[*slot], tr_value_[*slot], out);
+        const uint32_t slot = FindTransformSlot(it->entity);
+        if (slot == kNone || tr_[slot].sequence != it->sequence) continue;
+        const TransformRegister& r = tr_[slot];
+        if (r.has_data) {
+          protocol::AppendTransformPut(it->entity, r.timestamp, r.value, out);
           ++count;
           continue;
         }
-        m = {MessageType::kDeleteComponent, it->entity, protocol::kTransformComponentId,
-             tr_timestamp_[*slot],          0,          {}};
+        m = {MessageType::kDeleteComponent,
+             it->entity,
+             protocol::kTransformComponentId,
+             r.timestamp,
+             0,
+             {}};
         break;
       }
       case LogKind::kOpaque: {
@@ -600,6 +628,32 @@ Sha256::Digest CrdtStore::StateHash() const {
     }
   }
   return h.Finish();
+}
+
+std::string CrdtStore::CanonicalText() const {
+  std::string out;
+  for (const RegisterView& r : SortedRegisters()) {
+    out += "R " + std::to_string(r.component) + " " + std::to_string(r.entity) + " " +
+           std::to_string(r.timestamp) + " ";
+    if (!r.has_data) {
+      out += "deleted\n";
+      continue;
+    }
+    out += r.transform ? protocol::ToHex(protocol::StoreTransform(*r.transform))
+                       : protocol::ToHex(r.data);
+    out += "\n";
+  }
+  for (const Tombstone& t : SortedTombstones()) {
+    out += "T " + std::to_string(t.number) + " " + std::to_string(t.version) + "\n";
+  }
+  for (const AppendSetView& s : SortedAppendSets()) {
+    out += "A " + std::to_string(s.component) + " " + std::to_string(s.entity);
+    for (const AppendElement& e : s.elements) {
+      out += " " + std::to_string(e.timestamp) + ":" + protocol::ToHex(e.data);
+    }
+    out += "\n";
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

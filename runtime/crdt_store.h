@@ -129,11 +129,17 @@ class CrdtStore {
                                    std::span<const uint8_t> data, std::vector<uint8_t>& out);
 
   // ---- Reads ----
-  // Dense Transform columns (unordered; slot i is the same register in each span).
-  std::span<const EntityId> transform_entities() const { return tr_entity_; }
-  std::span<const protocol::Transform> transform_values() const { return tr_value_; }
-  std::span<const uint32_t> transform_timestamps() const { return tr_timestamp_; }
-  std::span<const uint8_t> transform_has_data() const { return tr_has_data_; }
+  // One Transform register, decoded: exactly one cache line, so a merge touches one line.
+  struct alignas(64) TransformRegister {
+    protocol::Transform value;  // identity while has_data == 0
+    EntityId entity;
+    uint32_t timestamp;
+    uint32_t has_data;  // 0: the remove-set (DELETE_COMPONENT won)
+    uint64_t sequence;  // store sequence of the last change
+  };
+  static_assert(sizeof(TransformRegister) == 64, "one cache line per Transform register");
+  // Every Transform register, densely packed, in no particular order.
+  std::span<const TransformRegister> transform_registers() const { return tr_; }
   // The live Transform of `entity`, or nullptr (never set, deleted, or purged).
   const protocol::Transform* FindTransform(EntityId entity) const;
   // Any register (Transform included); nullopt when the key has none.
@@ -158,7 +164,7 @@ class CrdtStore {
   };
   std::vector<Tombstone> SortedTombstones() const;
 
-  std::size_t num_registers() const { return tr_entity_.size() + regs_.size(); }
+  std::size_t num_registers() const { return tr_.size() + regs_.size(); }
   std::size_t num_entities() const { return live_entity_count_; }
   std::size_t num_tombstones() const { return tombstones_.size(); }
 
@@ -178,6 +184,10 @@ class CrdtStore {
   // whatever the arrival order or memory layout.
   Sha256::Digest StateHash() const;
   std::string StateHashHex() const { return Sha256::ToHex(StateHash()); }
+  // The same content as readable text, one line per register ("R component entity timestamp
+  // hex|deleted"), tombstone ("T number version") and append set ("A component entity
+  // ts:hex..."), in canonical order: for diffs between diverging states.
+  std::string CanonicalText() const;
 
   // ---- Transform change feed (for the Runtime) ----
   // When on, every entity whose Transform register changed (put, delete, purge) is appended
@@ -230,6 +240,9 @@ class CrdtStore {
   bool AdmitEntity(EntityId entity);
   bool WouldCreateEntity(EntityId entity) const;
   RegisterView TransformView(uint32_t slot) const;
+  uint32_t FindTransformSlot(EntityId entity) const;
+  void SetTransformSlot(EntityId entity, uint32_t slot);
+  void EraseTransformSlot(EntityId entity);
   MergeResult MergeTransform(const protocol::CrdtMessage& m, bool is_delete);
   MergeResult MergeOpaque(const protocol::CrdtMessage& m, bool is_delete);
   MergeResult MergeAppend(const protocol::CrdtMessage& m);
@@ -250,13 +263,13 @@ class CrdtStore {
 
   StoreLimits limits_;
 
-  // Transform registers, dense columns (swap-remove keeps them dense).
-  std::vector<EntityId> tr_entity_;
-  std::vector<protocol::Transform> tr_value_;
-  std::vector<uint32_t> tr_timestamp_;
-  std::vector<uint8_t> tr_has_data_;
-  std::vector<uint64_t> tr_sequence_;
-  internal::FlatMap<uint32_t, uint32_t> tr_slot_;  // entity -> slot
+  // Transform registers (swap-remove keeps them dense). Slot lookup: numbers >= 512 have at
+  // most one live version (newer versions retire older ones), so a 64 Ki array indexed by
+  // number finds the slot in one access; reserved numbers may hold several versions and use
+  // a hash map keyed by the full id.
+  std::vector<TransformRegister> tr_;
+  std::vector<uint32_t> tr_slot_by_number_;                 // number -> slot (numbers >= 512)
+  internal::FlatMap<uint32_t, uint32_t> tr_slot_reserved_;  // entity -> slot (numbers < 512)
 
   // Other components.
   std::vector<OpaqueRegister> regs_;

@@ -6,7 +6,7 @@
 //   register(c, e) = the greatest surviving PUT/DELETE under the LWW order
 //                    (timestamp, then PUT over DELETE, then longer payload, then bytes)
 //   append set(c, e) = the `max_append` greatest distinct surviving (timestamp, bytes)
-// It produces the same canonical text dump as DumpStore() of a CrdtStore.
+// It produces the same text as CrdtStore::CanonicalText().
 #pragma once
 
 #include <algorithm>
@@ -36,32 +36,8 @@ struct OwnedMessage {
   }
 };
 
-// Text dump of a store's canonical content: registers, tombstones, append sets.
-inline std::string DumpStore(const CrdtStore& store) {
-  std::string out;
-  for (const RegisterView& r : store.SortedRegisters()) {
-    out += "R " + std::to_string(r.component) + " " + std::to_string(r.entity) + " " +
-           std::to_string(r.timestamp) + " ";
-    if (!r.has_data) {
-      out += "deleted\n";
-      continue;
-    }
-    out += r.transform ? protocol::ToHex(protocol::StoreTransform(*r.transform))
-                       : protocol::ToHex(r.data);
-    out += "\n";
-  }
-  for (const auto& t : store.SortedTombstones()) {
-    out += "T " + std::to_string(t.number) + " " + std::to_string(t.version) + "\n";
-  }
-  for (const auto& s : store.SortedAppendSets()) {
-    out += "A " + std::to_string(s.component) + " " + std::to_string(s.entity);
-    for (const auto& e : s.elements) {
-      out += " " + std::to_string(e.timestamp) + ":" + protocol::ToHex(e.data);
-    }
-    out += "\n";
-  }
-  return out;
-}
+// Text dump of a store's canonical content (the format ReferenceDump produces).
+inline std::string DumpStore(const CrdtStore& store) { return store.CanonicalText(); }
 
 inline std::string ReferenceDump(const std::vector<OwnedMessage>& messages,
                                  std::size_t max_append = 100) {

@@ -9,6 +9,8 @@ std::span<const Command> AllCommands() {
       {"decode", "DCL CRDT stream -> JSON lines", RunDecode},
       {"encode", "JSON lines -> DCL CRDT stream", RunEncode},
       {"replay", "DCL streams -> final CRDT state (JSON)", RunReplay},
+      {"converge", "random delivery schedules must reach one state hash", RunConverge},
+      {"bench", "throughput of decode+merge on a stream", RunBench},
   };
   return kCommands;
 }

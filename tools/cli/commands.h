@@ -16,6 +16,8 @@ struct Command {
 int RunDecode(Args args);
 int RunEncode(Args args);
 int RunReplay(Args args);
+int RunConverge(Args args);
+int RunBench(Args args);
 
 // All subcommands, in the order `scenecrdt --help` lists them.
 std::span<const Command> AllCommands();

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns `scenecrdt converge`: applies seeded random delivery schedules (permutations,
+// duplicates, held-back redeliveries) of the given streams and checks that every schedule
+// ends in the same state hash; shrinks and reports a diverging schedule.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "runtime/crdt_store.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/schedule_shrink.h"
+#include "tools/cli/stream_files.h"
+
+namespace scenecrdt::cli {
+
+namespace {
+constexpr const char* kHelp =
+    R"(usage: scenecrdt converge FILE... [--trials N] [--seed S] [--duplicate P]
+                          [--redeliver P] [--failure-out F]
+
+Checks the CRDT contract on real traffic: the messages of FILE... ('-' for stdin) are applied
+to fresh stores under N seeded random schedules, and every schedule must end in the state
+hash of in-order application.
+A schedule is a random permutation in which each message is also delivered a second time
+with probability P (--duplicate) and each message is held back with probability P
+(--redeliver) and delivered only after all the others.
+
+options:
+  --trials N        schedules to try (default 1000)
+  --seed S          base seed; schedule i uses seed S+i (default 1)
+  --duplicate P     duplication probability, 0..1 (default 0.1)
+  --redeliver P     hold-back probability, 0..1 (default 0.1)
+  --failure-out F   on divergence, write the shrunk schedule there as a DCL stream
+
+prints: a progress line on a terminal, then `converged: N schedules, hash H` (exit 0); on
+divergence, the seed, the shrunk schedule's length, both final states' difference and
+(exit 1). exit 2: malformed input or bad usage.
+)";
+
+using Schedule = std::vector<uint32_t>;  // indices into the message list
+
+std::string StateText(const std::vector<protocol::CrdtMessage>& messages, const Schedule& s) {
+  runtime::CrdtStore store;
+  for (uint32_t i : s) (void)store.Merge(messages[i]);
+  return store.CanonicalText();
+}
+
+runtime::Sha256::Digest ApplyHash(const std::vector<protocol::CrdtMessage>& messages,
+                                  const Schedule& s) {
+  runtime::CrdtStore store;
+  for (uint32_t i : s) (void)store.Merge(messages[i]);
+  return store.StateHash();
+}
+
+// In-order application of the distinct messages a schedule delivers: the expected state.
+Schedule Canonical(Schedule s) {
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
+}
+
+Schedule MakeSchedule(std::size_t count, uint64_t seed, double duplicate, double redeliver) {
+  SplitMix64 rng(seed);
+  Schedule now, later;
+  for (uint32_t i = 0; i < count; ++i) {
+    (rng.Chance(redeliver) ? later : now).push_back(i);
+    if (rng.Chance(duplicate)) now.push_back(i);
+  }
+  SeededShuffle(now, rng);
+  SeededShuffle(later, rng);
+  now.insert(now.end(), later.begin(), later.end());
+  return now;
+}
+
+// Prints lines present in one text but not the other.
+void PrintDifference(const std::string& expected, const std::string& got) {
+  auto lines = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      const std::size_t end = text.find('\n', pos);
+      out.push_back(text.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    return out;
+  };
+  const auto a = lines(expected);
+  const auto b = lines(got);
+  for (const auto& l : a) {
+    if (std::find(b.begin(), b.end(), l) == b.end()) std::printf("  - %s\n", l.c_str());
+  }
+  for (const auto& l : b) {
+    if (std::find(a.begin(), a.end(), l) == a.end()) std::printf("  + %s\n", l.c_str());
+  }
+}
+
+}  // namespace
+
+int RunConverge(Args args) {
+  ArgScanner scan("converge", args);
+  if (scan.Help()) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  const uint64_t trials = scan.U64("--trials").value_or(1000);
+  const uint64_t seed = scan.U64("--seed").value_or(1);
+  const double duplicate = scan.Double("--duplicate").value_or(0.1);
+  const double redeliver = scan.Double("--redeliver").value_or(0.1);
+  const auto failure_out = scan.Value("--failure-out");
+  const auto files = scan.Positionals();
+  if (!scan.Finish()) return kExitBadInput;
+  if (files.empty()) {
+    PrintMessage("converge", "needs at least one FILE; see 'scenecrdt converge --help'");
+    return kExitBadInput;
+  }
+  if (!(duplicate >= 0 && duplicate <= 1 && redeliver >= 0 && redeliver <= 1)) {
+    PrintMessage("converge", "--duplicate and --redeliver are probabilities in 0..1");
+    return kExitBadInput;
+  }
+  LoadError load_error;
+  auto loaded = LoadStreams(files, &load_error);
+  if (!loaded.has_value()) {
+    PrintLoadError("converge", load_error);
+    return kExitBadInput;
+  }
+  const std::vector<protocol::CrdtMessage>& messages = loaded->messages;
+  Schedule in_order(messages.size());
+  for (uint32_t i = 0; i < in_order.size(); ++i) in_order[i] = i;
+  const runtime::Sha256::Digest expected = ApplyHash(messages, in_order);
+
+  const auto start = std::chrono::steady_clock::now();
+  Progress progress("converge");
+  for (uint64_t t = 0; t < trials; ++t) {
+    progress.Update(t, trials);
+    const Schedule schedule = MakeSchedule(messages.size(), seed + t, duplicate, redeliver);
+    if (ApplyHash(messages, schedule) == expected) continue;
+    progress.Done();
+    std::printf("diverged: schedule seed %llu (%zu deliveries) ends in another state\n",
+                static_cast<unsigned long long>(seed + t), schedule.size());
+    auto diverges = [&](const Schedule& s) {
+      return ApplyHash(messages, s) != ApplyHash(messages, Canonical(s));
+    };
+    const Schedule shrunk = ShrinkSchedule(schedule, diverges);
+    std::printf("shrunk to %zu deliveries (message indices in delivery order):", shrunk.size());
+    for (uint32_t i : shrunk) std::printf(" %u", i);
+    std::printf("\nstate difference (- in-order, + this schedule):\n");
+    PrintDifference(StateText(messages, Canonical(shrunk)), StateText(messages, shrunk));
+    if (failure_out) {
+      std::vector<uint8_t> bytes;
+      for (uint32_t i : shrunk) protocol::AppendMessage(messages[i], bytes);
+      if (auto w = WriteOutput(*failure_out, bytes); !w.has_value()) {
+        PrintError("converge", "cannot write '" + *failure_out + "'", w.error());
+      } else {
+        std::printf("wrote the shrunk schedule to %s (replay it with 'scenecrdt replay')\n",
+                    failure_out->c_str());
+      }
+    }
+    return kExitCheckFailed;
+  }
+  progress.Done();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("converged: %llu schedules, hash %s (%zu messages, %.2f s)\n",
+              static_cast<unsigned long long>(trials), runtime::Sha256::ToHex(expected).c_str(),
+              messages.size(), seconds);
+  return kExitOk;
+}
+
+}  // namespace scenecrdt::cli
