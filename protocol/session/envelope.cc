@@ -113,6 +113,9 @@ Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& optio
   if (env->version() != kProtocolVersion) {
     return MakeError(ErrorCode::kProtocolVersion, "unsupported envelope protocol version");
   }
+  // The Verifier accepts a union whose type is set but whose table is absent: every
+  // payload_as_X() below would then return nullptr.
+  if (env->payload() == nullptr) return invalid("envelope payload type set without a payload");
   const auto text = [](const flatbuffers::String* s) {
     return s ? std::string(s->string_view()) : std::string();
   };
