@@ -32,7 +32,8 @@ TypedMessage ToTyped(const CrdtMessage& m) {
       return PutComponentNetwork{m.entity, m.component, m.timestamp, m.network_id, m.data};
     case MessageType::kDeleteComponentNetwork:
       return DeleteComponentNetwork{m.entity, m.component, m.timestamp, m.network_id};
-    case MessageType::kDeleteEntityNetwork: return DeleteEntityNetwork{m.entity, m.network_id};
+    case MessageType::kDeleteEntityNetwork:
+      return DeleteEntityNetwork{m.entity, m.network_id, m.legacy_length};
     default: return UnknownMessage{static_cast<uint32_t>(m.type), m.data};
   }
 }
@@ -57,7 +58,8 @@ CrdtMessage FromTyped(const TypedMessage& typed) {
           m = {MessageType::kDeleteComponentNetwork, v.entity, v.component, v.timestamp,
                v.network_id, {}};
         } else if constexpr (std::is_same_v<V, DeleteEntityNetwork>) {
-          m = {MessageType::kDeleteEntityNetwork, v.entity, 0, 0, v.network_id, {}};
+          m = {MessageType::kDeleteEntityNetwork, v.entity, 0, 0, v.network_id, {},
+               v.legacy_length};
         } else {
           m.type = static_cast<MessageType>(v.type);
           m.data = v.body;

@@ -130,6 +130,7 @@ struct DeleteComponentNetwork {
 struct DeleteEntityNetwork {
   EntityId entity;
   uint32_t network_id;
+  bool legacy_length = false;  // see CrdtMessage::legacy_length
 };
 // A message of a type this library does not know: kept so it can be relayed byte-exact.
 struct UnknownMessage {
