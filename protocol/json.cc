@@ -151,6 +151,9 @@ class Parser {
       while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
       return pos_ > d;
     };
+    if (pos_ + 1 < s_.size() && s_[pos_] == '0' && s_[pos_ + 1] >= '0' && s_[pos_ + 1] <= '9') {
+      return Fail("leading zero in number");  // RFC 8259: "01" is not a JSON number
+    }
     if (!digits()) return Fail("invalid number");
     if (pos_ < s_.size() && s_[pos_] == '.') {
       ++pos_;
