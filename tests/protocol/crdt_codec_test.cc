@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the DCL CRDT codec: a smoke test while the full suites land.
-#include <gtest/gtest.h>
-
 #include "protocol/crdt_codec.h"
+
+#include <gtest/gtest.h>
 
 namespace scenecrdt::protocol {
 namespace {
