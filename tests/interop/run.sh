@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Interop test: scenecrdt replay against the real @dcl/ecs 7.28.0 Engine.
+set -euo pipefail
+PROG=interop
+# shellcheck source=lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
+
+usage() {
+  cat <<EOF
+usage: tests/interop/run.sh SCENECRDT [--streams N] [--seed S] [--jobs N] [--shuffle K] [--keep DIR]
+       tests/interop/run.sh --model [options]
+
+Checks that "SCENECRDT replay FILE" agrees with the real @dcl/ecs 7.28.0 Engine (installed from
+npm with npm ci) on random DCL streams written by @dcl/ecs's own writers.
+
+  1. npm ci in tests/interop (skipped when node_modules already matches package-lock.json)
+  2. tests/data/conflicts.ops.json through @dcl/ecs (and SCENECRDT) must give
+     tests/data/conflicts.expected.json
+  3. gen_streams.js: N seeded random streams, each applied to a fresh Engine in one chunk and,
+     as a check of @dcl/ecs itself, split into several chunks/updates
+  4. compare.js: SCENECRDT replay on every stream; live Transforms (timestamp, dataHex), the
+     remove-set, the harness's opaque components and append values, and entity states must match,
+     except the deliberate divergences listed in tests/interop/README.md
+
+Prints "interop: N streams, M mismatches"; on mismatch also the stream, its messages
+(SCENECRDT decode), the differences and both states, and exits 1. Exit 2: setup or usage error.
+
+  --streams N   number of random streams (default 500)
+  --seed S      corpus seed (default 1); the same seed gives the same streams
+  --jobs N      parallel replay processes (default: number of CPUs)
+  --shuffle K   also replay each stream with "--shuffle 1..K" and require the same state
+                (default 0)
+  --keep DIR    write the corpus to DIR and keep it (default: a temporary directory, removed
+                when everything passes)
+  --model       use the JS model in model/ instead of a binary (self-test of the harness)
+EOF
+}
+
+bin=""
+streams=500
+seed=1
+jobs=""
+shuffle=0
+keep=""
+model=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h | --help) usage; exit 0 ;;
+    --streams) [ $# -ge 2 ] || die "--streams needs a value"; streams="$2"; shift 2 ;;
+    --seed) [ $# -ge 2 ] || die "--seed needs a value"; seed="$2"; shift 2 ;;
+    --jobs) [ $# -ge 2 ] || die "--jobs needs a value"; jobs="$2"; shift 2 ;;
+    --shuffle) [ $# -ge 2 ] || die "--shuffle needs a value"; shuffle="$2"; shift 2 ;;
+    --keep) [ $# -ge 2 ] || die "--keep needs a value"; keep="$2"; shift 2 ;;
+    --model) model=1; shift ;;
+    -*) die "unknown option $1 (see --help)" ;;
+    *) [ -z "$bin" ] || die "only one binary path expected, got '$bin' and '$1'"; bin="$1"; shift ;;
+  esac
+done
+[[ "$streams" =~ ^[1-9][0-9]*$ ]] || die "--streams must be a positive integer"
+[[ "$shuffle" =~ ^[0-9]+$ ]] || die "--shuffle must be a non-negative integer"
+
+if [ "$model" = 1 ]; then
+  [ -z "$bin" ] || die "give either a binary or --model, not both"
+  bin="$INTEROP_DIR/model/scenecrdt-model"
+else
+  bin="$(resolve_binary "$bin")"
+  if ! "$bin" replay --help >/dev/null 2>&1; then
+    die "$bin has no working 'replay' subcommand ('$bin replay --help' failed): build a scenecrdt with replay (issue 3), or run with --model to self-test the harness"
+  fi
+fi
+
+start=$(date +%s)
+ensure_node_modules
+
+if [ -n "$keep" ]; then
+  mkdir -p "$keep"
+  corpus="$(cd "$keep" && pwd)"
+else
+  corpus="$(mktemp -d "${TMPDIR:-/tmp}/scenecrdt-interop.XXXXXX")"
+fi
+
+note "sanity check: tests/data/conflicts.ops.json through @dcl/ecs and $(basename "$bin")"
+node "$INTEROP_DIR/check_conflicts.js" --bin "$bin" >&2 || {
+  note "conflicts check failed (see above); corpus not generated"
+  exit 1
+}
+
+note "generating $streams streams with @dcl/ecs (seed $seed) into $corpus"
+node "$INTEROP_DIR/gen_streams.js" --out "$corpus" --count "$streams" --seed "$seed" --split-check
+
+note "replaying with $bin"
+status=0
+node "$INTEROP_DIR/compare.js" --bin "$bin" --dir "$corpus" ${jobs:+--jobs "$jobs"} --shuffle "$shuffle" || status=$?
+
+if [ "$status" = 0 ] && [ -z "$keep" ]; then
+  rm -rf "$corpus"
+elif [ "$status" != 0 ]; then
+  note "corpus kept in $corpus (re-run one stream: $bin replay $corpus/stream-NNNNN.bin; @dcl/ecs state in stream-NNNNN.ecs.json)"
+fi
+note "done in $(($(date +%s) - start))s"
+exit "$status"
