@@ -89,7 +89,9 @@ int RunStream(ArgScanner& scan) {
 
 int RunBench(Args args) {
   ArgScanner scan("bench", args.empty() ? args : args.subspan(1));
-  if (scan.Help() || args.empty()) {
+  // `bench --help`: the first argument is the benchmark name, which the scanner skips.
+  const bool help_first = !args.empty() && (args[0] == "--help" || args[0] == "-h");
+  if (scan.Help() || help_first || args.empty()) {
     std::fputs(kHelp, stdout);
     return args.empty() ? kExitBadInput : kExitOk;
   }
