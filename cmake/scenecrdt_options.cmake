@@ -16,6 +16,12 @@ if(SCENECRDT_SANITIZE)
   add_link_options(-fsanitize=${SCENECRDT_SANITIZE})
 endif()
 
+# With libFuzzer, every library is coverage-instrumented so the fuzzers see inside the
+# decoders (the fuzz targets themselves add -fsanitize=fuzzer for libFuzzer's main()).
+if(SCENECRDT_BUILD_FUZZERS)
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+
 # Fuzz targets: real libFuzzer with clang, otherwise a main() that replays a corpus.
 function(scenecrdt_add_fuzzer name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})

@@ -16,8 +16,7 @@ inline uint32_t LoadU32Le(const uint8_t* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
   } else {
-    return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) |
-           (uint32_t{p[3]} << 24);
+    return uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
   }
 }
 

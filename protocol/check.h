@@ -7,16 +7,17 @@
 #include <cstdlib>
 
 namespace scenecrdt::internal {
-[[noreturn]] inline void CheckFailed(const char* file, int line, const char* cond, const char* msg) {
+[[noreturn]] inline void CheckFailed(const char* file, int line, const char* cond,
+                                     const char* msg) {
   std::fprintf(stderr, "%s:%d: CHECK failed: %s: %s\n", file, line, cond, msg);
   std::abort();
 }
 }  // namespace scenecrdt::internal
 
-#define SCENECRDT_CHECK(cond, msg)                                                  \
-  do {                                                                              \
-    if (!(cond)) [[unlikely]]                                                       \
-      ::scenecrdt::internal::CheckFailed(__FILE__, __LINE__, #cond, msg);           \
+#define SCENECRDT_CHECK(cond, msg)                                        \
+  do {                                                                    \
+    if (!(cond)) [[unlikely]]                                             \
+      ::scenecrdt::internal::CheckFailed(__FILE__, __LINE__, #cond, msg); \
   } while (false)
 
 #ifdef NDEBUG

@@ -103,7 +103,9 @@ Result<DecodeStep> DecodeMessage(std::span<const uint8_t> input, const DecodeOpt
       m.component = LoadU32Le(p + 12);
       m.timestamp = LoadU32Le(p + 16);
       break;
-    case MessageType::kDeleteEntity: m.entity = LoadU32Le(p + 8); break;
+    case MessageType::kDeleteEntity:
+      m.entity = LoadU32Le(p + 8);
+      break;
     case MessageType::kPutComponentNetwork:
       m.entity = LoadU32Le(p + 8);
       m.component = LoadU32Le(p + 12);
@@ -121,7 +123,9 @@ Result<DecodeStep> DecodeMessage(std::span<const uint8_t> input, const DecodeOpt
       m.entity = LoadU32Le(p + 8);
       m.network_id = LoadU32Le(p + 12);
       break;
-    default: m.data = input.subspan(kHeaderSize, length - kHeaderSize); break;
+    default:
+      m.data = input.subspan(kHeaderSize, length - kHeaderSize);
+      break;
   }
   return step;
 }
@@ -139,10 +143,9 @@ std::size_t EncodeMessage(const CrdtMessage& m, std::span<uint8_t> out) {
   SCENECRDT_CHECK(out.size() >= size, "EncodeMessage: output buffer too small");
   SCENECRDT_CHECK(size <= 0xFFFFFFFFu, "EncodeMessage: message above 4 GiB");
   uint8_t* p = out.data();
-  const uint32_t declared =
-      (m.type == MessageType::kDeleteEntityNetwork && m.legacy_length)
-          ? kLegacyDeleteEntityNetworkDeclaredSize
-          : static_cast<uint32_t>(size);
+  const uint32_t declared = (m.type == MessageType::kDeleteEntityNetwork && m.legacy_length)
+                                ? kLegacyDeleteEntityNetworkDeclaredSize
+                                : static_cast<uint32_t>(size);
   StoreU32Le(p, declared);
   StoreU32Le(p + 4, static_cast<uint32_t>(m.type));
   const auto data_size = static_cast<uint32_t>(m.data.size());
@@ -160,7 +163,9 @@ std::size_t EncodeMessage(const CrdtMessage& m, std::span<uint8_t> out) {
       StoreU32Le(p + 12, m.component);
       StoreU32Le(p + 16, m.timestamp);
       break;
-    case MessageType::kDeleteEntity: StoreU32Le(p + 8, m.entity); break;
+    case MessageType::kDeleteEntity:
+      StoreU32Le(p + 8, m.entity);
+      break;
     case MessageType::kPutComponentNetwork:
       StoreU32Le(p + 8, m.entity);
       StoreU32Le(p + 12, m.component);
@@ -203,8 +208,8 @@ void AppendTransformPut(EntityId entity, uint32_t timestamp, const Transform& t,
   StoreU32Le(p + 12, kTransformComponentId);
   StoreU32Le(p + 16, timestamp);
   StoreU32Le(p + 20, Transform::kSize);
-  StoreTransform(t, std::span<uint8_t, Transform::kSize>(p + kPutComponentBaseSize,
-                                                         Transform::kSize));
+  StoreTransform(t,
+                 std::span<uint8_t, Transform::kSize>(p + kPutComponentBaseSize, Transform::kSize));
 }
 
 }  // namespace scenecrdt::protocol

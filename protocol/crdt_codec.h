@@ -57,8 +57,7 @@ Result<void> DecodeStream(std::span<const uint8_t> input, const DecodeOptions& o
     auto step = DecodeMessage(input.subspan(pos), options, base_offset + pos);
     if (!step.has_value()) return step.error();
     if (step->kind == DecodeStep::Kind::kNeedMore) {
-      return MakeError(ErrorCode::kTruncated, "the input ends inside a message",
-                       base_offset + pos);
+      return MakeError(ErrorCode::kTruncated, "the input ends inside a message", base_offset + pos);
     }
     on_message(static_cast<const CrdtMessage&>(step->message));
     pos += step->size;

@@ -8,14 +8,22 @@ namespace scenecrdt::protocol {
 
 const char* MessageTypeName(MessageType t) {
   switch (t) {
-    case MessageType::kPutComponent: return "put";
-    case MessageType::kDeleteComponent: return "delete";
-    case MessageType::kDeleteEntity: return "delete_entity";
-    case MessageType::kAppendValue: return "append";
-    case MessageType::kPutComponentNetwork: return "put_network";
-    case MessageType::kDeleteComponentNetwork: return "delete_network";
-    case MessageType::kDeleteEntityNetwork: return "delete_entity_network";
-    default: return "unknown";
+    case MessageType::kPutComponent:
+      return "put";
+    case MessageType::kDeleteComponent:
+      return "delete";
+    case MessageType::kDeleteEntity:
+      return "delete_entity";
+    case MessageType::kAppendValue:
+      return "append";
+    case MessageType::kPutComponentNetwork:
+      return "put_network";
+    case MessageType::kDeleteComponentNetwork:
+      return "delete_network";
+    case MessageType::kDeleteEntityNetwork:
+      return "delete_entity_network";
+    default:
+      return "unknown";
   }
 }
 
@@ -25,7 +33,8 @@ TypedMessage ToTyped(const CrdtMessage& m) {
       return PutComponent{m.entity, m.component, m.timestamp, m.data};
     case MessageType::kDeleteComponent:
       return DeleteComponent{m.entity, m.component, m.timestamp};
-    case MessageType::kDeleteEntity: return DeleteEntity{m.entity};
+    case MessageType::kDeleteEntity:
+      return DeleteEntity{m.entity};
     case MessageType::kAppendValue:
       return AppendValue{m.entity, m.component, m.timestamp, m.data};
     case MessageType::kPutComponentNetwork:
@@ -34,7 +43,8 @@ TypedMessage ToTyped(const CrdtMessage& m) {
       return DeleteComponentNetwork{m.entity, m.component, m.timestamp, m.network_id};
     case MessageType::kDeleteEntityNetwork:
       return DeleteEntityNetwork{m.entity, m.network_id, m.legacy_length};
-    default: return UnknownMessage{static_cast<uint32_t>(m.type), m.data};
+    default:
+      return UnknownMessage{static_cast<uint32_t>(m.type), m.data};
   }
 }
 
@@ -52,14 +62,22 @@ CrdtMessage FromTyped(const TypedMessage& typed) {
         } else if constexpr (std::is_same_v<V, AppendValue>) {
           m = {MessageType::kAppendValue, v.entity, v.component, v.timestamp, 0, v.data};
         } else if constexpr (std::is_same_v<V, PutComponentNetwork>) {
-          m = {MessageType::kPutComponentNetwork, v.entity, v.component, v.timestamp,
-               v.network_id, v.data};
+          m = {MessageType::kPutComponentNetwork,
+               v.entity,
+               v.component,
+               v.timestamp,
+               v.network_id,
+               v.data};
         } else if constexpr (std::is_same_v<V, DeleteComponentNetwork>) {
-          m = {MessageType::kDeleteComponentNetwork, v.entity, v.component, v.timestamp,
-               v.network_id, {}};
+          m = {MessageType::kDeleteComponentNetwork,
+               v.entity,
+               v.component,
+               v.timestamp,
+               v.network_id,
+               {}};
         } else if constexpr (std::is_same_v<V, DeleteEntityNetwork>) {
-          m = {MessageType::kDeleteEntityNetwork, v.entity, 0, 0, v.network_id, {},
-               v.legacy_length};
+          m = {
+              MessageType::kDeleteEntityNetwork, v.entity, 0, 0, v.network_id, {}, v.legacy_length};
         } else {
           m.type = static_cast<MessageType>(v.type);
           m.data = v.body;

@@ -56,14 +56,22 @@ constexpr bool HasNetworkId(MessageType t) {
 // Size of everything but the payload (types with data) or the whole size (the others).
 constexpr uint32_t BaseSize(MessageType t) {
   switch (t) {
-    case MessageType::kPutComponent: return kPutComponentBaseSize;
-    case MessageType::kDeleteComponent: return kDeleteComponentSize;
-    case MessageType::kDeleteEntity: return kDeleteEntitySize;
-    case MessageType::kAppendValue: return kAppendValueBaseSize;
-    case MessageType::kPutComponentNetwork: return kPutComponentNetworkBaseSize;
-    case MessageType::kDeleteComponentNetwork: return kDeleteComponentNetworkSize;
-    case MessageType::kDeleteEntityNetwork: return kDeleteEntityNetworkSize;
-    default: return kHeaderSize;
+    case MessageType::kPutComponent:
+      return kPutComponentBaseSize;
+    case MessageType::kDeleteComponent:
+      return kDeleteComponentSize;
+    case MessageType::kDeleteEntity:
+      return kDeleteEntitySize;
+    case MessageType::kAppendValue:
+      return kAppendValueBaseSize;
+    case MessageType::kPutComponentNetwork:
+      return kPutComponentNetworkBaseSize;
+    case MessageType::kDeleteComponentNetwork:
+      return kDeleteComponentNetworkSize;
+    case MessageType::kDeleteEntityNetwork:
+      return kDeleteEntityNetworkSize;
+    default:
+      return kHeaderSize;
   }
 }
 

@@ -21,7 +21,7 @@ inline constexpr uint32_t kMaxEntityNumber = 65534;
 // Scene entity numbers available to a scene: 512 ..= 65535.
 inline constexpr uint32_t kSceneEntityNumbers = 65536 - kReservedEntityNumbers;
 
-inline constexpr ComponentId kTransformComponentId = 1;  // core::Transform
+inline constexpr ComponentId kTransformComponentId = 1;               // core::Transform
 inline constexpr ComponentId kNetworkEntityComponentId = 1075645054;  // core-schema::Network-Entity
 
 constexpr uint32_t EntityNumber(EntityId id) { return id & 0xFFFFu; }

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -79,8 +80,7 @@ namespace {
 
 class Parser {
  public:
-  Parser(std::string_view text, const JsonParseOptions& options)
-      : s_(text), options_(options) {}
+  Parser(std::string_view text, const JsonParseOptions& options) : s_(text), options_(options) {}
 
   Result<JsonValue> ParseDocument() {
     if (s_.size() > options_.max_bytes) {
@@ -219,14 +219,30 @@ class Parser {
       if (pos_ >= s_.size()) return Fail("unterminated escape");
       const char e = s_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           uint32_t cp = 0;
           if (!Hex4(cp)) return false;
@@ -245,7 +261,8 @@ class Parser {
           AppendUtf8(cp, out);
           break;
         }
-        default: return Fail("invalid escape");
+        default:
+          return Fail("invalid escape");
       }
     }
   }
@@ -329,11 +346,21 @@ void AppendJsonString(std::string_view s, std::string& out) {
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (u < 0x20) {
           out += "\\u00";
@@ -370,9 +397,11 @@ void AppendJsonFloat(float f, std::string& out) {
 
 std::optional<float> ParseFloatJson(const JsonValue& v) {
   if (v.is_number()) {
-    auto d = v.AsDouble();
-    if (!d) return std::nullopt;
-    return static_cast<float>(*d);
+    if (auto d = v.AsDouble()) return static_cast<float>(*d);
+    // Out of double range: JavaScript reads such a literal as +-Infinity (or +-0), and so
+    // does strtod (the C locale is never changed in this program). The text is a valid JSON
+    // number, so strtod consumes all of it.
+    return static_cast<float>(std::strtod(v.text().c_str(), nullptr));
   }
   if (!v.is_string()) return std::nullopt;
   const std::string& s = v.text();

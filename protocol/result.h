@@ -24,10 +24,10 @@ enum class ErrorCode : uint16_t {
   kDataLengthMismatch = 5,  // length != header + dataLength (PUT, APPEND, PUT_NETWORK)
   kUnknownMessageType = 6,  // only when the caller asked to reject unknown types
   // Session envelope (docs/PROTOCOL.md section 2).
-  kEnvelopeInvalid = 20,     // failed flatbuffers verification
-  kProtocolVersion = 21,     // unsupported envelope version
-  kUnexpectedPayload = 22,   // a payload not allowed at this point of the session
-  kFrameTooLarge = 23,       // frame above the configured maximum
+  kEnvelopeInvalid = 20,    // failed flatbuffers verification
+  kProtocolVersion = 21,    // unsupported envelope version
+  kUnexpectedPayload = 22,  // a payload not allowed at this point of the session
+  kFrameTooLarge = 23,      // frame above the configured maximum
   // CRDT store refusals.
   kReservedEntity = 40,      // DELETE_ENTITY for a number below 512
   kNonFiniteTransform = 41,  // Transform with NaN or infinite floats
@@ -36,13 +36,13 @@ enum class ErrorCode : uint16_t {
   kTooManyTombstones = 44,   // scene tombstone limit reached
   kBadTransformSize = 45,    // Transform PUT whose payload is not 44 bytes
   // Session and server refusals.
-  kUnauthorized = 60,   // missing or wrong token, or scene not allowed
-  kReadOnly = 61,       // write from a read-only session
-  kRateLimited = 62,    // over the messages-per-second budget
-  kSlowConsumer = 63,   // could not keep up; dropped
-  kShuttingDown = 64,   // the server is stopping
-  kSceneFull = 65,      // too many sessions in the scene
-  kBadRequest = 66,     // malformed request (HTTP path, scene name, ...)
+  kUnauthorized = 60,  // missing or wrong token, or scene not allowed
+  kReadOnly = 61,      // write from a read-only session
+  kRateLimited = 62,   // over the messages-per-second budget
+  kSlowConsumer = 63,  // could not keep up; dropped
+  kShuttingDown = 64,  // the server is stopping
+  kSceneFull = 65,     // too many sessions in the scene
+  kBadRequest = 66,    // malformed request (HTTP path, scene name, ...)
   // Local failures (files, text formats, arguments).
   kIo = 80,
   kParse = 81,
@@ -70,9 +70,9 @@ class [[nodiscard]] Result {
   using value_type = T;
   using error_type = Error;
 
-  Result(const T& value) : storage_(value) {}  // NOLINT(google-explicit-constructor)
+  Result(const T& value) : storage_(value) {}        // NOLINT(google-explicit-constructor)
   Result(T&& value) : storage_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(const Error& error) : storage_(error) {}  // NOLINT(google-explicit-constructor)
+  Result(const Error& error) : storage_(error) {}    // NOLINT(google-explicit-constructor)
 
   bool has_value() const { return storage_.index() == 0; }
   T& value() & {

@@ -40,22 +40,21 @@ std::vector<uint8_t> BuildFrame(const Frame& frame) {
                         .Union();
           type = fb::Payload::Hello;
         } else if constexpr (std::is_same_v<F, Welcome>) {
-          payload = fb::CreateWelcome(b, f.session_id, f.scene_sequence, f.resumed, f.can_write)
-                        .Union();
+          payload =
+              fb::CreateWelcome(b, f.session_id, f.scene_sequence, f.resumed, f.can_write).Union();
           type = fb::Payload::Welcome;
         } else if constexpr (std::is_same_v<F, Crdt>) {
           auto data = b.CreateVector(f.data.data(), f.data.size());
-          payload =
-              fb::CreateCrdt(b, f.frame_sequence, f.scene_sequence, f.is_state, data).Union();
+          payload = fb::CreateCrdt(b, f.frame_sequence, f.scene_sequence, f.is_state, data).Union();
           type = fb::Payload::Crdt;
         } else if constexpr (std::is_same_v<F, Ack>) {
           payload = fb::CreateAck(b, f.frame_sequence).Union();
           type = fb::Payload::Ack;
         } else if constexpr (std::is_same_v<F, ErrorFrame>) {
           auto text = OptionalString(b, f.text);
-          payload = fb::CreateError(b, static_cast<uint16_t>(f.code), text, f.frame_sequence,
-                                    f.fatal)
-                        .Union();
+          payload =
+              fb::CreateError(b, static_cast<uint16_t>(f.code), text, f.frame_sequence, f.fatal)
+                  .Union();
           type = fb::Payload::Error;
         } else if constexpr (std::is_same_v<F, Ping>) {
           payload = fb::CreatePing(b, f.nonce, f.sent_us).Union();
@@ -146,10 +145,12 @@ Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& optio
       if (c->data()) out.data = std::span<const uint8_t>(c->data()->data(), c->data()->size());
       return Frame(out);
     }
-    case fb::Payload::Ack: return Frame(Ack{env->payload_as_Ack()->frame_sequence()});
+    case fb::Payload::Ack:
+      return Frame(Ack{env->payload_as_Ack()->frame_sequence()});
     case fb::Payload::Error: {
       const fb::Error* e = env->payload_as_Error();
-      if (e->text() && e->text()->size() > kMaxErrorTextBytes) return invalid("Error.text too long");
+      if (e->text() && e->text()->size() > kMaxErrorTextBytes)
+        return invalid("Error.text too long");
       return Frame(ErrorFrame{static_cast<ErrorCode>(e->code()), text(e->text()),
                               e->frame_sequence(), e->fatal()});
     }
@@ -161,7 +162,8 @@ Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& optio
       const fb::Pong* p = env->payload_as_Pong();
       return Frame(Pong{p->nonce(), p->sent_us()});
     }
-    default: return invalid("envelope has no payload or an unknown payload type");
+    default:
+      return invalid("envelope has no payload or an unknown payload type");
   }
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the DCL CRDT decoder: whole-buffer decoding, chunked decoding at a split
 // point chosen by the input, and the decode -> encode round trip must agree and never crash.
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
