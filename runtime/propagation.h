@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns Propagation: the preorder layout of the effective forest and the world matrices
+// (docs/PROPAGATION.md).
+//
+// Layout. Every node has a position in flat per-position arrays (local TRS, parent position,
+// world matrix). The preorder sequence is a doubly linked list of "pieces", each a contiguous
+// run of positions, so a subtree is a contiguous range of the *sequence* ([x, x + size) walking
+// pieces) and, right after a rebuild, of the arrays themselves (one piece). A reparent moves a
+// subtree by splitting and relinking pieces: no entity data moves, and the cost is O(depth)
+// (subtree sizes of old and new ancestors) plus the pieces the range spans. When pieces get
+// small on average, or dead positions pile up, the layout is rebuilt (iterative DFS), which
+// also restores one piece.
+//
+// Compute. World = world[parent position] * LocalToParent, parent before child. Only dirty
+// subtrees are recomputed: dirty roots are sorted by sequence order and each is expanded to its
+// range; nested roots are skipped. Many dirty roots switch to one full sweep. A second thread
+// (persistent worker, created only when asked) splits the work at an entity m: the worker
+// takes the sequence from m on, after m's ancestors have been computed by the caller.
+//
+// World matrices are stored as column-major glm::mat4 (affine) and exposed as they are.
+// Position 0 is the root: identity, never a node.
+#pragma once
+
+#include <cstdint>
+#include <glm/mat4x4.hpp>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "runtime/internal/affine.h"
+#include "runtime/internal/aligned_allocator.h"
+#include "runtime/pipeline.h"
+#include "runtime/scene_graph.h"
+
+namespace scenecrdt::runtime {
+
+namespace internal {
+class Worker;
+}
+
+inline constexpr uint32_t kNoPos = 0xFFFFFFFFu;
+
+// Local components of one entity plus the bookkeeping the kernels need (static freeze).
+struct ExtRecord {
+  LocalComponents components;
+  uint32_t slot = kNoSlot;
+  bool frozen = false;           // Static and computed since its inputs last changed
+  uint64_t computed_update = 0;  // Update number of the last computation (Static only)
+};
+
+// Read-only inputs of the slow path (entities with local components).
+struct ComputeInputs {
+  const SceneGraph* graph = nullptr;
+  std::span<ExtRecord> ext;               // indexed by ext id
+  std::span<const uint32_t> ext_of_slot;  // kNoSlot when none
+  uint64_t update_number = 0;
+};
+
+// When the layout is rebuilt from scratch instead of patched (defaults suit 1 M entities).
+struct LayoutPolicy {
+  // Rebuild when one update changes the structure of more than
+  // max(min_rebuild_changes, live / rebuild_divisor) slots.
+  std::size_t min_rebuild_changes = 4096;
+  uint32_t rebuild_divisor = 8;
+  // Rebuild when pieces > min_pieces + live / min_piece_length, or dead positions >
+  // min_pieces + live / 2.
+  std::size_t min_pieces = 256;
+  uint32_t min_piece_length = 32;
+  // SceneGraph: a batch of more than this many edge changes (and more than nodes / 8)
+  // recomputes every loop at once instead of walking per edge.
+  std::size_t min_bulk_graph_changes = 1024;
+  // With threads = 2, updates computing fewer entities than this stay on one thread.
+  uint32_t min_parallel_entities = 16384;
+};
+
+struct PropagationStats {
+  std::size_t positions = 0;  // size of the world array (root + live + dead)
+  std::size_t live = 0;       // nodes laid out
+  std::size_t dead = 0;       // positions no longer used (until the next rebuild)
+  std::size_t pieces = 0;     // pieces in the sequence
+  std::size_t rebuilds = 0;   // layout rebuilds so far
+  std::size_t computed = 0;   // world matrices computed by the last Compute
+  bool last_full_sweep = false;
+  bool last_rebuild = false;
+  bool last_parallel = false;
+};
+
+class Propagation {
+ public:
+  Propagation();
+  ~Propagation();
+  Propagation(Propagation&&) noexcept;
+  Propagation& operator=(Propagation&&) noexcept;
+
+  // ---- Between updates ----
+  // New local TRS of `slot` (written through when the slot has a position) and marks it dirty.
+  void SetLocal(uint32_t slot, const internal::LocalTrs& local);
+  // Local components attached or detached: `ext_id` or kNoSlot.
+  void SetExt(uint32_t slot, uint32_t ext_id);
+  void MarkDirty(uint32_t slot);
+  void MarkAllDirty() { all_dirty_ = true; }
+  void SetPolicy(const LayoutPolicy& policy);
+
+  // ---- Update ----
+  // Brings the layout in line with the graph for every slot in `changes` (node status or
+  // effective parent changed). Rebuilds when cheaper or when the layout is fragmented.
+  void ApplyStructure(const SceneGraph& graph, std::span<const uint32_t> changes,
+                      std::span<const uint32_t> ext_of_slot);
+  // Recomputes every dirty subtree. threads: 1 or 2.
+  void Compute(const ComputeInputs& in, int threads);
+
+  // ---- Reads ----
+  std::span<const glm::mat4> world() const { return {world_.data(), world_.size()}; }
+  uint32_t pos_of_slot(uint32_t slot) const {
+    return slot < pos_of_slot_.size() ? pos_of_slot_[slot] : kNoPos;
+  }
+  uint32_t slot_of_pos(uint32_t pos) const { return slot_of_pos_[pos]; }
+  uint32_t subtree_size(uint32_t slot) const { return subtree_size_[slot]; }
+  // Positions computed by the last Compute, as [begin, end) intervals of positions, and
+  // whether the whole layout changed (rebuild): then every node counts as changed.
+  std::span<const std::pair<uint32_t, uint32_t>> computed_intervals() const { return intervals_; }
+  bool all_changed() const { return all_changed_; }
+  // Calls f(pos) for every live position in sequence (preorder) order.
+  template <class F>
+  void ForEachInSequence(F&& f) const;
+  uint64_t layout_version() const { return layout_version_; }
+  PropagationStats stats() const;
+
+  // Checks every layout invariant (tests): preorder, subtree sizes, piece bookkeeping.
+  bool CheckLayout(const SceneGraph& graph) const;
+
+ private:
+  struct Piece {
+    uint32_t begin = 0, end = 0, prev = 0, next = 0;
+  };
+  struct Range {
+    uint32_t pos;    // first position (a subtree root, or the first position of the sequence)
+    uint32_t count;  // entities in sequence order
+  };
+  struct Job;
+
+  void EnsureSlot(uint32_t slot);
+  uint32_t AllocPosition(uint32_t slot, uint32_t ext_id, const internal::LocalTrs& local);
+  // Pieces.
+  uint32_t NewPiece(uint32_t begin, uint32_t end);
+  void FreePiece(uint32_t p);
+  void Unlink(uint32_t first, uint32_t last);
+  void LinkRaw(uint32_t anchor, uint32_t first, uint32_t last);
+  // LinkRaw, then merges with the neighbours when contiguous in memory.
+  void LinkAfter(uint32_t anchor, uint32_t first, uint32_t last);
+  void Relabel(uint32_t begin, uint32_t end, uint32_t piece);
+  // Ensures a piece starts at `pos`; returns that piece.
+  uint32_t SplitBefore(uint32_t pos);
+  // Ensures a piece ends right after `pos`; returns that piece.
+  uint32_t SplitAfter(uint32_t pos);
+  void TryMerge(uint32_t a);  // merges a with its successor when contiguous in memory
+  // Cuts the sequence range [pos, pos + count) out; returns its first and last pieces.
+  void CutRange(uint32_t pos, uint32_t count, uint32_t& first, uint32_t& last);
+  // Structural operations (return false when the work budget is exhausted).
+  bool AddToAncestors(uint32_t pos, int64_t delta);
+  bool Detach(uint32_t slot);
+  bool Attach(uint32_t slot, uint32_t parent_slot);
+  void RemoveLeaf(uint32_t slot);
+  void Rebuild(const SceneGraph& graph, std::span<const uint32_t> ext_of_slot);
+  // Compute.
+  void ComputeRanks();
+  uint64_t SequenceKey(uint32_t pos) const;
+  // Walks `count` entities from `pos`; returns the key just past the last one.
+  uint64_t RangeEndKey(uint32_t pos, uint32_t count) const;
+  // Runs the kernel over `count` entities from `pos` in sequence order, skipping the sorted
+  // `skip` positions; appends computed intervals to `out`.
+  void RunRange(const ComputeInputs& in, uint32_t pos, uint32_t count,
+                std::span<const uint32_t> skip, std::vector<std::pair<uint32_t, uint32_t>>& out);
+  void RunInterval(const ComputeInputs& in, uint32_t begin, uint32_t end);
+  void ComputeOne(const ComputeInputs& in, uint32_t pos);
+  void SlowPath(const ComputeInputs& in, uint32_t pos);
+  uint32_t EntityAt(uint32_t pos, uint32_t offset) const;
+  static void RunJob(void* job);
+
+  // Per position.
+  std::vector<glm::mat4, internal::AlignedAllocator<glm::mat4>> world_;
+  std::vector<internal::LocalTrs> local_;
+  std::vector<uint32_t> parent_pos_;
+  std::vector<uint32_t> slot_of_pos_;
+  std::vector<uint32_t> aux_;  // 0: plain; else ext id + 1
+  std::vector<uint32_t> piece_of_pos_;
+  // Per slot.
+  std::vector<uint32_t> pos_of_slot_;
+  std::vector<uint32_t> subtree_size_;
+  std::vector<uint8_t> dirty_;
+  std::vector<uint32_t> dirty_list_;
+  // Pieces: pieces_[0] is the sentinel of the circular list.
+  std::vector<Piece> pieces_;
+  std::vector<uint32_t> free_pieces_;
+  std::size_t num_pieces_ = 0;
+  std::vector<uint32_t> rank_;  // per piece, sequence rank (valid when !ranks_stale_)
+  bool ranks_stale_ = true;
+
+  std::size_t live_ = 0;
+  std::size_t dead_ = 0;
+  std::size_t num_ext_positions_ = 0;
+  bool all_dirty_ = false;
+  bool all_changed_ = false;
+  bool built_ = false;
+  int64_t budget_ = 0;
+  uint64_t layout_version_ = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> intervals_;
+  std::vector<std::pair<uint32_t, uint32_t>> worker_intervals_;
+  std::vector<uint32_t> scratch_;
+  std::vector<Range> ranges_;
+  std::unique_ptr<internal::Worker> worker_;
+  LayoutPolicy policy_;
+  PropagationStats stats_;
+};
+
+template <class F>
+void Propagation::ForEachInSequence(F&& f) const {
+  if (pieces_.empty()) return;
+  for (uint32_t p = pieces_[0].next; p != 0; p = pieces_[p].next) {
+    for (uint32_t i = pieces_[p].begin; i < pieces_[p].end; ++i) f(i);
+  }
+}
+
+}  // namespace scenecrdt::runtime

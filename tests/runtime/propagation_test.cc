@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests propagation on generated scenes: dirty subtrees only, incremental layout under
+// reparent churn (checked against the invariants and a fresh system), the two-thread split
+// (bit-identical to one thread), changed_entities, and index stability.
+#include "runtime/propagation.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "runtime/scene_shapes.h"
+#include "runtime/transform_system.h"
+#include "tests/runtime/transform_test_util.h"
+
+namespace scenecrdt::runtime {
+namespace {
+
+using protocol::EntityId;
+using protocol::Transform;
+
+EntityId Id(uint32_t index) { return index + 1; }
+
+void BuildShape(TransformSystem& ts, SceneShape shape, uint32_t n, uint64_t seed,
+                bool features = false) {
+  const std::vector<uint32_t> parents = GenerateParents(shape, n, seed);
+  for (uint32_t i = 0; i < n; ++i) {
+    Transform t = ShapeLocalTransform(i, seed, i % 3 != 0);
+    t.parent = parents[i] == kShapeRoot ? 0 : Id(parents[i]);
+    ts.SetTransform(Id(i), t);
+    if (features && i % 10 == 0) {
+      ts.SetRotationEuler(Id(i), static_cast<EulerOrder>(i % 6), {0.1f, 0.2f, 0.3f});
+      ts.SetRotationPivot(Id(i), {0.5f, 0, 0});
+      if (i % 20 == 0) ts.SetParentScaleInverse(Id(i), true);
+    }
+  }
+}
+
+std::vector<glm::mat4> WorldsByEntity(const TransformSystem& ts, uint32_t n) {
+  std::vector<glm::mat4> w(n);
+  for (uint32_t i = 0; i < n; ++i) w[i] = *ts.WorldMatrix(Id(i));
+  return w;
+}
+
+void ExpectBitwiseEqual(const std::vector<glm::mat4>& a, const std::vector<glm::mat4>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) differ += testing::BitwiseEqual(a[i], b[i]) ? 0 : 1;
+  EXPECT_EQ(differ, 0u);
+}
+
+TEST(PropagationTest, TwoThreadsAreBitIdentical) {
+  for (SceneShape shape : {SceneShape::kRandomForest, SceneShape::kDeepChain, SceneShape::kWide,
+                           SceneShape::kHumanoids67, SceneShape::kBalanced}) {
+    SCOPED_TRACE(SceneShapeName(shape));
+    const uint32_t n = 40000;
+    TransformSystem one, two;
+    BuildShape(one, shape, n, 7, true);
+    BuildShape(two, shape, n, 7, true);
+    one.Update({1});
+    two.Update({2});
+    EXPECT_TRUE(two.stats().last_parallel);
+    ExpectBitwiseEqual(WorldsByEntity(one, n), WorldsByEntity(two, n));
+    // A dirty update through subtree ranges, split across threads as well.
+    for (uint32_t i = 0; i < n; i += 97) {
+      Transform t = *one.GetTransform(Id(i));
+      t.position.x += 0.25f;
+      one.SetTransform(Id(i), t);
+      two.SetTransform(Id(i), t);
+    }
+    one.Update({1});
+    two.Update({2});
+    ExpectBitwiseEqual(WorldsByEntity(one, n), WorldsByEntity(two, n));
+    EXPECT_TRUE(two.CheckLayout());
+  }
+}
+
+TEST(PropagationTest, FewDirtyComputesOnlyDirtySubtrees) {
+  TransformSystem ts;
+  const uint32_t n = 100000;
+  BuildShape(ts, SceneShape::kHumanoids67, n, 3);
+  ts.Update();
+  const std::vector<glm::mat4> before = WorldsByEntity(ts, n);
+  // Move the hips (joint 0) of rig 10 and a hand (joint 20) of rig 20.
+  const uint32_t hips = 67 * 10, hand = 67 * 20 + 20;
+  for (uint32_t e : {hips, hand}) {
+    Transform t = *ts.GetTransform(Id(e));
+    t.position.y += 1.0f;
+    ts.SetTransform(Id(e), t);
+  }
+  ts.Update();
+  EXPECT_FALSE(ts.stats().last_full_sweep);
+  const std::size_t hand_subtree = 1 + 5 * 4;
+  EXPECT_EQ(ts.stats().computed, 67 + hand_subtree);
+  const auto changed = ts.changed_entities();
+  EXPECT_EQ(changed.size(), 67 + hand_subtree);
+  const std::set<EntityId> changed_set(changed.begin(), changed.end());
+  const std::vector<glm::mat4> after = WorldsByEntity(ts, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const bool in_rig10 = i / 67 == 10;
+    const bool in_hand = i / 67 == 20 && (i % 67 == 20 || (i % 67 >= 21 && i % 67 <= 40));
+    EXPECT_EQ(changed_set.count(Id(i)) == 1, in_rig10 || in_hand) << i;
+    if (!in_rig10 && !in_hand) {
+      EXPECT_TRUE(testing::BitwiseEqual(before[i], after[i])) << i;
+    }
+  }
+  // Nothing dirty: nothing computed.
+  ts.Update();
+  EXPECT_EQ(ts.stats().computed, 0u);
+  EXPECT_TRUE(ts.changed_entities().empty());
+}
+
+TEST(PropagationTest, ReparentChurnMatchesFreshBuild) {
+  const uint32_t n = 20000;
+  TransformSystem ts;
+  BuildShape(ts, SceneShape::kRandomForest, n, 11, true);
+  ts.Update();
+  std::vector<uint32_t> parent = GenerateParents(SceneShape::kRandomForest, n, 11);
+  uint64_t h = 99;
+  for (int frame = 0; frame < 30; ++frame) {
+    for (int k = 0; k < 200; ++k) {
+      h = ShapeHash(h);
+      const auto c = static_cast<uint32_t>(1 + h % (n - 1));
+      const auto p = static_cast<uint32_t>((h >> 32) % (c + 1));  // == c: to root
+      parent[c] = p == c ? kShapeRoot : p;
+      Transform t = *ts.GetTransform(Id(c));
+      t.parent = parent[c] == kShapeRoot ? 0 : Id(parent[c]);
+      ts.SetTransform(Id(c), t);
+    }
+    ts.Update({frame % 2 + 1});
+    ASSERT_TRUE(ts.CheckLayout()) << "frame " << frame;
+  }
+  EXPECT_LT(ts.stats().rebuilds, 20u);  // 1 % of the scene reparented per frame
+  // Same final state built from scratch.
+  TransformSystem fresh;
+  for (uint32_t i = 0; i < n; ++i) {
+    Transform t = *ts.GetTransform(Id(i));
+    fresh.SetTransform(Id(i), t);
+    if (const LocalComponents* c = ts.GetLocalComponents(Id(i))) {
+      for (int o = 0; o < kNumEulerOrders; ++o) {
+        if (c->Has(LocalComponents::kRotationEuler0 << o)) {
+          fresh.SetRotationEuler(Id(i), static_cast<EulerOrder>(o), c->rotation_euler[o]);
+        }
+      }
+      if (c->Has(LocalComponents::kRotationPivot)) fresh.SetRotationPivot(Id(i), c->rotation_pivot);
+      if (c->Has(LocalComponents::kParentScaleInverse)) fresh.SetParentScaleInverse(Id(i), true);
+    }
+  }
+  fresh.Update();
+  ExpectBitwiseEqual(WorldsByEntity(ts, n), WorldsByEntity(fresh, n));
+}
+
+TEST(PropagationTest, IndicesAreStableAcrossReparents) {
+  TransformSystem ts;
+  const uint32_t n = 5000;
+  BuildShape(ts, SceneShape::kRandomForest, n, 5);
+  ts.Update();
+  const uint64_t version = ts.layout_version();
+  std::vector<uint32_t> index(n);
+  for (uint32_t i = 0; i < n; ++i) index[i] = *ts.IndexOf(Id(i));
+  Transform t = *ts.GetTransform(Id(n - 1));
+  t.parent = Id(3);
+  ts.SetTransform(Id(n - 1), t);
+  ts.Update();
+  EXPECT_EQ(ts.layout_version(), version);
+  for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(*ts.IndexOf(Id(i)), index[i]);
+  const auto changed = ts.changed_entities();
+  EXPECT_NE(std::find(changed.begin(), changed.end(), Id(n - 1)), changed.end());
+  // world_matrices() is contiguous and indexed by IndexOf.
+  const auto worlds = ts.world_matrices();
+  EXPECT_TRUE(testing::BitwiseEqual(worlds[index[7]], *ts.WorldMatrix(Id(7))));
+}
+
+TEST(PropagationTest, RemovalsAndRespawnsKeepLayoutValid) {
+  TransformSystem ts;
+  LayoutPolicy policy;
+  policy.min_pieces = 16;
+  policy.min_piece_length = 4;
+  ts.SetLayoutPolicy(policy);
+  const uint32_t n = 3000;
+  BuildShape(ts, SceneShape::kBalanced, n, 1);
+  ts.Update();
+  for (int frame = 0; frame < 10; ++frame) {
+    for (uint32_t i = static_cast<uint32_t>(frame); i < n; i += 37) ts.RemoveTransform(Id(i));
+    ts.Update();
+    ASSERT_TRUE(ts.CheckLayout());
+    for (uint32_t i = static_cast<uint32_t>(frame); i < n; i += 37) {
+      Transform t = ShapeLocalTransform(i, 1);
+      t.parent = i == 0 ? 0 : Id((i - 1) / 8);
+      ts.SetTransform(Id(i), t);
+    }
+    ts.Update();
+    ASSERT_TRUE(ts.CheckLayout());
+  }
+  EXPECT_EQ(ts.num_nodes(), n);
+}
+
+TEST(SceneShapesTest, ShapesAreDeterministicAndWellFormed) {
+  for (SceneShape shape :
+       {SceneShape::kWide, SceneShape::kDeepChain, SceneShape::kChains1000, SceneShape::kBalanced,
+        SceneShape::kRandomForest, SceneShape::kHumanoids67}) {
+    const auto a = GenerateParents(shape, 5000, 42);
+    EXPECT_EQ(a, GenerateParents(shape, 5000, 42));
+    for (uint32_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i] == kShapeRoot || a[i] < i);
+    EXPECT_EQ(ParseSceneShape(SceneShapeName(shape)), shape);
+  }
+  const auto forest = GenerateParents(SceneShape::kRandomForest, 100000, 1);
+  const auto roots = std::count(forest.begin(), forest.end(), kShapeRoot);
+  EXPECT_GT(roots, 700);
+  EXPECT_LT(roots, 1300);
+}
+
+}  // namespace
+}  // namespace scenecrdt::runtime
