@@ -321,9 +321,56 @@ void Propagation::ApplyStructure(const SceneGraph& graph, std::span<const uint32
   }
   const std::size_t max_pieces =
       policy_.min_pieces + live_ / std::max<uint32_t>(1, policy_.min_piece_length);
-  if (num_pieces_ > max_pieces || dead_ > policy_.min_pieces + live_ / 2) {
-    Rebuild(graph, ext_of_slot);
+  if (num_pieces_ > max_pieces || dead_ > policy_.min_pieces + live_ / 2) Compact();
+}
+
+void Propagation::Compact() {
+  // The sequence is already a valid preorder: copy it out in order (a streaming copy, no
+  // search), reusing the previous arrays' memory. World matrices move with their entities,
+  // so nothing is recomputed; every index changes (all_changed_, layout_version_).
+  const auto n = static_cast<uint32_t>(live_);
+  spare_world_.resize(n + 1);
+  spare_local_.resize(n + 1);
+  spare_parent_.resize(n + 1);
+  spare_slot_.resize(n + 1);
+  spare_aux_.resize(n + 1);
+  spare_world_[0] = glm::mat4(1.0f);
+  spare_local_[0] = kIdentityTrs;
+  spare_parent_[0] = 0;
+  spare_slot_[0] = kNoSlot;
+  spare_aux_[0] = 0;
+  uint32_t next = 1;
+  for (uint32_t p = pieces_[0].next; p != 0; p = pieces_[p].next) {
+    for (uint32_t old = pieces_[p].begin; old < pieces_[p].end; ++old, ++next) {
+      const uint32_t slot = slot_of_pos_[old];
+      spare_world_[next] = world_[old];
+      spare_local_[next] = local_[old];
+      spare_aux_[next] = aux_[old];
+      spare_slot_[next] = slot;
+      // The parent precedes its children in the sequence: already moved.
+      const uint32_t parent = parent_pos_[old];
+      spare_parent_[next] = parent == 0 ? 0 : pos_of_slot_[slot_of_pos_[parent]];
+      pos_of_slot_[slot] = next;
+    }
   }
+  world_.swap(spare_world_);
+  local_.swap(spare_local_);
+  parent_pos_.swap(spare_parent_);
+  slot_of_pos_.swap(spare_slot_);
+  aux_.swap(spare_aux_);
+  piece_of_pos_.assign(n + 1, 0);
+  pieces_.assign(1, Piece{});
+  free_pieces_.clear();
+  num_pieces_ = 0;
+  if (n > 0) {
+    const uint32_t p = NewPiece(1, n + 1);
+    LinkRaw(0, p, p);
+  }
+  ranks_stale_ = true;
+  dead_ = 0;
+  all_changed_ = true;
+  ++layout_version_;
+  ++stats_.compactions;
 }
 
 void Propagation::Rebuild(const SceneGraph& graph, std::span<const uint32_t> ext_of_slot) {

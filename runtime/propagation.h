@@ -8,8 +8,9 @@
 // pieces) and, right after a rebuild, of the arrays themselves (one piece). A reparent moves a
 // subtree by splitting and relinking pieces: no entity data moves, and the cost is O(depth)
 // (subtree sizes of old and new ancestors) plus the pieces the range spans. When pieces get
-// small on average, or dead positions pile up, the layout is rebuilt (iterative DFS), which
-// also restores one piece.
+// small on average, or dead positions pile up, the sequence is compacted (copied out in order
+// into one piece); batches that change a large part of the structure rebuild it by iterative
+// DFS over the graph.
 //
 // Compute. World = world[parent position] * LocalToParent, parent before child. Only dirty
 // subtrees are recomputed: dirty roots are sorted by sequence order and each is expanded to its
@@ -65,7 +66,7 @@ struct LayoutPolicy {
   // Rebuild when pieces > min_pieces + live / min_piece_length, or dead positions >
   // min_pieces + live / 2.
   std::size_t min_pieces = 256;
-  uint32_t min_piece_length = 32;
+  uint32_t min_piece_length = 16;
   // SceneGraph: a batch of more than this many edge changes (and more than nodes / 8)
   // recomputes every loop at once instead of walking per edge.
   std::size_t min_bulk_graph_changes = 1024;
@@ -74,12 +75,13 @@ struct LayoutPolicy {
 };
 
 struct PropagationStats {
-  std::size_t positions = 0;  // size of the world array (root + live + dead)
-  std::size_t live = 0;       // nodes laid out
-  std::size_t dead = 0;       // positions no longer used (until the next rebuild)
-  std::size_t pieces = 0;     // pieces in the sequence
-  std::size_t rebuilds = 0;   // layout rebuilds so far
-  std::size_t computed = 0;   // world matrices computed by the last Compute
+  std::size_t positions = 0;    // size of the world array (root + live + dead)
+  std::size_t live = 0;         // nodes laid out
+  std::size_t dead = 0;         // positions no longer used (until the next rebuild)
+  std::size_t pieces = 0;       // pieces in the sequence
+  std::size_t rebuilds = 0;     // layout rebuilds (DFS over the graph) so far
+  std::size_t compactions = 0;  // defragmentations (sequence copied out in order) so far
+  std::size_t computed = 0;     // world matrices computed by the last Compute
   bool last_full_sweep = false;
   bool last_rebuild = false;
   bool last_parallel = false;
@@ -162,6 +164,8 @@ class Propagation {
   bool Attach(uint32_t slot, uint32_t parent_slot);
   void RemoveLeaf(uint32_t slot);
   void Rebuild(const SceneGraph& graph, std::span<const uint32_t> ext_of_slot);
+  // Copies the sequence out contiguously (one piece, no dead positions); no recomputation.
+  void Compact();
   // Compute.
   void ComputeRanks();
   uint64_t SequenceKey(uint32_t pos) const;
@@ -184,6 +188,12 @@ class Propagation {
   std::vector<uint32_t> slot_of_pos_;
   std::vector<uint32_t> aux_;  // 0: plain; else ext id + 1
   std::vector<uint32_t> piece_of_pos_;
+  // Previous per-position arrays, kept for their memory (Compact swaps into them).
+  std::vector<glm::mat4, internal::AlignedAllocator<glm::mat4>> spare_world_;
+  std::vector<internal::LocalTrs> spare_local_;
+  std::vector<uint32_t> spare_parent_;
+  std::vector<uint32_t> spare_slot_;
+  std::vector<uint32_t> spare_aux_;
   // Per slot.
   std::vector<uint32_t> pos_of_slot_;
   std::vector<uint32_t> subtree_size_;

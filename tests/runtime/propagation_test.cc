@@ -131,7 +131,8 @@ TEST(PropagationTest, ReparentChurnMatchesFreshBuild) {
     ts.Update({frame % 2 + 1});
     ASSERT_TRUE(ts.CheckLayout()) << "frame " << frame;
   }
-  EXPECT_LT(ts.stats().rebuilds, 20u);  // 1 % of the scene reparented per frame
+  EXPECT_LE(ts.stats().rebuilds, 2u);  // defragmentation compacts, it does not rebuild
+  EXPECT_GT(ts.stats().compactions, 0u);
   // Same final state built from scratch.
   TransformSystem fresh;
   for (uint32_t i = 0; i < n; ++i) {
