@@ -255,6 +255,16 @@ class CrdtStore {
   void RemoveExtrasIfEmpty(EntityId entity);
   uint64_t NextSequence(LogKind kind, ComponentId component, EntityId entity);
   void CompactLogIfNeeded();
+  // Hint: the register `m` will touch is about to be needed.
+  void Prefetch(const protocol::CrdtMessage& m) const {
+    const uint32_t number = protocol::EntityNumber(m.entity);
+    if (m.component != protocol::kTransformComponentId || tr_slot_by_number_.empty() ||
+        protocol::IsReservedEntityNumber(number)) {
+      return;
+    }
+    const uint32_t slot = tr_slot_by_number_[number];
+    if (slot < tr_.size()) __builtin_prefetch(&tr_[slot], 1);
+  }
   void NoteTransformChange(EntityId entity) {
     if (track_transform_changes_) transform_changes_.push_back(entity);
   }
@@ -296,8 +306,28 @@ class CrdtStore {
 template <class OnResult>
 Result<void> CrdtStore::MergeStream(std::span<const uint8_t> bytes,
                                     const protocol::DecodeOptions& options, OnResult&& on_result) {
-  return protocol::DecodeStream(bytes, options,
-                                [&](const protocol::CrdtMessage& m) { on_result(m, Merge(m)); });
+  // Software pipelining: a message is decoded and its register's cache line prefetched
+  // kWindow messages before it is merged, so the random accesses of a large scene overlap
+  // instead of stalling one after the other. Merge order is the stream order.
+  constexpr std::size_t kWindow = 8;
+  protocol::CrdtMessage window[kWindow];
+  std::size_t head = 0, count = 0;
+  auto decoded = protocol::DecodeStream(bytes, options, [&](const protocol::CrdtMessage& m) {
+    Prefetch(m);
+    if (count < kWindow) {
+      window[(head + count++) % kWindow] = m;
+      return;
+    }
+    on_result(static_cast<const protocol::CrdtMessage&>(window[head]), Merge(window[head]));
+    window[head] = m;
+    head = (head + 1) % kWindow;
+  });
+  // Messages before a fault are merged too.
+  for (std::size_t i = 0; i < count; ++i) {
+    const protocol::CrdtMessage& m = window[(head + i) % kWindow];
+    on_result(m, Merge(m));
+  }
+  return decoded;
 }
 
 }  // namespace scenecrdt::runtime
