@@ -10,6 +10,7 @@ std::span<const Command> AllCommands() {
       {"encode", "JSON lines -> DCL CRDT stream", RunEncode},
       {"replay", "DCL streams -> final CRDT state (JSON)", RunReplay},
       {"converge", "random delivery schedules must reach one state hash", RunConverge},
+      {"serve", "scene server: TCP/WebSocket, fan-out, SQLite durability, auth", RunServe},
       {"bench", "throughput of decode+merge on a stream", RunBench},
   };
   return kCommands;

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns parsing the --auth file and the token check.
+#include "server/auth.h"
+
+#include "protocol/json.h"
+
+namespace scenecrdt::server {
+
+namespace {
+
+// Compares without an early exit on the first differing byte, so the time does not tell an
+// attacker how much of a token prefix was right.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |=
+        static_cast<unsigned>(static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]));
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+Result<AuthTable> AuthTable::Parse(std::string_view json_text) {
+  auto doc = protocol::ParseJson(json_text);
+  if (!doc.has_value()) return doc.error();
+  const auto bad = [](const char* why) { return MakeError(ErrorCode::kInvalidArgument, why); };
+  const protocol::JsonValue* tokens = doc->Find("tokens");
+  if (!tokens || !tokens->is_array()) return bad("expected {\"tokens\":[...]}");
+  AuthTable table;
+  table.open_ = false;
+  for (const protocol::JsonValue& t : tokens->array()) {
+    if (!t.is_object()) return bad("each token entry must be an object");
+    const protocol::JsonValue* token = t.Find("token");
+    const protocol::JsonValue* scenes = t.Find("scenes");
+    const protocol::JsonValue* role = t.Find("role");
+    if (!token || !token->is_string() || token->text().empty()) {
+      return bad("each token entry needs a non-empty \"token\" string");
+    }
+    if (!scenes || !scenes->is_array()) return bad("each token entry needs a \"scenes\" array");
+    if (!role || !role->is_string() || (role->text() != "read" && role->text() != "write")) {
+      return bad("each token entry needs \"role\": \"read\" or \"write\"");
+    }
+    TokenGrant grant;
+    grant.token = token->text();
+    grant.role = role->text() == "write" ? Role::kWrite : Role::kRead;
+    for (const protocol::JsonValue& s : scenes->array()) {
+      if (!s.is_string()) return bad("\"scenes\" must hold strings");
+      grant.scenes.push_back(s.text());
+    }
+    table.grants_.push_back(std::move(grant));
+  }
+  return table;
+}
+
+Result<Role> AuthTable::Check(std::string_view token, std::string_view scene) const {
+  if (open_) return Role::kWrite;
+  // Every grant is compared, so the time does not depend on which one matches.
+  const TokenGrant* match = nullptr;
+  for (const TokenGrant& g : grants_) {
+    if (ConstantTimeEquals(g.token, token) && !match) match = &g;
+  }
+  if (!match) return MakeError(ErrorCode::kUnauthorized, "unknown token");
+  for (const std::string& s : match->scenes) {
+    if (s == "*" || s == scene) return match->role;
+  }
+  return MakeError(ErrorCode::kUnauthorized, "token not granted for this scene");
+}
+
+}  // namespace scenecrdt::server

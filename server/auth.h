@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns AuthTable: the --auth file ({"tokens":[{"token","scenes":[...],"role"}]}) and the
+// decision "may this token join this scene, and may it write". Immutable after loading, so
+// every session strand reads it without locking.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/result.h"
+
+namespace scenecrdt::server {
+
+enum class Role : uint8_t { kRead, kWrite };
+
+struct TokenGrant {
+  std::string token;
+  std::vector<std::string> scenes;  // scene names; "*" = any scene
+  Role role = Role::kRead;
+};
+
+class AuthTable {
+ public:
+  // Open mode: every token (even empty) may write to every scene.
+  static AuthTable Open() { return AuthTable(); }
+  // Parses the JSON text of an --auth file. Errors: kParse (JSON), kInvalidArgument (shape).
+  static Result<AuthTable> Parse(std::string_view json_text);
+
+  bool open() const { return open_; }
+  std::size_t size() const { return grants_.size(); }
+  // The role of `token` in `scene`; kUnauthorized when the token is unknown or the scene is
+  // not granted. Token comparison takes constant time in the token length.
+  Result<Role> Check(std::string_view token, std::string_view scene) const;
+
+ private:
+  bool open_ = true;
+  std::vector<TokenGrant> grants_;
+};
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns ServerConfig: every knob of `scenecrdt serve` with its default (docs/SERVER.md lists
+// them with the reasoning behind each number). Plain data, filled by the serve command.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace scenecrdt::server {
+
+struct Limits {
+  // Largest envelope frame accepted from a client, size prefix included (TCP frames and
+  // WebSocket messages; Beast's 16 MiB default is lowered to this).
+  uint32_t max_frame_bytes = 1u << 20;
+  // Largest DCL message inside a Crdt frame, header included.
+  uint32_t max_message_bytes = 64u << 10;
+  // Largest component payload (StoreLimits::max_payload_bytes).
+  uint32_t max_payload_bytes = 16u << 10;
+  // Token bucket per session over DCL messages: refill rate and bucket size.
+  uint32_t messages_per_second = 2000;
+  uint32_t message_burst = 4000;
+  // Per scene (StoreLimits).
+  uint32_t max_entities = 20000;
+  uint32_t max_tombstones = 65536;
+  // Sessions per scene (kSceneFull beyond).
+  uint32_t max_sessions_per_scene = 2000;
+  // Control frames (Welcome, Error, Pong) waiting in one session's queue; beyond: dropped.
+  uint32_t max_control_frames = 256;
+  // A write (to one session) still in flight after this long drops the session
+  // (kSlowConsumer). While it is in flight the session's changes coalesce in the scene.
+  uint32_t slow_consumer_ms = 5000;
+  // Nothing read from a session for this long closes it; a Ping is sent at a third of it.
+  uint32_t idle_timeout_ms = 60000;
+  // Hello must arrive within this long after connecting (or the WebSocket upgrade).
+  uint32_t handshake_timeout_ms = 10000;
+  // Frames per second per session for scene changes (0 = unlimited): --max-rate.
+  double max_rate_hz = 0.0;
+  // State frames (snapshot / resume delta) carry at most this many DCL bytes each.
+  uint32_t state_chunk_bytes = 256u << 10;
+};
+
+struct ServerConfig {
+  // "HOST:PORT" or empty (listener off). Port 0 picks an ephemeral port (tests).
+  std::string tcp_listen = "127.0.0.1:7600";
+  std::string http_listen = "127.0.0.1:7601";
+  int threads = 1;
+  std::string data_dir = "./scenecrdt-data";
+  // Empty: unauthenticated mode (loopback only, every session may write).
+  std::string auth_file;
+  bool demo = false;
+  // Demo writer rate.
+  double demo_hz = 25.0;
+  // SQLite synchronous mode: true = FULL (fsync per commit), false = NORMAL (survives a
+  // process kill, not a power loss).
+  bool fsync = true;
+  Limits limits;
+};
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns ServerContext: what scenes and sessions share (io_context, configuration, auth,
+// metrics, persistence, registries), and the SharedFrame currency of the fan-out.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "server/auth.h"
+#include "server/config.h"
+#include "server/metrics.h"
+#include "server/net.h"
+
+namespace scenecrdt::server {
+
+class Persistence;
+class Scene;
+class Session;
+
+// One encoded, size-prefixed envelope frame, built once and shared by every session queue
+// that sends it (STYLE.md: a broadcast is encoded once).
+using SharedFrame = std::shared_ptr<const std::vector<uint8_t>>;
+
+inline SharedFrame MakeShared(std::vector<uint8_t> bytes) {
+  return std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+}
+
+inline int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Scene wire sequences: (server incarnation << 40) | store sequence. A resume position from
+// another incarnation (a restart) is recognised and answered with a full snapshot.
+inline constexpr int kSequenceShift = 40;
+inline constexpr uint64_t kLocalSequenceMask = (uint64_t{1} << kSequenceShift) - 1;
+
+class ServerContext {
+ public:
+  virtual ~ServerContext() = default;
+  virtual net::asio::io_context& ioc() = 0;
+  virtual const ServerConfig& config() const = 0;
+  virtual const AuthTable& auth() const = 0;
+  virtual Metrics& metrics() = 0;
+  virtual Persistence& persistence() = 0;
+  virtual uint64_t incarnation() const = 0;
+  // The scene called `name`, created on first use. Thread-safe. nullptr while stopping.
+  virtual Scene* FindOrCreateScene(std::string_view name) = 0;
+  // Session registry (shutdown walks it). Thread-safe.
+  virtual uint64_t RegisterSession(const std::shared_ptr<Session>& s) = 0;
+  virtual void UnregisterSession(uint64_t id) = 0;
+};
+
+}  // namespace scenecrdt::server

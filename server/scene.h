@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns Scene: one CrdtStore plus its members, change sequence, fan-out and durability
+// bookkeeping, all on one strand (no mutex: every public method posts to the strand).
+//
+// Fan-out (docs/SERVER.md): each member has a cursor (the store sequence it has been sent up
+// to) and is "ready" when nothing of the scene is in flight to it. A merge schedules one
+// flush (posted behind whatever the strand already holds, so frames queued together merge
+// together); the flush builds the batch once and hands it to every ready member at the batch
+// start. Members that were busy catch up when they report ready, with one coalesced
+// ExportChangesSince(cursor) frame, shared by members at the same cursor: while a write is in
+// flight, changes pile up as "latest per key" in the store itself, never as queued frames.
+//
+// Durability: after merges, the changes since the durable point go to the persistence thread
+// as one job (group commit; what arrives meanwhile goes in the next one). Frames are acked
+// once the durable point passes the store sequence they reached.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/crdt_store.h"
+#include "server/context.h"
+
+namespace scenecrdt::server {
+
+class Scene {
+ public:
+  // `restore`: a DCL stream (from Persistence::LoadAll) merged before anything else and
+  // considered durable.
+  Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore = {});
+  Scene(const Scene&) = delete;
+  Scene& operator=(const Scene&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  // ---- Any thread (each posts to the strand) ----
+  void Join(std::shared_ptr<Session> session, bool can_write, std::optional<uint64_t> resume);
+  void Leave(uint64_t session_id);
+  // A Crdt frame the session validated (envelope, DCL stream, stateless limits, rate).
+  void Submit(uint64_t session_id, uint64_t frame_sequence, std::vector<uint8_t> dcl,
+              uint32_t messages);
+  // Nothing of the scene is in flight to the session any more.
+  void Ready(uint64_t session_id);
+  // Runs `write(store, out)` on the strand; `out` gets the local writes' messages (Lamport
+  // writes by a server-side script such as the demo), which are then fanned out and persisted.
+  void LocalWrite(std::function<void(runtime::CrdtStore&)> write);
+  // Commits everything merged so far, releases the acks, then calls `done` (on the strand).
+  void Flush(std::function<void()> done);
+  // Reads the store on the strand (tests, tools): `read` runs there.
+  void Inspect(std::function<void(const runtime::CrdtStore&, uint64_t wire_sequence)> read);
+
+ private:
+  struct Member {
+    std::shared_ptr<Session> session;
+    uint64_t id = 0;
+    uint64_t cursor = 0;  // store sequence sent up to
+    bool ready = false;   // nothing of the scene in flight to it
+    int64_t next_send_ms = 0;
+  };
+  struct PendingAck {
+    uint64_t store_sequence;
+    uint64_t session_id;
+    uint64_t frame_sequence;
+  };
+
+  uint64_t Wire(uint64_t local) const { return wire_base_ | local; }
+  Member* FindMember(uint64_t id);
+  void ScheduleFlush();
+  void FanOut();
+  // Sends everything after member.cursor (a shared batch or a coalesced catch-up) if allowed.
+  void Deliver(Member& m, int64_t now_ms);
+  std::vector<SharedFrame> BuildFrames(uint64_t from, uint64_t to, bool is_state);
+  void ArmRateTimer(int64_t at_ms);
+  void MaybeCommit();
+  void OnCommitted(bool ok, uint64_t target);
+  void ReleaseAcks();
+
+  ServerContext& ctx_;
+  std::string name_;
+  net::Strand strand_;
+  runtime::CrdtStore store_;
+  uint64_t wire_base_;
+  std::vector<Member> members_;
+
+  bool flush_scheduled_ = false;
+  uint64_t flushed_ = 0;  // store sequence of the last fan-out
+  // The session whose frames made every change since flushed_ (0: none or several): it does
+  // not get its own changes echoed back.
+  uint64_t sole_writer_ = 0;
+  bool mixed_writers_ = false;
+  // Frames built in this store sequence, by start cursor (shared by members at one cursor).
+  uint64_t cache_sequence_ = ~uint64_t{0};
+  std::vector<std::pair<uint64_t, std::vector<SharedFrame>>> cache_;
+
+  uint64_t durable_ = 0;
+  bool commit_in_flight_ = false;
+  bool retry_armed_ = false;
+  std::deque<PendingAck> pending_acks_;
+  std::vector<std::function<void()>> flush_waiters_;
+  net::asio::steady_timer retry_timer_;
+  net::asio::steady_timer rate_timer_;
+  int64_t rate_timer_at_ms_ = 0;
+  std::vector<uint8_t> scratch_;
+};
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns starting, running and stopping the server, the registries and the demo writer.
+#include "server/server.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "protocol/crdt_codec.h"
+
+namespace scenecrdt::server {
+
+Server::Server(ServerConfig config) : config_(std::move(config)) {}
+
+Server::~Server() {
+  if (!threads_.empty() && !stopped_) {
+    RequestStop();
+    Wait();
+  }
+}
+
+Result<void> Server::Start(bool handle_signals) {
+  if (!config_.auth_file.empty()) {
+    std::ifstream in(config_.auth_file, std::ios::binary);
+    if (!in) return MakeError(ErrorCode::kIo, "cannot read the --auth file");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto table = AuthTable::Parse(text.str());
+    if (!table.has_value()) return table.error();
+    auth_ = std::move(table.value());
+  }
+  std::optional<net::tcp::endpoint> tcp_endpoint;
+  std::optional<net::tcp::endpoint> http_endpoint;
+  for (auto [text, out] : {std::pair{&config_.tcp_listen, &tcp_endpoint},
+                           std::pair{&config_.http_listen, &http_endpoint}}) {
+    if (text->empty()) continue;
+    auto endpoint = ParseEndpoint(*text);
+    if (!endpoint.has_value()) return endpoint.error();
+    if (auth_.open() && !endpoint->address().is_loopback()) {
+      return MakeError(ErrorCode::kUnauthorized,
+                       "without --auth the server only binds loopback addresses");
+    }
+    *out = endpoint.value();
+  }
+  auto persistence = Persistence::Open(config_.data_dir, config_.fsync, metrics_);
+  if (!persistence.has_value()) return persistence.error();
+  persistence_ = std::move(persistence.value());
+  auto stored = persistence_->LoadAll();
+  if (!stored.has_value()) return stored.error();
+  for (const PersistedScene& s : stored.value()) {
+    if (!session::IsValidSceneName(s.name)) continue;
+    scenes_.emplace(s.name, std::make_unique<Scene>(*this, s.name, s.dcl));
+    Metrics::Add(metrics_.scenes, 1);
+  }
+  if (tcp_endpoint) {
+    tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp);
+    if (auto r = tcp_->Open(*tcp_endpoint); !r.has_value()) return r.error();
+  }
+  if (http_endpoint) {
+    http_ = std::make_unique<Listener>(*this, ListenerKind::kHttp);
+    if (auto r = http_->Open(*http_endpoint); !r.has_value()) return r.error();
+  }
+  if (handle_signals) {
+    signals_ = std::make_unique<net::asio::signal_set>(ioc_, SIGINT, SIGTERM);
+    signals_->async_wait([this](const net::error_code& ec, int) {
+      if (!ec) RequestStop();
+    });
+  }
+  persistence_->Start();
+  work_.emplace(ioc_.get_executor());
+  if (tcp_) tcp_->Start();
+  if (http_) http_->Start();
+  if (config_.demo) StartDemo();
+  const int threads = std::max(1, config_.threads);
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this] {
+      for (;;) {
+        // Handlers do not throw (error_code overloads only); if one ever did, log and go on
+        // rather than tearing the server down.
+        try {
+          ioc_.run();
+          return;
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "scenecrdt serve: handler threw: %s\n", e.what());
+        }
+      }
+    });
+  }
+  return {};
+}
+
+void Server::RequestStop() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stop_requested_ = true;
+  }
+  stop_cv_.notify_all();
+}
+
+std::vector<std::shared_ptr<Session>> Server::LiveSessions() {
+  std::vector<std::shared_ptr<Session>> out;
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  for (auto& [id, weak] : sessions_) {
+    if (auto s = weak.lock()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+template <class Items, class Fn>
+bool Server::ForEachAndWait(const Items& items, Fn start, std::chrono::milliseconds timeout) {
+  uint64_t phase;
+  {
+    std::lock_guard<std::mutex> lock(phase_mu_);
+    phase = ++phase_id_;
+    phase_pending_ = items.size();
+  }
+  for (const auto& item : items) {
+    start(item, [this, phase] {
+      std::lock_guard<std::mutex> lock(phase_mu_);
+      if (phase_id_ == phase && phase_pending_ > 0 && --phase_pending_ == 0) {
+        phase_cv_.notify_all();
+      }
+    });
+  }
+  std::unique_lock<std::mutex> lock(phase_mu_);
+  return phase_cv_.wait_for(lock, timeout, [&] { return phase_pending_ == 0; });
+}
+
+int Server::Wait() {
+  {
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    stop_cv_.wait(lock, [&] { return stop_requested_; });
+    if (stopped_) return 0;
+  }
+  // 1. Stop accepting and writing the demo.
+  if (tcp_) tcp_->Stop();
+  if (http_) http_->Stop();
+  if (signals_) {
+    net::asio::post(ioc_, [this] {
+      net::error_code ec;
+      signals_->cancel(ec);
+    });
+  }
+  if (demo_timer_) {
+    net::asio::post(demo_timer_->get_executor(), [this] { demo_timer_->cancel(); });
+  }
+  std::vector<Scene*> scenes;
+  {
+    std::lock_guard<std::mutex> lock(scenes_mu_);
+    stopping_ = true;
+    for (auto& [name, scene] : scenes_) scenes.push_back(scene.get());
+  }
+  // 2. No new frames: every frame read so far is already posted to its scene.
+  ForEachAndWait(
+      LiveSessions(),
+      [](const std::shared_ptr<Session>& s, std::function<void()> done) {
+        s->PostStopReading(std::move(done));
+      },
+      std::chrono::seconds(2));
+  // 3. Every scene commits what it merged and releases its acks.
+  const bool flushed = ForEachAndWait(
+      scenes, [](Scene* s, std::function<void()> done) { s->Flush(std::move(done)); },
+      std::chrono::seconds(20));
+  if (!flushed) {
+    std::fprintf(stderr, "scenecrdt serve: a final commit did not complete: %s\n",
+                 persistence_->last_error().c_str());
+  }
+  // 4. Close every session after what it has queued (the acks above included).
+  for (const auto& s : LiveSessions()) {
+    s->PostClose(ErrorCode::kShuttingDown, "the server is stopping");
+  }
+  for (int i = 0; i < 300; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(sessions_mu_);
+      if (sessions_.empty()) break;
+    }
+    std::unique_lock<std::mutex> lock(phase_mu_);
+    phase_cv_.wait_for(lock, std::chrono::milliseconds(10));
+  }
+  // 5. Stop the threads and the persistence thread.
+  work_.reset();
+  ioc_.stop();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  persistence_->Stop();
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stopped_ = true;
+  }
+  return flushed ? 0 : 1;
+}
+
+std::size_t Server::num_scenes() const {
+  std::lock_guard<std::mutex> lock(scenes_mu_);
+  return scenes_.size();
+}
+
+Scene* Server::FindOrCreateScene(std::string_view name) {
+  std::lock_guard<std::mutex> lock(scenes_mu_);
+  if (stopping_) return nullptr;
+  auto it = scenes_.find(name);
+  if (it != scenes_.end()) return it->second.get();
+  auto scene = std::make_unique<Scene>(*this, std::string(name));
+  Scene* raw = scene.get();
+  scenes_.emplace(std::string(name), std::move(scene));
+  Metrics::Add(metrics_.scenes, 1);
+  return raw;
+}
+
+bool Server::InspectScene(const std::string& name,
+                          const std::function<void(const runtime::CrdtStore&, uint64_t)>& read) {
+  Scene* scene = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(scenes_mu_);
+    auto it = scenes_.find(name);
+    if (it == scenes_.end()) return false;
+    scene = it->second.get();
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  scene->Inspect([&](const runtime::CrdtStore& store, uint64_t seq) {
+    read(store, seq);
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+    cv.notify_all();
+  });
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return done; });
+  return true;
+}
+
+uint64_t Server::RegisterSession(const std::shared_ptr<Session>& s) {
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  const uint64_t id = next_session_id_++;
+  sessions_.emplace(id, s);
+  return id;
+}
+
+void Server::UnregisterSession(uint64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    sessions_.erase(id);
+  }
+  phase_cv_.notify_all();
+}
+
+// ---- Demo: a small solar system written by the server itself at demo_hz ----
+
+namespace {
+
+struct Body {
+  uint32_t number;
+  uint32_t parent;  // 0 = root
+  float orbit_radius;
+  float orbit_period_s;
+  float spin_period_s;
+  float scale;
+};
+
+// Sun 512; planets 513..516 orbit it; moons 517..520 orbit planets.
+constexpr Body kBodies[] = {
+    {512, 0, 0.0f, 1.0f, 20.0f, 2.0f},     {513, 512, 3.0f, 4.0f, 2.0f, 0.3f},
+    {514, 512, 5.0f, 7.0f, 3.0f, 0.45f},   {515, 512, 8.0f, 12.0f, 1.5f, 0.5f},
+    {516, 512, 12.0f, 20.0f, 1.0f, 0.35f}, {517, 514, 2.5f, 1.5f, 1.0f, 0.4f},
+    {518, 515, 2.0f, 2.0f, 1.0f, 0.3f},    {519, 515, 3.2f, 3.5f, 1.0f, 0.25f},
+    {520, 516, 2.8f, 2.5f, 1.0f, 0.35f},
+};
+
+}  // namespace
+
+void Server::StartDemo() {
+  demo_scene_ = FindOrCreateScene("demo");
+  demo_timer_ = std::make_unique<net::asio::steady_timer>(net::asio::make_strand(ioc_));
+  demo_timer_->expires_after(std::chrono::milliseconds(0));
+  demo_timer_->async_wait([this](const net::error_code& ec) {
+    if (!ec) DemoTick();
+  });
+}
+
+void Server::DemoTick() {
+  const double hz = config_.demo_hz > 0.0 ? config_.demo_hz : 25.0;
+  const double t = static_cast<double>(demo_tick_++) / hz;
+  demo_scene_->LocalWrite([t](runtime::CrdtStore& store) {
+    std::vector<uint8_t> out;  // the store records the change; fan-out exports it
+    for (const Body& b : kBodies) {
+      protocol::Transform tr;
+      const double orbit = 2.0 * M_PI * t / b.orbit_period_s;
+      tr.position = {static_cast<float>(b.orbit_radius * std::cos(orbit)), 0.0f,
+                     static_cast<float>(b.orbit_radius * std::sin(orbit))};
+      const double spin = M_PI * t / b.spin_period_s;  // half angle
+      tr.rotation = {0.0f, static_cast<float>(std::sin(spin)), 0.0f,
+                     static_cast<float>(std::cos(spin))};
+      tr.scale = {b.scale, b.scale, b.scale};
+      tr.parent = b.parent;
+      (void)store.WriteTransform(b.number, tr, out);
+    }
+  });
+  demo_timer_->expires_after(std::chrono::microseconds(static_cast<int64_t>(1e6 / hz)));
+  demo_timer_->async_wait([this](const net::error_code& ec) {
+    if (!ec) DemoTick();
+  });
+}
+
+}  // namespace scenecrdt::server

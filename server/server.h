@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns Server: the io_context and its threads, the listeners, the scene and session
+// registries, persistence and the graceful stop. `scenecrdt serve` is a thin wrapper; tests
+// run it in process on ephemeral ports.
+//
+// Stop sequence (SIGINT/SIGTERM or RequestStop): stop accepting; stop reading from every
+// session; every scene commits what it merged and sends the last acks; every session gets a
+// fatal Error kShuttingDown after its queue and is closed; persistence stops; threads join.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/context.h"
+#include "server/listener.h"
+#include "server/persistence.h"
+#include "server/scene.h"
+#include "server/session.h"
+
+namespace scenecrdt::server {
+
+class Server final : public ServerContext {
+ public:
+  explicit Server(ServerConfig config);
+  ~Server() override;
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Loads --auth and --data, binds the listeners, starts persistence and the io threads.
+  // `handle_signals`: SIGINT/SIGTERM call RequestStop.
+  Result<void> Start(bool handle_signals);
+  // Thread-safe; returns at once. The stop runs in Wait().
+  void RequestStop();
+  // Blocks until RequestStop, then stops gracefully and joins everything. Returns 0 when
+  // every scene was flushed, 1 when a final commit failed.
+  int Wait();
+
+  uint16_t tcp_port() const { return tcp_ ? tcp_->port() : 0; }
+  uint16_t http_port() const { return http_ ? http_->port() : 0; }
+  std::size_t num_scenes() const;
+
+  // Runs `read` on the scene's strand and waits for it (not from an io thread). False when
+  // the scene does not exist.
+  bool InspectScene(const std::string& name,
+                    const std::function<void(const runtime::CrdtStore&, uint64_t)>& read);
+
+  // ---- ServerContext ----
+  net::asio::io_context& ioc() override { return ioc_; }
+  const ServerConfig& config() const override { return config_; }
+  const AuthTable& auth() const override { return auth_; }
+  Metrics& metrics() override { return metrics_; }
+  Persistence& persistence() override { return *persistence_; }
+  uint64_t incarnation() const override { return persistence_->incarnation(); }
+  Scene* FindOrCreateScene(std::string_view name) override;
+  uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;
+  void UnregisterSession(uint64_t id) override;
+
+ private:
+  void StartDemo();
+  void DemoTick();
+  std::vector<std::shared_ptr<Session>> LiveSessions();
+  // Posts `start(done)` for each item and waits (bounded) until every done ran.
+  template <class Items, class Fn>
+  bool ForEachAndWait(const Items& items, Fn start, std::chrono::milliseconds timeout);
+
+  ServerConfig config_;
+  AuthTable auth_;
+  Metrics metrics_;
+  net::asio::io_context ioc_;
+  std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
+  std::unique_ptr<Persistence> persistence_;
+  std::unique_ptr<Listener> tcp_;
+  std::unique_ptr<Listener> http_;
+  std::unique_ptr<net::asio::signal_set> signals_;
+  std::vector<std::thread> threads_;
+
+  mutable std::mutex scenes_mu_;
+  std::map<std::string, std::unique_ptr<Scene>, std::less<>> scenes_;
+  bool stopping_ = false;  // under scenes_mu_: no new scenes
+
+  std::mutex sessions_mu_;
+  std::map<uint64_t, std::weak_ptr<Session>> sessions_;
+  uint64_t next_session_id_ = 1;
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_requested_ = false;
+  bool stopped_ = false;
+
+  // Shutdown phases: callbacks of an earlier (timed out) phase are ignored by id.
+  std::mutex phase_mu_;
+  std::condition_variable phase_cv_;
+  uint64_t phase_id_ = 0;
+  std::size_t phase_pending_ = 0;
+
+  // Demo writer (scene "demo"), on the scene's strand.
+  std::unique_ptr<net::asio::steady_timer> demo_timer_;
+  Scene* demo_scene_ = nullptr;
+  uint64_t demo_tick_ = 0;
+};
+
+}  // namespace scenecrdt::server
