@@ -65,6 +65,7 @@ void Sha256::Block(const uint8_t* p) {
 }
 
 void Sha256::Update(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return;  // also: memcpy from an empty span's null data() is undefined
   total_bytes_ += bytes.size();
   std::size_t pos = 0;
   if (buffered_ > 0) {

@@ -20,8 +20,10 @@ cmake --workflow --preset ci
 
 step "fuzz targets (clang libFuzzer, ${FUZZ_SECONDS:-30}s each)"
 cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz
-for target in $(ls tools/fuzz/corpus); do
+targets=$(ls tools/fuzz/corpus)
+# shellcheck disable=SC2086
+cmake --build --preset fuzz --target $targets
+for target in $targets; do
   work=$(mktemp -d)
   echo "-- $target"
   "build/fuzz/tools/fuzz/$target" -max_total_time="${FUZZ_SECONDS:-30}" -print_final_stats=1 \

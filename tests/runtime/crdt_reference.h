@@ -45,9 +45,6 @@ inline std::string ReferenceDump(const std::vector<OwnedMessage>& messages,
   auto is_put = [](MessageType t) {
     return t == MessageType::kPutComponent || t == MessageType::kPutComponentNetwork;
   };
-  auto is_delete = [](MessageType t) {
-    return t == MessageType::kDeleteComponent || t == MessageType::kDeleteComponentNetwork;
-  };
   auto is_delete_entity = [](MessageType t) {
     return t == MessageType::kDeleteEntity || t == MessageType::kDeleteEntityNetwork;
   };

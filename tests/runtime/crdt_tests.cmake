@@ -3,5 +3,6 @@
 target_sources(runtime_tests PRIVATE
   crdt_store_property_test.cc
   crdt_store_test.cc
+  runtime_test.cc
   sha256_test.cc
 )

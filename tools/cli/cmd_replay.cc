@@ -4,15 +4,17 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "runtime/crdt_store.h"
+#include "runtime/runtime.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/state_json.h"
 #include "tools/cli/stream_files.h"
+#include "tools/cli/world_json.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp = R"(usage: scenecrdt replay FILE... [--shuffle SEED]
+constexpr const char* kHelp =
+    R"(usage: scenecrdt replay FILE... [--shuffle SEED] [--world] [--threads N]
 
 Applies the DCL CRDT streams (FILE... in order, '-' for stdin) to an empty store with the
 @dcl/ecs 7.28 merge rules and prints the final state as one JSON object:
@@ -27,6 +29,12 @@ with the state @dcl/ecs's getEntityState would report. See docs/CLI.md and docs/
 options:
   --shuffle SEED  apply all messages in a seeded random permutation instead (the final state
                   must not change: that is the CRDT contract)
+  --world         also run the transform runtime and add
+                  "world":[{"entity","parent","parked","placeholder","localToWorld":[16]}...]
+                  for every entity with a Transform and every placeholder: `parent` is the
+                  effective parent (0 = root; loop members are parked at root), the matrix is
+                  column-major
+  --threads N     propagation threads for --world (1 or 2; the result is bit-identical)
 
 exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr) or bad usage.
 )";
@@ -39,6 +47,8 @@ int RunReplay(Args args) {
     return kExitOk;
   }
   const auto shuffle = scan.U64("--shuffle");
+  const bool world = scan.Flag("--world");
+  const uint64_t threads = scan.U64("--threads").value_or(1);
   const auto files = scan.Positionals();
   if (!scan.Finish()) return kExitBadInput;
   if (files.empty()) {
@@ -56,17 +66,26 @@ int RunReplay(Args args) {
     SplitMix64 rng(*shuffle);
     SeededShuffle(messages, rng);
   }
-  runtime::CrdtStore store;
+  if (threads < 1 || threads > 2) {
+    PrintMessage("replay", "--threads takes 1 or 2");
+    return kExitBadInput;
+  }
+  runtime::Runtime replica;
   std::vector<protocol::EntityId> entities;
   entities.reserve(messages.size());
   for (const protocol::CrdtMessage& m : messages) {
-    (void)store.Merge(m);
+    (void)replica.ApplyMessage(m);
     if (protocol::IsKnownType(m.type)) entities.push_back(m.entity);
   }
   std::sort(entities.begin(), entities.end());
   entities.erase(std::unique(entities.begin(), entities.end()), entities.end());
   std::string out;
-  AppendStateJsonBody(store, entities, out);
+  AppendStateJsonBody(replica.store(), entities, out);
+  if (world) {
+    replica.Update(runtime::UpdateOptions{static_cast<int>(threads)});
+    out += ',';
+    AppendWorldJson(replica.transforms(), out);
+  }
   out += "}\n";
   std::fwrite(out.data(), 1, out.size(), stdout);
   return kExitOk;

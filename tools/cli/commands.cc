@@ -11,6 +11,8 @@ std::span<const Command> AllCommands() {
       {"replay", "DCL streams -> final CRDT state (JSON)", RunReplay},
       {"converge", "random delivery schedules must reach one state hash", RunConverge},
       {"serve", "scene server: TCP/WebSocket, fan-out, SQLite durability, auth", RunServe},
+      {"gen", "benchmark scene shapes -> DCL stream of Transform PUTs", RunGen},
+      {"inspect", "effective tree with local/world positions; --svg drawing", RunInspect},
       {"bench", "throughput of decode+merge on a stream", RunBench},
   };
   return kCommands;

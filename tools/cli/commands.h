@@ -18,6 +18,8 @@ int RunEncode(Args args);
 int RunReplay(Args args);
 int RunConverge(Args args);
 int RunBench(Args args);
+int RunGen(Args args);
+int RunInspect(Args args);
 int RunServe(Args args);
 
 // All subcommands, in the order `scenecrdt --help` lists them.

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns `scenecrdt gen`: writes a DCL stream of Transform PUTs for the benchmark scene shapes.
+#include <cmath>
+#include <cstdio>
+
+#include "protocol/crdt_codec.h"
+#include "runtime/scene_shapes.h"
+#include "tools/cli/commands.h"
+
+namespace scenecrdt::cli {
+
+namespace {
+constexpr const char* kHelp =
+    R"(usage: scenecrdt gen --shape SHAPE --entities N [--seed S] [--non-uniform] -o OUT
+
+Writes a DCL CRDT stream of Transform PUTs (timestamp 1) for a benchmark scene shape
+(TRANSFORM-CASES.md), generated deterministically from the seed:
+  wide       one entity at root and N-1 children of it
+  deep       one chain of N
+  chains     N/1000 chains of 1000
+  balanced   a complete 8-ary tree
+  random     ~1 % roots, every other parent uniform among earlier entities
+  humanoids  N/67 copies of a 67-joint humanoid rig
+Entity i gets number 512 + i (version 0); roots have parent 0 and sit on a 4 m grid.
+
+DCL entity numbers are 16-bit and scene entities start at 512, so a stream holds at most
+65024 entities: N above that is refused (exit 2). Scenes larger than a DCL scene (the 1 M
+benchmarks) use the runtime API directly (runtime/scene_shapes.h, tools/bench/).
+
+options:
+  --shape SHAPE    one of the names above (required)
+  --entities N     number of entities, 1..65024 (required)
+  --seed S         generator seed (default 1)
+  --non-uniform    non-uniform scales (exercise the NonUniformScale path)
+  -o, --output OUT where to write the stream (required; '-' for stdout)
+)";
+constexpr uint64_t kMaxEntities = 65536 - 512;
+}  // namespace
+
+int RunGen(Args args) {
+  ArgScanner scan("gen", args);
+  if (scan.Help()) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  const auto shape_name = scan.Value("--shape");
+  const auto entities = scan.U64("--entities");
+  const uint64_t seed = scan.U64("--seed").value_or(1);
+  const bool non_uniform = scan.Flag("--non-uniform");
+  const auto output = scan.Value("--output", "-o");
+  if (!scan.Finish()) return kExitBadInput;
+  if (!shape_name || !entities || !output) {
+    PrintMessage("gen", "needs --shape, --entities and -o; see 'scenecrdt gen --help'");
+    return kExitBadInput;
+  }
+  const auto shape = runtime::ParseSceneShape(*shape_name);
+  if (!shape) {
+    PrintMessage("gen", "unknown shape '" + *shape_name +
+                            "': use wide, deep, chains, balanced, random or humanoids");
+    return kExitBadInput;
+  }
+  if (*entities == 0 || *entities > kMaxEntities) {
+    PrintMessage("gen",
+                 "--entities must be 1..65024: DCL entity numbers are 16-bit and scene "
+                 "entities start at 512 (use the runtime API for larger scenes)");
+    return kExitBadInput;
+  }
+  const auto n = static_cast<uint32_t>(*entities);
+  const std::vector<uint32_t> parents = runtime::GenerateParents(*shape, n, seed);
+  std::size_t roots = 0;
+  for (uint32_t p : parents) roots += p == runtime::kShapeRoot;
+  // Roots are laid out on a grid (4 m apart) so the trees do not overlap in a drawing.
+  const auto side = static_cast<uint32_t>(std::ceil(std::sqrt(static_cast<double>(roots))));
+  uint32_t root_index = 0;
+  std::vector<uint8_t> bytes;
+  bytes.reserve(std::size_t{n} * 68);
+  for (uint32_t i = 0; i < n; ++i) {
+    protocol::Transform t = runtime::ShapeLocalTransform(i, seed, !non_uniform);
+    if (parents[i] == runtime::kShapeRoot && roots > 1) {
+      t.position.x += 4.0f * static_cast<float>(root_index % side);
+      t.position.z += 4.0f * static_cast<float>(root_index / side);
+      ++root_index;
+    }
+    t.parent = parents[i] == runtime::kShapeRoot ? protocol::kRootEntity
+                                                 : protocol::MakeEntityId(512 + parents[i], 0);
+    protocol::AppendTransformPut(protocol::MakeEntityId(512 + i, 0), 1, t, bytes);
+  }
+  if (auto w = WriteOutput(*output, bytes); !w.has_value()) {
+    PrintError("gen", "cannot write '" + *output + "'", w.error());
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace scenecrdt::cli
