@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "runtime/crdt_store.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/replica_sim.h"
 #include "tools/cli/schedule_shrink.h"
 #include "tools/cli/stream_files.h"
 
@@ -25,12 +27,24 @@ A schedule is a random permutation in which each message is also delivered a sec
 with probability P (--duplicate) and each message is held back with probability P
 (--redeliver) and delivered only after all the others.
 
+With --replicas K, each schedule simulates K replicas (full runtimes) and one server
+exchanging the messages: each message is originated by a random replica; links reorder,
+duplicate (--duplicate) and lose transmissions that are then retransmitted (--drop);
+replicas are cut off for a while and resume from their last contiguous scene sequence
+(--partition); replicas join late from a snapshot (--late-join); replicas render frames at
+random moments. Every replica must end with the in-order state hash AND bitwise-equal world
+matrices, effective parents and parked flags.
+
 options:
   --trials N        schedules to try (default 1000)
   --seed S          base seed; schedule i uses seed S+i (default 1)
   --duplicate P     duplication probability, 0..1 (default 0.1)
   --redeliver P     hold-back probability, 0..1 (default 0.1)
   --failure-out F   on divergence, write the shrunk schedule there as a DCL stream
+  --replicas K      simulate K >= 1 replicas and a server (see above)
+  --drop P          with --replicas: loss probability per transmission (default 0.1)
+  --partition P     with --replicas: probability that a replica is partitioned (default 0.2)
+  --late-join P     with --replicas: probability that a replica joins late (default 0.2)
 
 prints: a progress line on a terminal, then `converged: N schedules, hash H` (exit 0); on
 divergence, the seed, the shrunk schedule's length, both final states' difference and
@@ -94,6 +108,56 @@ void PrintDifference(const std::string& expected, const std::string& got) {
   }
 }
 
+int RunReplicaTrials(const std::vector<protocol::CrdtMessage>& messages, uint64_t trials,
+                     uint64_t seed, const SimOptions& options,
+                     const std::optional<std::string>& failure_out) {
+  std::vector<uint32_t> all(messages.size());
+  for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+  const auto start = std::chrono::steady_clock::now();
+  Progress progress("converge");
+  uint64_t deliveries = 0;
+  for (uint64_t t = 0; t < trials; ++t) {
+    progress.Update(t, trials);
+    const SimResult r = RunReplicaSchedule(messages, all, seed + t, options);
+    deliveries += r.deliveries;
+    if (r.converged) continue;
+    progress.Done();
+    std::printf("diverged: seed %llu, %u replicas: %s\n", static_cast<unsigned long long>(seed + t),
+                options.replicas, r.failure.c_str());
+    const std::vector<uint32_t> shrunk = ShrinkSchedule(all, [&](const std::vector<uint32_t>& s) {
+      return !RunReplicaSchedule(messages, s, seed + t, options).converged;
+    });
+    const SimResult again = RunReplicaSchedule(messages, shrunk, seed + t, options);
+    std::printf("shrunk to %zu messages (indices):", shrunk.size());
+    for (uint32_t i : shrunk) std::printf(" %u", i);
+    std::printf("\n  %s\n", again.failure.c_str());
+    std::printf("reproduce: scenecrdt converge %s --replicas %u --seed %llu --trials 1\n",
+                failure_out ? failure_out->c_str() : "<the same files>", options.replicas,
+                static_cast<unsigned long long>(seed + t));
+    if (failure_out) {
+      std::vector<uint8_t> bytes;
+      for (uint32_t i : shrunk) protocol::AppendMessage(messages[i], bytes);
+      if (auto w = WriteOutput(*failure_out, bytes); !w.has_value()) {
+        PrintError("converge", "cannot write '" + *failure_out + "'", w.error());
+      } else {
+        std::printf("wrote the shrunk messages to %s\n", failure_out->c_str());
+      }
+    }
+    return kExitCheckFailed;
+  }
+  progress.Done();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  runtime::CrdtStore store;
+  for (const auto& m : messages) (void)store.Merge(m);
+  std::printf(
+      "converged: %llu schedules, %u replicas + server, hash %s, world matrices bitwise equal "
+      "(%zu messages, %llu deliveries, %.2f s)\n",
+      static_cast<unsigned long long>(trials), options.replicas, store.StateHashHex().c_str(),
+      messages.size(), static_cast<unsigned long long>(deliveries), seconds);
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunConverge(Args args) {
@@ -107,14 +171,26 @@ int RunConverge(Args args) {
   const double duplicate = scan.Double("--duplicate").value_or(0.1);
   const double redeliver = scan.Double("--redeliver").value_or(0.1);
   const auto failure_out = scan.Value("--failure-out");
+  const auto replicas = scan.U64("--replicas");
+  SimOptions sim;
+  sim.duplicate = duplicate;
+  sim.drop = scan.Double("--drop").value_or(sim.drop);
+  sim.partition = scan.Double("--partition").value_or(sim.partition);
+  sim.late_join = scan.Double("--late-join").value_or(sim.late_join);
   const auto files = scan.Positionals();
   if (!scan.Finish()) return kExitBadInput;
   if (files.empty()) {
     PrintMessage("converge", "needs at least one FILE; see 'scenecrdt converge --help'");
     return kExitBadInput;
   }
-  if (!(duplicate >= 0 && duplicate <= 1 && redeliver >= 0 && redeliver <= 1)) {
-    PrintMessage("converge", "--duplicate and --redeliver are probabilities in 0..1");
+  auto probability = [](double p) { return p >= 0 && p <= 1; };
+  if (!probability(duplicate) || !probability(redeliver) || !probability(sim.drop) ||
+      !probability(sim.partition) || !probability(sim.late_join) || sim.drop > 0.9) {
+    PrintMessage("converge", "probabilities must be in 0..1 (and --drop at most 0.9); see --help");
+    return kExitBadInput;
+  }
+  if (replicas && (*replicas < 1 || *replicas > 64)) {
+    PrintMessage("converge", "--replicas takes 1..64");
     return kExitBadInput;
   }
   LoadError load_error;
@@ -124,6 +200,10 @@ int RunConverge(Args args) {
     return kExitBadInput;
   }
   const std::vector<protocol::CrdtMessage>& messages = loaded->messages;
+  if (replicas) {
+    sim.replicas = static_cast<uint32_t>(*replicas);
+    return RunReplicaTrials(messages, trials, seed, sim, failure_out);
+  }
   Schedule in_order(messages.size());
   for (uint32_t i = 0; i < in_order.size(); ++i) in_order[i] = i;
   const runtime::Sha256::Digest expected = ApplyHash(messages, in_order);
