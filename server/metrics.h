@@ -49,9 +49,9 @@ class Metrics {
   Counter resumes{0};
   Counter state_bytes{0};     // snapshot / resume-delta frame bytes built on join
   Counter state_build_us{0};  // time spent building them (export + encode)
-  Counter catchups{0};       // coalesced frames built for sessions that were behind
-  Counter shared_frames{0};  // scene frames built once and handed to >= 1 session
-  Gauge queued_bytes{0};     // bytes waiting in (or being written from) session queues
+  Counter catchups{0};        // coalesced frames built for sessions that were behind
+  Counter shared_frames{0};   // scene frames built once and handed to >= 1 session
+  Gauge queued_bytes{0};      // bytes waiting in (or being written from) session queues
   Gauge persistence_queue{0};
   Counter commits{0};
   Counter committed_rows{0};

@@ -10,9 +10,13 @@ std::span<const Command> AllCommands() {
       {"encode", "JSON lines -> DCL CRDT stream", RunEncode},
       {"replay", "DCL streams -> final CRDT state (JSON)", RunReplay},
       {"converge", "random delivery schedules must reach one state hash", RunConverge},
-      {"serve", "scene server: TCP/WebSocket, fan-out, SQLite durability, auth", RunServe},
       {"gen", "benchmark scene shapes -> DCL stream of Transform PUTs", RunGen},
       {"inspect", "effective tree with local/world positions; --svg drawing", RunInspect},
+      {"serve", "scene server: TCP/WebSocket, fan-out, SQLite durability, auth", RunServe},
+      {"send", "send DCL streams to a scene; wait until durable", RunSend},
+      {"pull", "join a scene and print its state (JSON, as replay)", RunPull},
+      {"watch", "live tree view of a scene", RunWatch},
+      {"load", "loopback load generator with latency percentiles", RunLoad},
       {"bench", "throughput of decode+merge on a stream", RunBench},
   };
   return kCommands;

@@ -21,6 +21,10 @@ int RunBench(Args args);
 int RunGen(Args args);
 int RunInspect(Args args);
 int RunServe(Args args);
+int RunSend(Args args);
+int RunPull(Args args);
+int RunWatch(Args args);
+int RunLoad(Args args);
 
 // All subcommands, in the order `scenecrdt --help` lists them.
 std::span<const Command> AllCommands();

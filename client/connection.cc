@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the client transports: connect with a deadline, frame reassembly, gather writes.
+#include "client/connection.h"
+
+#include <cstring>
+
+namespace scenecrdt::client {
+
+namespace websocket = net::beast::websocket;
+
+struct Connection::Impl {
+  explicit Impl(const net::Strand& strand) : resolver(strand), deadline(strand) {}
+  net::tcp::resolver resolver;
+  net::asio::steady_timer deadline;
+  std::optional<net::tcp::socket> tcp;
+  std::optional<websocket::stream<net::tcp::socket>> ws;
+  net::beast::flat_buffer ws_buffer;
+
+  net::tcp::socket& lowest() { return tcp ? *tcp : ws->next_layer(); }
+};
+
+Connection::Connection(net::asio::io_context& ioc, ServerUrl url, std::string scene,
+                       ConnectionOptions options, ConnectionHandlers handlers)
+    : strand_(net::asio::make_strand(ioc)),
+      url_(std::move(url)),
+      scene_(std::move(scene)),
+      options_(options),
+      handlers_(std::move(handlers)),
+      impl_(std::make_unique<Impl>(strand_)) {
+  if (url_.scheme == ServerUrl::Scheme::kTcp) {
+    impl_->tcp.emplace(strand_);
+  } else {
+    impl_->ws.emplace(strand_);
+  }
+}
+
+Connection::~Connection() = default;
+
+void Connection::Start() {
+  net::asio::post(strand_, [self = shared_from_this()] {
+    Impl& impl = *self->impl_;
+    impl.deadline.expires_after(std::chrono::milliseconds(self->options_.connect_timeout_ms));
+    impl.deadline.async_wait([self](const net::error_code& ec) {
+      if (!ec && !self->open_) {
+        self->Fail(MakeError(ErrorCode::kIo, "timed out connecting to the server"));
+      }
+    });
+    impl.resolver.async_resolve(
+        self->url_.host, std::to_string(self->url_.port),
+        [self](const net::error_code& ec, const net::tcp::resolver::results_type& results) {
+          if (self->closed_) return;
+          if (ec) {
+            self->Fail(MakeError(ErrorCode::kIo, "cannot resolve the server host"));
+            return;
+          }
+          net::asio::async_connect(
+              self->impl_->lowest(), results,
+              [self](const net::error_code& e, const net::tcp::endpoint&) {
+                if (self->closed_) return;
+                if (e) {
+                  self->Fail(MakeError(ErrorCode::kIo,
+                                       "cannot connect to the server (is `scenecrdt serve` "
+                                       "running on that address?)"));
+                  return;
+                }
+                net::error_code ignored;
+                self->impl_->lowest().set_option(net::tcp::no_delay(true), ignored);
+                if (!self->impl_->ws) {
+                  self->OnConnected();
+                  return;
+                }
+                auto& ws = *self->impl_->ws;
+                ws.binary(true);
+                ws.read_message_max(self->options_.max_frame_bytes);
+                ws.async_handshake(
+                    self->url_.host + ":" + std::to_string(self->url_.port),
+                    "/scene/" + self->scene_, [self](const net::error_code& h) {
+                      if (self->closed_) return;
+                      if (h) {
+                        self->Fail(MakeError(ErrorCode::kIo, "WebSocket upgrade refused"));
+                        return;
+                      }
+                      self->OnConnected();
+                    });
+              });
+        });
+  });
+}
+
+void Connection::OnConnected() {
+  open_ = true;
+  impl_->deadline.cancel();
+  if (handlers_.on_open) handlers_.on_open();
+  Read();
+  WriteNext();
+}
+
+void Connection::Read() {
+  if (closed_ || !reading_ || read_pending_) return;
+  read_pending_ = true;
+  if (impl_->ws) {
+    impl_->ws->async_read(impl_->ws_buffer, [self = shared_from_this()](const net::error_code& ec,
+                                                                        std::size_t n) {
+      self->read_pending_ = false;
+      if (self->closed_) return;
+      if (ec) {
+        self->Fail(ec == websocket::error::closed ? MakeError(ErrorCode::kOk, "closed")
+                                                  : MakeError(ErrorCode::kIo, "connection lost"));
+        return;
+      }
+      self->bytes_received_.fetch_add(n, std::memory_order_relaxed);
+      const auto data = self->impl_->ws_buffer.cdata();
+      std::span<const uint8_t> message(static_cast<const uint8_t*>(data.data()), data.size());
+      while (!message.empty() && !self->closed_) {
+        const auto size = session::PeekFrameSize(message);
+        if (!size || *size > message.size()) {
+          self->Fail(MakeError(ErrorCode::kEnvelopeInvalid, "partial frame in a message"));
+          return;
+        }
+        self->Deliver(message.first(static_cast<std::size_t>(*size)));
+        message = message.subspan(static_cast<std::size_t>(*size));
+      }
+      self->impl_->ws_buffer.consume(self->impl_->ws_buffer.size());
+      self->Read();
+    });
+    return;
+  }
+  constexpr std::size_t kReadChunk = 64 * 1024;
+  if (in_.size() < in_used_ + kReadChunk) in_.resize(in_used_ + kReadChunk);
+  impl_->tcp->async_read_some(
+      net::asio::buffer(in_.data() + in_used_, in_.size() - in_used_),
+      [self = shared_from_this()](const net::error_code& ec, std::size_t n) {
+        self->read_pending_ = false;
+        if (self->closed_) return;
+        if (ec) {
+          self->Fail(ec == net::asio::error::eof ? MakeError(ErrorCode::kOk, "closed")
+                                                 : MakeError(ErrorCode::kIo, "connection lost"));
+          return;
+        }
+        self->in_used_ += n;
+        self->bytes_received_.fetch_add(n, std::memory_order_relaxed);
+        self->OnBytes(n);
+      });
+}
+
+void Connection::OnBytes(std::size_t) {
+  std::size_t pos = 0;
+  while (!closed_) {
+    const std::span<const uint8_t> rest(in_.data() + pos, in_used_ - pos);
+    const auto size = session::PeekFrameSize(rest);
+    if (!size) break;
+    if (*size > options_.max_frame_bytes) {
+      Fail(MakeError(ErrorCode::kFrameTooLarge, "frame above the client's limit"));
+      return;
+    }
+    if (*size > rest.size()) {
+      // Make room for the whole frame (bounded by max_frame_bytes).
+      if (in_.size() < *size) in_.resize(static_cast<std::size_t>(*size));
+      break;
+    }
+    Deliver(rest.first(static_cast<std::size_t>(*size)));
+    pos += static_cast<std::size_t>(*size);
+  }
+  if (closed_) return;
+  if (pos > 0) {
+    std::memmove(in_.data(), in_.data() + pos, in_used_ - pos);
+    in_used_ -= pos;
+  }
+  Read();
+}
+
+void Connection::Deliver(std::span<const uint8_t> frame) {
+  std::span<const uint8_t> aligned = frame;
+  if (reinterpret_cast<std::uintptr_t>(frame.data()) % 8 != 0) {
+    frame_.assign(frame.begin(), frame.end());
+    aligned = frame_;
+  }
+  session::ReadOptions options;
+  options.max_frame_bytes = options_.max_frame_bytes;
+  auto read = session::ReadFrame(aligned, options);
+  if (!read.has_value()) {
+    Fail(read.error());
+    return;
+  }
+  if (handlers_.on_frame) handlers_.on_frame(read.value(), aligned);
+}
+
+bool Connection::Send(std::vector<uint8_t> frame) {
+  const std::size_t size = frame.size();
+  if (queued_bytes_.load(std::memory_order_relaxed) + size > options_.max_queued_bytes) {
+    return false;
+  }
+  queued_bytes_.fetch_add(size, std::memory_order_relaxed);
+  net::asio::dispatch(strand_, [self = shared_from_this(), frame = std::move(frame)]() mutable {
+    if (self->closed_) return;
+    self->out_.push_back(std::move(frame));
+    self->WriteNext();
+  });
+  return true;
+}
+
+void Connection::WriteNext() {
+  if (writing_ || !open_ || closed_ || out_.empty()) return;
+  in_flight_.clear();
+  buffers_.clear();
+  while (!out_.empty()) {
+    in_flight_.push_back(std::move(out_.front()));
+    out_.pop_front();
+  }
+  for (const auto& f : in_flight_) buffers_.emplace_back(f.data(), f.size());
+  writing_ = true;
+  auto done = [self = shared_from_this()](const net::error_code& ec, std::size_t n) {
+    self->writing_ = false;
+    std::size_t total = 0;
+    for (const auto& f : self->in_flight_) total += f.size();
+    self->queued_bytes_.fetch_sub(total, std::memory_order_relaxed);
+    self->in_flight_.clear();
+    if (self->closed_) return;
+    if (ec) {
+      self->Fail(MakeError(ErrorCode::kIo, "connection lost while writing"));
+      return;
+    }
+    self->bytes_sent_.fetch_add(n, std::memory_order_relaxed);
+    self->WriteNext();
+  };
+  if (impl_->ws) {
+    impl_->ws->async_write(buffers_, std::move(done));
+  } else {
+    net::asio::async_write(*impl_->tcp, buffers_, std::move(done));
+  }
+}
+
+void Connection::SetReading(bool on) {
+  net::asio::dispatch(strand_, [self = shared_from_this(), on] {
+    self->reading_ = on;
+    if (on && self->open_) self->Read();
+  });
+}
+
+void Connection::Close() {
+  net::asio::dispatch(strand_, [self = shared_from_this()] {
+    self->Fail(MakeError(ErrorCode::kOk, "closed by the client"));
+  });
+}
+
+void Connection::Fail(const Error& error) {
+  if (closed_) return;
+  closed_ = true;
+  net::error_code ignored;
+  impl_->deadline.cancel();
+  impl_->resolver.cancel();
+  impl_->lowest().shutdown(net::tcp::socket::shutdown_both, ignored);
+  impl_->lowest().close(ignored);
+  out_.clear();
+  if (handlers_.on_closed) handlers_.on_closed(error);
+}
+
+}  // namespace scenecrdt::client

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns Connection: one client transport (framed TCP or WebSocket /scene/<name>) on a strand
+// of the caller's io_context: connect, read frames (verified with ReadFrame), write queued
+// frames in gather writes. It knows nothing about scenes or replicas: Client and the load
+// generator build on it. Callbacks run on the connection's strand.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/url.h"
+#include "protocol/session/envelope.h"
+#include "server/net.h"
+
+namespace scenecrdt::client {
+
+struct ConnectionOptions {
+  // Largest frame accepted from the server (state frames are chunked by the server).
+  uint32_t max_frame_bytes = 64u << 20;
+  uint32_t connect_timeout_ms = 5000;
+  // Send() refuses frames beyond this many queued bytes.
+  std::size_t max_queued_bytes = 64u << 20;
+};
+
+struct ConnectionHandlers {
+  std::function<void()> on_open;  // transport ready: send Hello now
+  // A verified frame; views (Crdt::data) are valid during the call only. `raw` is the whole
+  // frame (size prefix included).
+  std::function<void(const session::Frame& frame, std::span<const uint8_t> raw)> on_frame;
+  // Once, when the connection ends (error or Close). kOk after a clean close.
+  std::function<void(const Error& error)> on_closed;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(net::asio::io_context& ioc, ServerUrl url, std::string scene,
+             ConnectionOptions options, ConnectionHandlers handlers);
+  ~Connection();
+
+  // Resolves, connects (and upgrades to WebSocket). Thread-safe.
+  void Start();
+  // Queues one size-prefixed frame. Thread-safe. False when over max_queued_bytes or closed.
+  bool Send(std::vector<uint8_t> frame);
+  // Pauses or resumes reading (the consumer's backpressure). Thread-safe.
+  void SetReading(bool on);
+  // Closes now (pending writes are dropped). Thread-safe.
+  void Close();
+
+  std::size_t queued_bytes() const { return queued_bytes_.load(std::memory_order_relaxed); }
+  uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
+  uint64_t bytes_sent() const { return bytes_sent_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Impl;
+  void OnConnected();
+  void Read();
+  void OnBytes(std::size_t n);
+  void Deliver(std::span<const uint8_t> frame);
+  void WriteNext();
+  void Fail(const Error& error);
+
+  net::Strand strand_;
+  ServerUrl url_;
+  std::string scene_;
+  ConnectionOptions options_;
+  ConnectionHandlers handlers_;
+  std::unique_ptr<Impl> impl_;  // sockets (keeps Beast out of this header's users' code paths)
+  std::vector<uint8_t> in_;     // receive buffer (TCP); only grows, never re-zeroed per read
+  std::size_t in_used_ = 0;     // bytes of in_ received and not yet framed
+  std::vector<uint8_t> frame_;  // aligned copy of one frame
+  std::deque<std::vector<uint8_t>> out_;
+  std::vector<std::vector<uint8_t>> in_flight_;
+  std::vector<net::asio::const_buffer> buffers_;
+  bool writing_ = false;
+  bool reading_ = true;
+  bool read_pending_ = false;
+  bool open_ = false;
+  bool closed_ = false;
+  std::atomic<std::size_t> queued_bytes_{0};
+  std::atomic<uint64_t> bytes_received_{0};
+  std::atomic<uint64_t> bytes_sent_{0};
+};
+
+}  // namespace scenecrdt::client

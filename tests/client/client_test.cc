@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// scenecrdt::Client against an in-process server on loopback: URL parsing, replica and world
+// matrices, held writes stamped after the snapshot, acks, the caller's io_context.
+#include "client/client.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "client/url.h"
+#include "protocol/crdt_codec.h"
+#include "server/server.h"
+
+namespace scenecrdt::client {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "scenecrdt-client-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    server::ServerConfig c;
+    c.tcp_listen = "127.0.0.1:0";
+    c.http_listen = "127.0.0.1:0";
+    c.data_dir = dir_;
+    c.fsync = false;
+    server_ = std::make_unique<server::Server>(c);
+    ASSERT_TRUE(server_->Start(false).has_value());
+  }
+  void TearDown() override {
+    server_->RequestStop();
+    server_->Wait();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string Url(bool ws = false) const {
+    return ws ? "ws://127.0.0.1:" + std::to_string(server_->http_port())
+              : "tcp://127.0.0.1:" + std::to_string(server_->tcp_port());
+  }
+  ClientOptions Options(const std::string& scene, bool ws = false) const {
+    ClientOptions o;
+    o.url = Url(ws);
+    o.scene = scene;
+    return o;
+  }
+
+  std::string dir_;
+  std::unique_ptr<server::Server> server_;
+};
+
+TEST(ServerUrlTest, ParsesTcpAndWebSocketAndRefusesTheRest) {
+  auto tcp = ParseServerUrl("tcp://127.0.0.1:7600");
+  ASSERT_TRUE(tcp.has_value());
+  EXPECT_EQ(tcp->scheme, ServerUrl::Scheme::kTcp);
+  EXPECT_EQ(tcp->host, "127.0.0.1");
+  EXPECT_EQ(tcp->port, 7600);
+  auto ws = ParseServerUrl("ws://[::1]:80/scene/x");
+  ASSERT_TRUE(ws.has_value());
+  EXPECT_EQ(ws->scheme, ServerUrl::Scheme::kWebSocket);
+  EXPECT_EQ(ws->host, "::1");
+  for (const char* bad :
+       {"http://a:1", "tcp://a", "tcp://:1", "tcp://a:99999", "tcp://a:x", "tcp://a:0", ""}) {
+    EXPECT_FALSE(ParseServerUrl(bad).has_value()) << bad;
+  }
+}
+
+TEST_F(ClientTest, ReplicaExposesWorldMatricesAndChanges) {
+  Client writer(Options("world"));
+  Client viewer(Options("world", /*ws=*/true));
+  ASSERT_TRUE(writer.Start().has_value());
+  ASSERT_TRUE(viewer.Start().has_value());
+  ASSERT_TRUE(writer.PollUntil([&] { return writer.state_ready(); }, 20s));
+  ASSERT_TRUE(viewer.PollUntil([&] { return viewer.state_ready(); }, 20s));
+  protocol::Transform parent;
+  parent.position = {10.0f, 0.0f, 0.0f};
+  protocol::Transform child;
+  child.position = {0.0f, 2.0f, 0.0f};
+  child.parent = 600;
+  ASSERT_TRUE(writer.WriteTransform(600, parent).has_value());
+  ASSERT_TRUE(writer.WriteTransform(601, child).has_value());
+  EXPECT_NE(writer.Flush(), 0u);
+  ASSERT_TRUE(viewer.PollUntil([&] { return viewer.store().FindTransform(601); }, 10s));
+  viewer.Update();
+  auto index = viewer.runtime().IndexOf(601);
+  ASSERT_TRUE(index.has_value());
+  const glm::mat4& m = viewer.runtime().world_matrices()[*index];
+  EXPECT_FLOAT_EQ(m[3][0], 10.0f);
+  EXPECT_FLOAT_EQ(m[3][1], 2.0f);
+  EXPECT_FALSE(viewer.runtime().changed_entities().empty());
+  EXPECT_TRUE(writer.PollUntil([&] { return writer.pending_frames() == 0; }, 10s));
+  EXPECT_EQ(writer.acked_frame_sequence(), writer.last_frame_sequence());
+}
+
+TEST_F(ClientTest, WritesBeforeTheSnapshotAreHeldAndStampedAfterIt) {
+  // The scene holds entity 700 at timestamp 10.
+  Client first(Options("held"));
+  ASSERT_TRUE(first.Start().has_value());
+  ASSERT_TRUE(first.PollUntil([&] { return first.state_ready(); }, 20s));
+  std::vector<uint8_t> dcl;
+  protocol::Transform old;
+  old.position.x = 1.0f;
+  protocol::AppendTransformPut(700, 10, old, dcl);
+  first.SendCrdt(dcl);
+  ASSERT_TRUE(first.PollUntil([&] { return first.pending_frames() == 0; }, 10s));
+  // A new client writes 700 before it has the snapshot: held, then stamped 11.
+  Client late(Options("held"));
+  protocol::Transform mine;
+  mine.position.x = 2.0f;
+  ASSERT_TRUE(late.WriteTransform(700, mine).has_value());
+  ASSERT_TRUE(late.Start().has_value());
+  ASSERT_TRUE(
+      late.PollUntil([&] { return late.state_ready() && late.pending_frames() == 0; }, 20s));
+  auto reg = late.store().FindRegister(protocol::kTransformComponentId, 700);
+  ASSERT_TRUE(reg.has_value());
+  EXPECT_EQ(reg->timestamp, 11u);
+  ASSERT_TRUE(first.PollUntil(
+      [&] {
+        const auto* t = first.store().FindTransform(700);
+        return t && t->position.x == 2.0f;
+      },
+      10s));
+}
+
+TEST_F(ClientTest, RunsOnTheCallersIoContext) {
+  net::asio::io_context ioc;
+  Client c(Options("ioc"));
+  ASSERT_TRUE(c.Start(ioc).has_value());
+  std::thread runner([&] { ioc.run_for(20s); });
+  EXPECT_TRUE(c.PollUntil([&] { return c.state_ready(); }, 20s));
+  EXPECT_TRUE(c.welcome()->can_write);
+  c.Stop();
+  runner.join();  // run_for returns once the closed connection has no work left
+}
+
+TEST_F(ClientTest, ConnectionFailureIsReported) {
+  ClientOptions o = Options("x");
+  o.url = "tcp://127.0.0.1:1";
+  Client c(o);
+  ASSERT_TRUE(c.Start().has_value());
+  EXPECT_TRUE(c.PollUntil([&] { return c.closed(); }, 20s));
+  EXPECT_EQ(c.close_error().code, ErrorCode::kIo);
+  EXPECT_FALSE(Client(ClientOptions{}).Start().has_value());  // no URL
+}
+
+}  // namespace
+}  // namespace scenecrdt::client

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the server test fixtures.
+#include "tests/server/server_test_util.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "protocol/crdt_codec.h"
+#include "runtime/crdt_store.h"
+
+namespace scenecrdt::testing {
+
+bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+    // Polling a condition, not synchronising by sleeping: the condition decides.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "scenecrdt-test-XXXXXX").string();
+  path_ = mkdtemp(tmpl.data()) ? tmpl : std::string();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+}
+
+server::ServerConfig TestServer::Config() {
+  server::ServerConfig c;
+  c.tcp_listen = "127.0.0.1:0";
+  c.http_listen = "127.0.0.1:0";
+  c.threads = 2;
+  c.fsync = false;  // tests check process-kill durability; fsync only slows them down
+  return c;
+}
+
+TestServer::TestServer(server::ServerConfig config, const std::string& data_dir) {
+  if (data_dir.empty()) {
+    own_dir_.emplace();
+    config.data_dir = own_dir_->path();
+  } else {
+    config.data_dir = data_dir;
+  }
+  server_ = std::make_unique<server::Server>(config);
+  auto started = server_->Start(false);
+  if (!started.has_value()) {
+    std::fprintf(stderr, "TestServer: %s\n", started.error().detail);
+    std::abort();
+  }
+}
+
+TestServer::~TestServer() { Stop(); }
+
+int TestServer::Stop() {
+  if (stopped_) return 0;
+  stopped_ = true;
+  server_->RequestStop();
+  return server_->Wait();
+}
+
+std::string TestServer::tcp_url() const {
+  return "tcp://127.0.0.1:" + std::to_string(server_->tcp_port());
+}
+std::string TestServer::ws_url() const {
+  return "ws://127.0.0.1:" + std::to_string(server_->http_port());
+}
+
+std::string TestServer::SceneHash(const std::string& scene) {
+  std::string hash;
+  server_->InspectScene(scene,
+                        [&](const runtime::CrdtStore& s, uint64_t) { hash = s.StateHashHex(); });
+  return hash;
+}
+
+// ---- ServerProcess ----
+
+ServerProcess::ServerProcess(const std::string& data_dir, std::vector<std::string> extra_args) {
+  // One log per process: a restarted server must not be read from its predecessor's log.
+  static std::atomic<int> count{0};
+  log_path_ = data_dir + "/serve-" + std::to_string(++count) + ".log";
+#ifndef SCENECRDT_BINARY
+#define SCENECRDT_BINARY "scenecrdt"
+#endif
+  std::vector<std::string> args = {SCENECRDT_BINARY, "serve",  "--tcp",
+                                   "127.0.0.1:0",    "--http", "off",
+                                   "--data",         data_dir, "--no-fsync"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    const int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, STDERR_FILENO);
+    const int null = open("/dev/null", O_RDWR);
+    dup2(null, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  constexpr std::string_view kListening = "listening tcp://127.0.0.1:";
+  WaitUntil(
+      [&] {
+        const std::string text = log();
+        if (const auto at = text.find(kListening); at != std::string::npos) {
+          const auto digits = at + kListening.size();
+          const auto end = text.find_first_not_of("0123456789", digits);
+          if (end != std::string::npos && end > digits) {
+            port_ = static_cast<uint16_t>(std::stoi(text.substr(digits, end - digits)));
+            return true;
+          }
+        }
+        int status = 0;
+        return waitpid(pid_, &status, WNOHANG) == pid_ ? (reaped_ = true) : false;
+      },
+      std::chrono::seconds(60));
+}
+
+ServerProcess::~ServerProcess() {
+  if (pid_ > 0 && !reaped_) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+}
+
+void ServerProcess::Kill(int signal) { kill(pid_, signal); }
+
+int ServerProcess::WaitExit(std::chrono::milliseconds timeout) {
+  int status = 0;
+  int result = -1;
+  WaitUntil(
+      [&] {
+        if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+        reaped_ = true;
+        result = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return true;
+      },
+      timeout);
+  return result;
+}
+
+std::string ServerProcess::log() const {
+  std::ifstream in(log_path_);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// ---- RawConnection ----
+
+RawConnection::RawConnection(uint16_t port, int receive_buffer_bytes) {
+  fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  if (receive_buffer_bytes > 0) {
+    setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes, sizeof receive_buffer_bytes);
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+  const int one = 1;
+  if (fd_ >= 0) setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+RawConnection::~RawConnection() {
+  if (fd_ >= 0) close(fd_);
+}
+
+bool RawConnection::Send(std::span<const uint8_t> bytes) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    sent += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::optional<std::vector<uint8_t>> RawConnection::ReadFrameBytes(
+    std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (auto size = session::PeekFrameSize(in_); size && in_.size() >= *size) {
+      std::vector<uint8_t> frame(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(*size));
+      in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(*size));
+      return frame;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;
+    uint8_t buf[65536];
+    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return std::nullopt;
+    in_.insert(in_.end(), buf, buf + n);
+  }
+}
+
+std::optional<session::ErrorFrame> RawConnection::ReadError(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    auto bytes = ReadFrameBytes(left);
+    if (!bytes) return std::nullopt;
+    auto frame = session::ReadFrame(*bytes, {64u << 20});
+    if (!frame.has_value()) return std::nullopt;
+    if (auto* e = std::get_if<session::ErrorFrame>(&frame.value())) return *e;
+  }
+}
+
+bool RawConnection::WaitClosed(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    uint8_t buf[65536];
+    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return true;
+  }
+}
+
+std::optional<session::Welcome> RawConnection::Join(const std::string& scene,
+                                                    const std::string& token) {
+  session::Hello hello;
+  hello.scene = scene;
+  hello.token = token;
+  if (!SendFrame(hello)) return std::nullopt;
+  std::optional<session::Welcome> welcome;
+  for (;;) {
+    auto bytes = ReadFrameBytes(std::chrono::seconds(10));
+    if (!bytes) return std::nullopt;
+    auto frame = session::ReadFrame(*bytes, {64u << 20});
+    if (!frame.has_value()) return std::nullopt;
+    if (auto* w = std::get_if<session::Welcome>(&frame.value())) welcome = *w;
+    if (auto* c = std::get_if<session::Crdt>(&frame.value())) {
+      if (c->is_state && c->frame_sequence == 0) return welcome;
+    }
+    if (std::get_if<session::ErrorFrame>(&frame.value())) return std::nullopt;
+  }
+}
+
+void AppendPut(std::vector<uint8_t>& out, uint32_t entity, uint32_t timestamp, float x,
+               uint32_t parent) {
+  protocol::Transform t;
+  t.position = {x, 1.0f, 2.0f};
+  t.parent = parent;
+  protocol::AppendTransformPut(entity, timestamp, t, out);
+}
+
+std::string ReplayHash(const std::vector<std::vector<uint8_t>>& streams) {
+  runtime::CrdtStore store;
+  for (const auto& s : streams) (void)store.MergeStream(s);
+  return store.StateHashHex();
+}
+
+}  // namespace scenecrdt::testing

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the server tests' fixtures: temporary data directories, an in-process Server on
+// ephemeral loopback ports, a spawned `scenecrdt serve` process, a raw POSIX socket client
+// for hostile input, and waiting on conditions with deadlines (never sleeping to synchronise).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/client.h"
+#include "protocol/session/envelope.h"
+#include "server/server.h"
+
+namespace scenecrdt::testing {
+
+// Polls `done` every few milliseconds until true or the deadline; true when it became true.
+bool WaitUntil(const std::function<bool()>& done,
+               std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// An in-process server on 127.0.0.1 ephemeral ports (TCP and HTTP).
+class TestServer {
+ public:
+  explicit TestServer(server::ServerConfig config = Config(), const std::string& data_dir = {});
+  ~TestServer();
+  static server::ServerConfig Config();
+
+  server::Server& get() { return *server_; }
+  std::string tcp_url() const;
+  std::string ws_url() const;
+  // The scene's state hash on its strand ("" when the scene does not exist).
+  std::string SceneHash(const std::string& scene);
+  int Stop();
+
+ private:
+  std::optional<TempDir> own_dir_;
+  std::unique_ptr<server::Server> server_;
+  bool stopped_ = false;
+};
+
+// `scenecrdt serve` as a child process (SCENECRDT_BINARY), stderr into a file.
+class ServerProcess {
+ public:
+  ServerProcess(const std::string& data_dir, std::vector<std::string> extra_args = {});
+  ~ServerProcess();
+  bool started() const { return port_ != 0; }
+  uint16_t port() const { return port_; }
+  std::string tcp_url() const { return "tcp://127.0.0.1:" + std::to_string(port_); }
+  pid_t pid() const { return pid_; }
+  void Kill(int signal);
+  // Waits for the exit; the exit status, or -1 on timeout / killed by a signal.
+  int WaitExit(std::chrono::milliseconds timeout);
+  std::string log() const;
+
+ private:
+  pid_t pid_ = -1;
+  uint16_t port_ = 0;
+  std::string log_path_;
+  bool reaped_ = false;
+};
+
+// A blocking POSIX TCP client with deadlines, for bytes no real client would send.
+class RawConnection {
+ public:
+  explicit RawConnection(uint16_t port, int receive_buffer_bytes = 0);
+  ~RawConnection();
+  bool connected() const { return fd_ >= 0; }
+  bool Send(std::span<const uint8_t> bytes);
+  bool SendFrame(const session::Frame& frame) { return Send(session::BuildFrame(frame)); }
+  // Reads the next frame (nullopt on timeout or close).
+  std::optional<std::vector<uint8_t>> ReadFrameBytes(std::chrono::milliseconds timeout);
+  // Reads frames until an Error frame arrives; nullopt on timeout/close.
+  std::optional<session::ErrorFrame> ReadError(
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // True once the server closed the connection (EOF) within the timeout.
+  bool WaitClosed(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Hello + Welcome + state frames; returns the Welcome (nullopt on failure).
+  std::optional<session::Welcome> Join(const std::string& scene, const std::string& token = {});
+
+ private:
+  int fd_ = -1;
+  std::vector<uint8_t> in_;
+};
+
+// A Transform PUT for `entity` at `timestamp` with position x.
+void AppendPut(std::vector<uint8_t>& out, uint32_t entity, uint32_t timestamp, float x,
+               uint32_t parent = 0);
+// State hash of applying `streams` in order to an empty store.
+std::string ReplayHash(const std::vector<std::vector<uint8_t>>& streams);
+
+}  // namespace scenecrdt::testing

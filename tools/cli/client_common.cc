@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the shared flags and the join sequence of the network commands.
+#include "tools/cli/client_common.h"
+
+#include <cstdio>
+
+namespace scenecrdt::cli {
+
+bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out) {
+  auto server = scan.Value("--server");
+  auto scene = scan.Value("--scene");
+  auto token = scan.Value("--token");
+  auto timeout = scan.Double("--timeout");
+  if (server) out.server = *server;
+  if (scene) out.scene = *scene;
+  if (token) out.token = *token;
+  if (timeout) out.timeout_ms = static_cast<uint64_t>(*timeout * 1000.0);
+  if (!server || !scene) {
+    PrintMessage(command,
+                 "needs --server URL (tcp://HOST:PORT or ws://HOST:PORT) and --scene "
+                 "NAME; see 'scenecrdt " +
+                     std::string(command) + " --help'");
+    return false;
+  }
+  return true;
+}
+
+std::string DescribeRefusal(const client::Refusal& r) {
+  std::string out = ErrorCodeName(r.code);
+  if (!r.text.empty()) out += ": " + r.text;
+  switch (r.code) {
+    case ErrorCode::kUnauthorized:
+      out += " (check --token and the server's --auth file)";
+      break;
+    case ErrorCode::kReadOnly:
+      out += " (this token has role \"read\")";
+      break;
+    case ErrorCode::kRateLimited:
+      out += " (slow down, or raise the server's --rate)";
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+std::unique_ptr<client::Client> JoinScene(std::string_view command, const ClientFlags& flags,
+                                          const char* client_name) {
+  client::ClientOptions options;
+  options.url = flags.server;
+  options.scene = flags.scene;
+  options.token = flags.token;
+  options.client_name = client_name;
+  auto c = std::make_unique<client::Client>(options);
+  if (auto started = c->Start(); !started.has_value()) {
+    PrintError(command, "cannot start the client", started.error());
+    return nullptr;
+  }
+  const bool ready =
+      c->PollUntil([&] { return c->state_ready(); }, std::chrono::milliseconds(flags.timeout_ms));
+  if (ready) return c;
+  for (const client::Refusal& r : c->TakeRefusals()) {
+    PrintMessage(command, "refused by the server: " + DescribeRefusal(r));
+    return nullptr;
+  }
+  if (c->closed()) {
+    PrintMessage(command, std::string("connection to ") + flags.server +
+                              " failed: " + c->close_error().detail);
+  } else {
+    PrintMessage(command, "timed out joining scene '" + flags.scene + "' on " + flags.server +
+                              " (is the server up? raise --timeout)");
+  }
+  return nullptr;
+}
+
+}  // namespace scenecrdt::cli

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns what the network commands (send, pull, watch, load) share: the --server/--scene/
+// --token flags and joining a scene with errors that say what to do next.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "client/client.h"
+#include "tools/cli/cli_common.h"
+
+namespace scenecrdt::cli {
+
+struct ClientFlags {
+  std::string server;  // URL
+  std::string scene;
+  std::string token;
+  uint64_t timeout_ms = 10000;
+};
+
+// Reads --server, --scene, --token, --timeout (seconds); prints what is missing.
+bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out);
+
+// Starts a client on its own thread and waits until the scene's state is applied (or a
+// refusal, or the timeout). Prints the reason and returns nullptr on failure.
+std::unique_ptr<client::Client> JoinScene(std::string_view command, const ClientFlags& flags,
+                                          const char* client_name);
+
+// "unauthorized: token not granted for this scene" etc., with a hint for common codes.
+std::string DescribeRefusal(const client::Refusal& r);
+
+}  // namespace scenecrdt::cli

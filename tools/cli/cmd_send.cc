@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns `scenecrdt send`: DCL stream files -> Crdt frames to a scene, each one acknowledged
+// once durable; rate-limit refusals are retried after a back-off, other refusals fail.
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <map>
+
+#include "protocol/crdt_codec.h"
+#include "tools/cli/client_common.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/stream_files.h"
+
+namespace scenecrdt::cli {
+
+namespace {
+constexpr const char* kHelp = R"(usage: scenecrdt send --server URL --scene NAME [--token T] FILE...
+
+Sends the DCL CRDT messages of FILE... ('-' for stdin) to a scene, as they are (their own
+timestamps: the server merges them with the @dcl/ecs rules), and waits until the server has
+acknowledged every frame, which it does once the changes are durable.
+
+options:
+  --server URL          tcp://HOST:PORT or ws://HOST:PORT (see 'scenecrdt serve')
+  --scene NAME          the scene (created on first join)
+  --token T             the token, when the server runs with --auth
+  --frame-messages N    messages per Crdt frame (default 500)
+  --window N            frames in flight before waiting for acks (default 8)
+  --timeout SEC         give up after SEC without progress (default 10)
+
+exit status: 0 every frame acknowledged; 1 refused (the Error's text on stderr) or the
+connection failed; 2 bad usage or a malformed FILE.
+)";
+
+struct Chunk {
+  std::span<const uint8_t> bytes;
+  uint64_t messages;
+};
+
+}  // namespace
+
+int RunSend(Args args) {
+  ArgScanner scan("send", args);
+  if (scan.Help()) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  ClientFlags flags;
+  const bool have_flags = ReadClientFlags(scan, "send", flags);
+  const uint64_t frame_messages = std::max<uint64_t>(1, scan.U64("--frame-messages").value_or(500));
+  const uint64_t window = std::max<uint64_t>(1, scan.U64("--window").value_or(8));
+  const auto files = scan.Positionals();
+  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  if (files.empty()) {
+    PrintMessage("send", "needs at least one FILE; see 'scenecrdt send --help'");
+    return kExitBadInput;
+  }
+  LoadError load_error;
+  auto loaded = LoadStreams(files, &load_error);
+  if (!loaded.has_value()) {
+    PrintLoadError("send", load_error);
+    return kExitBadInput;
+  }
+  // Cut each file's bytes at message boundaries, keeping the original bytes.
+  std::vector<Chunk> chunks;
+  for (const std::vector<uint8_t>& buffer : loaded->buffers) {
+    std::size_t start = 0;
+    std::size_t pos = 0;
+    uint64_t count = 0;
+    (void)protocol::DecodeStream(buffer, {}, [&](const protocol::CrdtMessage& m) {
+      pos += protocol::EncodedSize(m);
+      if (++count == frame_messages) {
+        chunks.push_back({std::span<const uint8_t>(buffer).subspan(start, pos - start), count});
+        start = pos;
+        count = 0;
+      }
+    });
+    if (count > 0) {
+      chunks.push_back({std::span<const uint8_t>(buffer).subspan(start, pos - start), count});
+    }
+  }
+  const uint64_t total_messages = loaded->messages.size();
+
+  auto c = JoinScene("send", flags, "scenecrdt-send");
+  if (!c) return kExitCheckFailed;
+  if (!c->welcome()->can_write) {
+    PrintMessage("send", "this token may not write to scene '" + flags.scene +
+                             "' (role \"read\"); use a token with role \"write\"");
+    return kExitCheckFailed;
+  }
+  std::deque<std::size_t> to_send;
+  for (std::size_t i = 0; i < chunks.size(); ++i) to_send.push_back(i);
+  std::map<uint64_t, std::size_t> in_flight;  // frame sequence -> chunk
+  uint64_t done_messages = 0;
+  auto backoff = std::chrono::milliseconds(50);
+  auto resume_at = std::chrono::steady_clock::now();
+  auto last_progress = std::chrono::steady_clock::now();
+  Progress progress("send: messages acknowledged");
+  while (!to_send.empty() || !in_flight.empty()) {
+    const auto now = std::chrono::steady_clock::now();
+    while (in_flight.size() < window && !to_send.empty() && now >= resume_at) {
+      const std::size_t index = to_send.front();
+      const uint64_t fs = c->SendCrdt(chunks[index].bytes);
+      if (fs == 0) break;  // send queue full: wait for acks
+      to_send.pop_front();
+      in_flight.emplace(fs, index);
+    }
+    c->Poll();
+    for (const client::Refusal& r : c->TakeRefusals()) {
+      auto it = in_flight.find(r.frame_sequence);
+      if (r.code == ErrorCode::kRateLimited && it != in_flight.end() && !r.fatal) {
+        to_send.push_front(it->second);  // refused whole: nothing merged, send it again
+        in_flight.erase(it);
+        resume_at = std::chrono::steady_clock::now() + backoff;
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+        continue;
+      }
+      progress.Done();
+      PrintMessage("send", "refused by the server: " + DescribeRefusal(r));
+      return kExitCheckFailed;
+    }
+    const uint64_t acked = c->acked_frame_sequence();
+    for (auto it = in_flight.begin(); it != in_flight.end() && it->first <= acked;) {
+      done_messages += chunks[it->second].messages;
+      it = in_flight.erase(it);
+      last_progress = std::chrono::steady_clock::now();
+      backoff = std::chrono::milliseconds(50);
+    }
+    progress.Update(done_messages, total_messages);
+    if (c->closed()) {
+      progress.Done();
+      PrintMessage("send", std::string("the connection ended before every frame was "
+                                       "acknowledged: ") +
+                               c->close_error().detail);
+      return kExitCheckFailed;
+    }
+    if (std::chrono::steady_clock::now() - last_progress >
+        std::chrono::milliseconds(flags.timeout_ms)) {
+      progress.Done();
+      PrintMessage("send", "no acknowledgement within --timeout; the server may be overloaded");
+      return kExitCheckFailed;
+    }
+    if (!in_flight.empty() || std::chrono::steady_clock::now() < resume_at) {
+      c->WaitForInput(std::chrono::milliseconds(20));
+    }
+  }
+  progress.Done();
+  std::fprintf(stderr, "scenecrdt send: %llu messages in %zu frames acknowledged by %s (%s)\n",
+               static_cast<unsigned long long>(total_messages), chunks.size(), flags.server.c_str(),
+               flags.scene.c_str());
+  return kExitOk;
+}
+
+}  // namespace scenecrdt::cli
