@@ -168,7 +168,7 @@ uint32_t CrdtStore::FindTransformSlot(EntityId entity) const {
     const uint32_t* slot = tr_slot_reserved_.Find(entity);
     return slot ? *slot : kNone;
   }
-  if (tr_slot_by_number_.empty()) return kNone;
+  if (number >= tr_slot_by_number_.size()) return kNone;
   const uint32_t slot = tr_slot_by_number_[number];
   return slot != kNone && tr_[slot].entity == entity ? slot : kNone;
 }
@@ -179,7 +179,12 @@ void CrdtStore::SetTransformSlot(EntityId entity, uint32_t slot) {
     tr_slot_reserved_.Insert(entity, slot);
     return;
   }
-  if (tr_slot_by_number_.empty()) tr_slot_by_number_.assign(0x10000, kNone);
+  if (number >= tr_slot_by_number_.size()) {
+    // Grows by powers of two up to the 64 Ki numbers, so small scenes stay small.
+    std::size_t size = std::max<std::size_t>(tr_slot_by_number_.size(), 1024);
+    while (size <= number) size *= 2;
+    tr_slot_by_number_.resize(size, kNone);
+  }
   tr_slot_by_number_[number] = slot;
 }
 

@@ -258,7 +258,7 @@ class CrdtStore {
   // Hint: the register `m` will touch is about to be needed.
   void Prefetch(const protocol::CrdtMessage& m) const {
     const uint32_t number = protocol::EntityNumber(m.entity);
-    if (m.component != protocol::kTransformComponentId || tr_slot_by_number_.empty() ||
+    if (m.component != protocol::kTransformComponentId || number >= tr_slot_by_number_.size() ||
         protocol::IsReservedEntityNumber(number)) {
       return;
     }

@@ -18,6 +18,17 @@ git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
 step "build and test under ASan+UBSan (cmake --workflow --preset ci)"
 cmake --workflow --preset ci
 
+step "converge: 10 000 seeded replica/server schedules (ASan build)"
+cli=build/asan/tools/scenecrdt
+corpus=$(mktemp -d)
+"$cli" encode tests/data/conflicts.ops.json -o "$corpus/conflicts.dcl"
+"$cli" gen --shape random --entities 30 --seed 9 -o "$corpus/random.dcl"
+"$cli" converge "$corpus/conflicts.dcl" "$corpus/random.dcl" examples/sample_scene.dcl \
+  --replicas 3 --trials 10000 --seed 1 --failure-out "$corpus/failure.dcl"
+"$cli" converge "$corpus/conflicts.dcl" "$corpus/random.dcl" examples/sample_scene.dcl \
+  --trials 10000 --seed 1
+rm -rf "$corpus"
+
 step "fuzz targets (clang libFuzzer, ${FUZZ_SECONDS:-30}s each)"
 cmake --preset fuzz >/dev/null
 targets=$(ls tools/fuzz/corpus)
