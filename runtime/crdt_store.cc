@@ -89,7 +89,7 @@ CrdtStore::CrdtStore(StoreLimits limits) : limits_(limits) {}
 // Merge
 
 MergeResult CrdtStore::Merge(const CrdtMessage& m) {
-  CompactLogIfNeeded();
+  if (log_.size() >= compact_at_) CompactLog();
   switch (m.type) {
     case MessageType::kPutComponent:
     case MessageType::kPutComponentNetwork:
@@ -142,7 +142,7 @@ ErrorCode CrdtStore::Validate(const CrdtMessage& m) const {
   // Limits that depend on the state: a new entity, a new tombstone from version retirement.
   const uint32_t number = protocol::EntityNumber(m.entity);
   const uint32_t version = protocol::EntityVersion(m.entity);
-  if (!protocol::IsReservedEntityNumber(number)) {
+  if (!protocol::IsReservedEntityNumber(number) && (version > 0 || !tombstones_.empty())) {
     const TombstoneValue* tomb = tombstones_.Find(number);
     if (tomb && tomb->version >= version) return ErrorCode::kOk;  // will be dropped anyway
     if (version > 0 && !tomb && tombstones_.size() >= limits_.max_tombstones) {
@@ -201,6 +201,7 @@ bool CrdtStore::AdmitEntity(EntityId entity) {
   const uint32_t number = protocol::EntityNumber(entity);
   if (protocol::IsReservedEntityNumber(number)) return true;  // never tombstoned
   const uint32_t version = protocol::EntityVersion(entity);
+  if (version == 0 && tombstones_.empty()) return true;  // the common case: nothing to check
   const TombstoneValue* tomb = tombstones_.Find(number);
   if (tomb && tomb->version >= version) return false;
   // A message for (n, v > 0) means every older version of n is gone (@dcl/ecs
@@ -495,28 +496,38 @@ uint64_t CrdtStore::NextSequence(LogKind kind, ComponentId component, EntityId e
   return sequence_;
 }
 
-void CrdtStore::CompactLogIfNeeded() {
-  const std::size_t live = tr_.size() + regs_.size() + appends_.size() + tombstones_.size();
-  if (log_.size() < 1024 || log_.size() < 4 * (live + 1)) return;
-  // Called between merges, when every live object carries its latest sequence: keep one entry
-  // per live object.
-  std::vector<LogEntry> kept;
-  kept.reserve(live + 1);
-  for (const TransformRegister& r : tr_) {
-    kept.push_back({r.sequence, protocol::kTransformComponentId, r.entity, LogKind::kTransform});
+bool CrdtStore::IsLatestChange(const LogEntry& e) const {
+  switch (e.kind) {
+    case LogKind::kTransform: {
+      const uint32_t slot = FindTransformSlot(e.entity);
+      return slot != kNone && tr_[slot].sequence == e.sequence;
+    }
+    case LogKind::kOpaque: {
+      const uint32_t* index = reg_slot_.Find(Key(e.component, e.entity));
+      return index && regs_[*index].sequence == e.sequence;
+    }
+    case LogKind::kAppend: {
+      const uint32_t* index = append_slot_.Find(Key(e.component, e.entity));
+      return index && appends_[*index].sequence == e.sequence;
+    }
+    case LogKind::kTombstone: {
+      const TombstoneValue* t = tombstones_.Find(e.entity);
+      return t && t->sequence == e.sequence;
+    }
+    default:
+      return false;
   }
-  for (const OpaqueRegister& r : regs_) {
-    kept.push_back({r.sequence, r.component, r.entity, LogKind::kOpaque});
+}
+
+void CrdtStore::CompactLog() {
+  // Called between merges, when every live object carries its latest sequence. Filtering in
+  // place keeps the sequence order (no sort) and the log's storage (no reallocation).
+  std::size_t kept = 0;
+  for (const LogEntry& e : log_) {
+    if (IsLatestChange(e)) log_[kept++] = e;
   }
-  for (const AppendSet& s : appends_) {
-    kept.push_back({s.sequence, s.component, s.entity, LogKind::kAppend});
-  }
-  tombstones_.ForEach([&](uint32_t number, const TombstoneValue& t) {
-    kept.push_back({t.sequence, 0, number, LogKind::kTombstone});
-  });
-  std::sort(kept.begin(), kept.end(),
-            [](const LogEntry& a, const LogEntry& b) { return a.sequence < b.sequence; });
-  log_ = std::move(kept);
+  log_.resize(kept);
+  compact_at_ = std::max<std::size_t>(kMinCompactLog, 4 * (kept + 1));
 }
 
 std::size_t CrdtStore::ExportChangesSince(uint64_t since, std::vector<uint8_t>& out) const {
@@ -525,9 +536,8 @@ std::size_t CrdtStore::ExportChangesSince(uint64_t since, std::vector<uint8_t>& 
   std::size_t count = 0;
   // Tombstones first: receivers then drop stale messages for deleted entities at once.
   for (auto it = first; it != log_.end(); ++it) {
-    if (it->kind != LogKind::kTombstone) continue;
+    if (it->kind != LogKind::kTombstone || !IsLatestChange(*it)) continue;
     const TombstoneValue* t = tombstones_.Find(it->entity);
-    if (!t || t->sequence != it->sequence) continue;
     CrdtMessage m;
     m.type = MessageType::kDeleteEntity;
     m.entity = protocol::MakeEntityId(it->entity, t->version);

@@ -254,7 +254,10 @@ class CrdtStore {
   EntityExtras& ExtrasFor(EntityId entity);
   void RemoveExtrasIfEmpty(EntityId entity);
   uint64_t NextSequence(LogKind kind, ComponentId component, EntityId entity);
-  void CompactLogIfNeeded();
+  // True when `e` is the change log entry of its object's latest change (not stale).
+  bool IsLatestChange(const LogEntry& e) const;
+  // Drops stale log entries (one entry per live object remains).
+  void CompactLog();
   // Hint: the register `m` will touch is about to be needed.
   void Prefetch(const protocol::CrdtMessage& m) const {
     const uint32_t number = protocol::EntityNumber(m.entity);
@@ -296,8 +299,10 @@ class CrdtStore {
 
   // Change log for ExportChangesSince: entries in sequence order; stale entries (whose object
   // changed again or vanished) are skipped on export and dropped by compaction.
+  static constexpr std::size_t kMinCompactLog = 1024;
   uint64_t sequence_ = 0;
   std::vector<LogEntry> log_;
+  std::size_t compact_at_ = kMinCompactLog;  // compact when the log reaches this size
 
   bool track_transform_changes_ = false;
   std::vector<EntityId> transform_changes_;
