@@ -35,6 +35,9 @@ struct Limits {
   uint32_t handshake_timeout_ms = 10000;
   // Frames per second per session for scene changes (0 = unlimited): --max-rate.
   double max_rate_hz = 0.0;
+  // Fan-out waits this long after the first change of a batch (0 = as soon as the strand has
+  // merged what it holds). Lets the frames of one burst leave as one batch: --batch-window-us.
+  uint32_t batch_window_us = 0;
   // State frames (snapshot / resume delta) carry at most this many DCL bytes each.
   uint32_t state_chunk_bytes = 256u << 10;
 };

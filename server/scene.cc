@@ -30,7 +30,8 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       store_(StoreLimitsFrom(ctx.config().limits)),
       wire_base_(ctx.incarnation() << kSequenceShift),
       retry_timer_(strand_),
-      rate_timer_(strand_) {
+      rate_timer_(strand_),
+      flush_timer_(strand_) {
   if (!restore.empty()) (void)store_.MergeStream(restore);
   flushed_ = durable_ = store_.sequence();
 }
@@ -179,13 +180,21 @@ void Scene::Inspect(std::function<void(const runtime::CrdtStore&, uint64_t)> rea
 void Scene::ScheduleFlush() {
   if (flush_scheduled_) return;
   flush_scheduled_ = true;
-  // Posted behind whatever the strand already holds: frames that arrived together merge
-  // together and leave as one batch, without waiting for a tick.
-  net::asio::post(strand_, [this] {
+  const auto run = [this] {
     flush_scheduled_ = false;
     FanOut();
     MaybeCommit();
-  });
+  };
+  if (const uint32_t window = ctx_.config().limits.batch_window_us; window > 0) {
+    flush_timer_.expires_after(std::chrono::microseconds(window));
+    flush_timer_.async_wait([run](const net::error_code& ec) {
+      if (!ec) run();
+    });
+    return;
+  }
+  // Posted behind whatever the strand already holds: frames that arrived together merge
+  // together and leave as one batch, without waiting for a tick.
+  net::asio::post(strand_, run);
 }
 
 void Scene::FanOut() {

@@ -105,6 +105,7 @@ class Scene {
   std::vector<std::function<void()>> flush_waiters_;
   net::asio::steady_timer retry_timer_;
   net::asio::steady_timer rate_timer_;
+  net::asio::steady_timer flush_timer_;
   int64_t rate_timer_at_ms_ = 0;
   std::vector<uint8_t> scratch_;
 };

@@ -106,7 +106,9 @@ TEST(ServerResumeTest, ResumeSendsOnlyTheChangedRegisters) {
 }
 
 TEST(ServerEchoTest, WriterIsNotEchoedOthersReceiveAtOnce) {
-  TestServer server;
+  auto config = TestServer::Config();
+  config.limits.batch_window_us = 2000;  // the timer path of the fan-out
+  TestServer server(config);
   auto a = Join(server.tcp_url(), "echo");
   auto b = Join(server.tcp_url(), "echo");
   std::vector<uint8_t> dcl;

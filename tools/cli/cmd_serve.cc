@@ -35,6 +35,8 @@ limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults
   --max-entities N      entities per scene (default 20000)
   --max-tombstones N    deleted entity numbers per scene (default 65536)
   --max-rate HZ         scene frames per second per session (default: unlimited)
+  --batch-window-us N   fan-out waits N us after a batch's first change (default 0:
+                        at once; merges of one burst still leave together)
   --slow-consumer-ms N  drop a session whose write is stuck this long (default 5000)
   --idle-timeout-ms N   close a session silent this long; pinged at a third (default 60000)
 
@@ -81,6 +83,7 @@ int RunServe(Args args) {
   Take(scan.U64("--max-entities"), l.max_entities);
   Take(scan.U64("--max-tombstones"), l.max_tombstones);
   if (auto v = scan.Double("--max-rate")) l.max_rate_hz = *v;
+  Take(scan.U64("--batch-window-us"), l.batch_window_us);
   Take(scan.U64("--slow-consumer-ms"), l.slow_consumer_ms);
   Take(scan.U64("--idle-timeout-ms"), l.idle_timeout_ms);
   if (!scan.Finish()) return kExitBadInput;
