@@ -121,6 +121,32 @@ TEST(ServerEchoTest, WriterIsNotEchoedOthersReceiveAtOnce) {
   EXPECT_EQ(b->live_frames(), 1u);
 }
 
+TEST(ServerMaxRateTest, FramesPerSessionAreCappedAndChangesCoalesce) {
+  auto config = TestServer::Config();
+  config.limits.max_rate_hz = 10;
+  TestServer server(config);
+  auto writer = Join(server.tcp_url(), "capped");
+  auto reader = Join(server.tcp_url(), "capped");
+  const auto start = std::chrono::steady_clock::now();
+  for (uint32_t i = 1; i <= 40; ++i) {
+    std::vector<uint8_t> dcl;
+    AppendPut(dcl, 7000, i, static_cast<float>(i));
+    writer->SendCrdt(dcl);
+    writer->Poll();
+  }
+  ASSERT_TRUE(reader->PollUntil(
+      [&] {
+        const auto* t = reader->store().FindTransform(7000);
+        return t && t->position.x == 40.0f;
+      },
+      20s));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // At most one frame per 100 ms (plus the first); the 40 changes coalesced into them.
+  EXPECT_LE(static_cast<double>(reader->live_frames()), seconds * 10.0 + 2.0);
+  EXPECT_LT(reader->live_frames(), 40u);
+}
+
 TEST(ServerWebSocketTest, WebSocketAndTcpClientsShareAScene) {
   TestServer server;
   auto ws = Join(server.ws_url(), "mixed");
