@@ -102,6 +102,15 @@ glm::mat4 ParentScaleInverseMatrix(const protocol::Transform* parent_t,
   return glm::scale(glm::mat4(1.0f), inv);
 }
 
+glm::mat4 RotationScaleMatrix(const protocol::Transform& t, const LocalComponents& c) {
+  const glm::mat4 rotation = HasCompositeRotation(&c) ? CompositeRotationMatrix(t, c)
+                                                      : glm::mat4_cast(EffectiveRotation(t, &c));
+  const glm::mat4 scale = HasCompositeScale(&c)
+                              ? CompositeScaleMatrix(t, c)
+                              : glm::scale(glm::mat4(1.0f), protocol::ToGlm(t.scale));
+  return rotation * scale;
+}
+
 glm::mat4 LocalToParentMatrix(const protocol::Transform& t, const LocalComponents* c,
                               const glm::mat4& parent_scale_inv) {
   if (c != nullptr && c->Has(LocalComponents::kLocalToParent)) {

@@ -101,6 +101,10 @@ glm::mat4 ScaleMatrix(const protocol::Transform& t, const LocalComponents* c);
 glm::mat4 ParentScaleInverseMatrix(const protocol::Transform* parent_t,
                                    const LocalComponents* parent_c);
 
+// (CompositeRotation|Rotation) * (CompositeScale|Scale|NonUniformScale): LocalToParent after
+// Translation and ParentScaleInverse (what an entity with ParentScaleInverse caches).
+glm::mat4 RotationScaleMatrix(const protocol::Transform& t, const LocalComponents& c);
+
 // LocalToParent = Translation * ParentScaleInverse * (CompositeRotation|Rotation) *
 // (CompositeScale|Scale|NonUniformScale), or the user-written LocalToParent. `parent_scale_inv`
 // is only used when c has kParentScaleInverse.

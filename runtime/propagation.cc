@@ -15,6 +15,21 @@ namespace {
 constexpr internal::LocalTrs kIdentityTrs{
     {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 1.0f}, {1.0f, 1.0f, 1.0f}};
 
+void Prefetch(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 0, 3);
+#else
+  (void)p;
+#endif
+}
+void PrefetchForWrite(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 1, 3);
+#else
+  (void)p;
+#endif
+}
+
 }  // namespace
 
 struct Propagation::Job {
@@ -23,12 +38,16 @@ struct Propagation::Job {
   uint32_t first_pos;
   uint32_t first_count;
   std::size_t next_range;
+  bool stream;
+  uint64_t piece_changes;
 };
 
-Propagation::Propagation() {
+Propagation::Propagation() : kernels_(&internal::GetBlockKernels(internal::KernelIsa::kAuto)) {
   world_.push_back(glm::mat4(1.0f));
   local_.push_back(kIdentityTrs);
   parent_pos_.push_back(0);
+  depth_.push_back(0);
+  size_.push_back(0);
   slot_of_pos_.push_back(kNoSlot);
   aux_.push_back(0);
   piece_of_pos_.push_back(0);
@@ -43,7 +62,6 @@ void Propagation::EnsureSlot(uint32_t slot) {
   if (slot < pos_of_slot_.size()) return;
   const std::size_t n = std::max<std::size_t>(slot + 1, pos_of_slot_.size() * 3 / 2);
   pos_of_slot_.resize(n, kNoPos);
-  subtree_size_.resize(n, 0);
   dirty_.resize(n, 0);
 }
 
@@ -73,7 +91,18 @@ void Propagation::MarkDirty(uint32_t slot) {
   dirty_list_.push_back(slot);
 }
 
-void Propagation::SetPolicy(const LayoutPolicy& policy) { policy_ = policy; }
+void Propagation::InvalidateExt(uint32_t ext_id) {
+  if (ext_id >= ext_cache_.size()) ext_cache_.resize(ext_id + 1);
+  if (ext_cache_[ext_id].stale) return;
+  ext_cache_[ext_id].stale = true;
+  ext_stale_.push_back(ext_id);
+}
+
+void Propagation::SetPolicy(const LayoutPolicy& policy) {
+  policy_ = policy;
+  policy_.stream_stack_depth = std::max<uint32_t>(2, policy_.stream_stack_depth);
+  kernels_ = &internal::GetBlockKernels(policy_.kernel_isa);
+}
 
 PropagationStats Propagation::stats() const {
   PropagationStats s = stats_;
@@ -81,6 +110,7 @@ PropagationStats Propagation::stats() const {
   s.live = live_;
   s.dead = dead_;
   s.pieces = num_pieces_;
+  s.kernel = kernels_->name;
   return s;
 }
 
@@ -97,9 +127,9 @@ uint32_t Propagation::NewPiece(uint32_t begin, uint32_t end) {
     pieces_.push_back(Piece{});
   }
   pieces_[id] = Piece{begin, end, 0, 0};
+  if (label_.size() < pieces_.size()) label_.resize(pieces_.size());
   Relabel(begin, end, id);
   ++num_pieces_;
-  ranks_stale_ = true;
   return id;
 }
 
@@ -118,7 +148,6 @@ void Propagation::Unlink(uint32_t first, uint32_t last) {
   const uint32_t next = pieces_[last].next;
   pieces_[prev].next = next;
   pieces_[next].prev = prev;
-  ranks_stale_ = true;
 }
 
 void Propagation::LinkRaw(uint32_t anchor, uint32_t first, uint32_t last) {
@@ -127,7 +156,41 @@ void Propagation::LinkRaw(uint32_t anchor, uint32_t first, uint32_t last) {
   pieces_[first].prev = anchor;
   pieces_[last].next = next;
   pieces_[next].prev = last;
-  ranks_stale_ = true;
+  AssignLabels(first, last);
+}
+
+void Propagation::AssignLabels(uint32_t first, uint32_t last) {
+  // Order maintenance: labels increase along the sequence, so comparing two positions is
+  // O(1) however fragmented the layout is. The linked run gets labels spread evenly between
+  // its neighbours'; when they are too close, the window is widened one piece on each side
+  // until the spacing after relabelling is at least kMinGap (at worst the whole list).
+  constexpr uint64_t kMinGap = uint64_t{1} << 32;
+  auto left_bound = [this](uint32_t p) { return p == 0 ? uint64_t{0} : label_[p]; };
+  auto right_bound = [this](uint32_t p) { return p == 0 ? ~uint64_t{0} : label_[p]; };
+  uint32_t left = pieces_[first].prev;
+  uint32_t right = pieces_[last].next;
+  uint64_t inner = 1;
+  for (uint32_t q = first; q != last; q = pieces_[q].next) ++inner;
+  for (;;) {
+    const uint64_t span = right_bound(right) - left_bound(left);
+    const bool whole = left == 0 && right == 0;
+    if (whole || span / (inner + 1) >= (inner == 1 ? 2 : kMinGap)) break;
+    if (left != 0) {
+      left = pieces_[left].prev;
+      ++inner;
+    }
+    if (right != 0) {
+      right = pieces_[right].next;
+      ++inner;
+    }
+    --budget_;
+  }
+  const uint64_t step = (right_bound(right) - left_bound(left)) / (inner + 1);
+  uint64_t label = left_bound(left);
+  for (uint32_t q = pieces_[left].next; q != right; q = pieces_[q].next) {
+    label += step;
+    label_[q] = label;
+  }
 }
 
 void Propagation::LinkAfter(uint32_t anchor, uint32_t first, uint32_t last) {
@@ -207,19 +270,21 @@ uint32_t Propagation::AllocPosition(uint32_t slot, uint32_t ext_id,
   world_.push_back(glm::mat4(1.0f));
   local_.push_back(local);
   parent_pos_.push_back(0);
+  depth_.push_back(0);
+  depth_stale_ = true;
   slot_of_pos_.push_back(slot);
   aux_.push_back(ext_id == kNoSlot ? 0 : ext_id + 1);
   piece_of_pos_.push_back(0);
   if (ext_id != kNoSlot) ++num_ext_positions_;
+  size_.push_back(1);
   pos_of_slot_[slot] = pos;
-  subtree_size_[slot] = 1;
   ++live_;
   return pos;
 }
 
 bool Propagation::AddToAncestors(uint32_t pos, int64_t delta) {
   for (uint32_t a = pos; a != 0; a = parent_pos_[a]) {
-    uint32_t& size = subtree_size_[slot_of_pos_[a]];
+    uint32_t& size = size_[a];
     size = static_cast<uint32_t>(static_cast<int64_t>(size) + delta);
     if (--budget_ < 0) return false;
   }
@@ -230,12 +295,13 @@ bool Propagation::Detach(uint32_t slot) {
   const uint32_t pos = pos_of_slot_[slot];
   const uint32_t parent = parent_pos_[pos];
   if (parent == 0) return true;
-  const uint32_t size = subtree_size_[slot];
+  const uint32_t size = size_[pos];
   if (!AddToAncestors(parent, -static_cast<int64_t>(size))) return false;
   uint32_t first, last;
   CutRange(pos, size, first, last);
   LinkAfter(pieces_[0].prev, first, last);
   parent_pos_[pos] = 0;
+  depth_stale_ = true;
   return budget_ >= 0;
 }
 
@@ -243,18 +309,19 @@ bool Propagation::Attach(uint32_t slot, uint32_t parent_slot) {
   const uint32_t pos = pos_of_slot_[slot];
   const uint32_t parent = pos_of_slot_[parent_slot];
   SCENECRDT_DCHECK(parent_pos_[pos] == 0, "attach a detached subtree");
-  const uint32_t size = subtree_size_[slot];
+  const uint32_t size = size_[pos];
   uint32_t first, last;
   CutRange(pos, size, first, last);
   const uint32_t anchor = SplitAfter(parent);
   LinkAfter(anchor, first, last);
   parent_pos_[pos] = parent;
+  depth_stale_ = true;
   return AddToAncestors(parent, size) && budget_ >= 0;
 }
 
 void Propagation::RemoveLeaf(uint32_t slot) {
   const uint32_t pos = pos_of_slot_[slot];
-  SCENECRDT_DCHECK(subtree_size_[slot] == 1 && parent_pos_[pos] == 0, "remove a detached leaf");
+  SCENECRDT_DCHECK(size_[pos] == 1 && parent_pos_[pos] == 0, "remove a detached leaf");
   uint32_t first, last;
   CutRange(pos, 1, first, last);
   FreePiece(first);
@@ -262,7 +329,7 @@ void Propagation::RemoveLeaf(uint32_t slot) {
   aux_[pos] = 0;
   slot_of_pos_[pos] = kNoSlot;
   pos_of_slot_[slot] = kNoPos;
-  subtree_size_[slot] = 0;
+  size_[pos] = 0;
   --live_;
   ++dead_;
 }
@@ -272,7 +339,10 @@ void Propagation::ApplyStructure(const SceneGraph& graph, std::span<const uint32
   all_changed_ = false;
   stats_.last_rebuild = false;
   if (graph.num_slots() > 0) EnsureSlot(static_cast<uint32_t>(graph.num_slots() - 1));
-  if (changes.empty() && built_) return;
+  if (changes.empty() && built_) {
+    MaybeCompact();
+    return;
+  }
   const std::size_t rebuild_at =
       std::max(policy_.min_rebuild_changes, live_ / std::max<uint32_t>(1, policy_.rebuild_divisor));
   if (!built_ || changes.size() > rebuild_at) {
@@ -319,43 +389,71 @@ void Propagation::ApplyStructure(const SceneGraph& graph, std::span<const uint32
     Rebuild(graph, ext_of_slot);
     return;
   }
+  MaybeCompact();
+}
+
+void Propagation::MaybeCompact() {
+  if (num_pieces_ <= 1 && dead_ == 0) return;
+  // Hard limits (memory, and the worst case of a sweep).
   const std::size_t max_pieces =
       policy_.min_pieces + live_ / std::max<uint32_t>(1, policy_.min_piece_length);
-  if (num_pieces_ > max_pieces || dead_ > policy_.min_pieces + live_ / 2) Compact();
+  if (num_pieces_ > max_pieces || dead_ > policy_.min_pieces + live_ / 2) {
+    Compact();
+    return;
+  }
+  // Rent or buy: fragmentation only costs when computes walk across pieces. Compact once the
+  // piece changes walked since the last compaction (plus those of a sweep about to run) would
+  // have paid for copying the layout out.
+  const bool sweep = all_dirty_ || dirty_list_.size() * 16 >= live_;
+  const uint64_t debt = fragment_debt_ + (sweep ? num_pieces_ - 1 : 0);
+  if (debt > policy_.min_pieces + live_ / std::max<uint32_t>(1, policy_.compact_debt_divisor)) {
+    Compact();
+  }
 }
 
 void Propagation::Compact() {
   // The sequence is already a valid preorder: copy it out in order (a streaming copy, no
   // search), reusing the previous arrays' memory. World matrices move with their entities,
   // so nothing is recomputed; every index changes (all_changed_, layout_version_).
+  // new_of_old maps old positions to new ones: a parent precedes its children, so its new
+  // position is known when they are copied (one lookup, no slot indirection).
   const auto n = static_cast<uint32_t>(live_);
   spare_world_.resize(n + 1);
   spare_local_.resize(n + 1);
   spare_parent_.resize(n + 1);
+  spare_depth_.resize(n + 1);
+  spare_size_.resize(n + 1);
   spare_slot_.resize(n + 1);
   spare_aux_.resize(n + 1);
+  std::vector<uint32_t>& new_of_old = piece_of_pos_;  // rebuilt below
   spare_world_[0] = glm::mat4(1.0f);
   spare_local_[0] = kIdentityTrs;
   spare_parent_[0] = 0;
+  spare_depth_[0] = 0;
+  spare_size_[0] = 0;
   spare_slot_[0] = kNoSlot;
   spare_aux_[0] = 0;
+  new_of_old[0] = 0;
   uint32_t next = 1;
   for (uint32_t p = pieces_[0].next; p != 0; p = pieces_[p].next) {
     for (uint32_t old = pieces_[p].begin; old < pieces_[p].end; ++old, ++next) {
-      const uint32_t slot = slot_of_pos_[old];
       spare_world_[next] = world_[old];
       spare_local_[next] = local_[old];
       spare_aux_[next] = aux_[old];
+      spare_depth_[next] = depth_[old];
+      spare_size_[next] = size_[old];
+      const uint32_t slot = slot_of_pos_[old];
       spare_slot_[next] = slot;
-      // The parent precedes its children in the sequence: already moved.
-      const uint32_t parent = parent_pos_[old];
-      spare_parent_[next] = parent == 0 ? 0 : pos_of_slot_[slot_of_pos_[parent]];
+      new_of_old[old] = next;
+      spare_parent_[next] = new_of_old[parent_pos_[old]];
       pos_of_slot_[slot] = next;
     }
   }
   world_.swap(spare_world_);
   local_.swap(spare_local_);
   parent_pos_.swap(spare_parent_);
+  depth_.swap(spare_depth_);
+  size_.swap(spare_size_);
   slot_of_pos_.swap(spare_slot_);
   aux_.swap(spare_aux_);
   piece_of_pos_.assign(n + 1, 0);
@@ -366,8 +464,8 @@ void Propagation::Compact() {
     const uint32_t p = NewPiece(1, n + 1);
     LinkRaw(0, p, p);
   }
-  ranks_stale_ = true;
   dead_ = 0;
+  fragment_debt_ = 0;
   all_changed_ = true;
   ++layout_version_;
   ++stats_.compactions;
@@ -412,6 +510,7 @@ void Propagation::Rebuild(const SceneGraph& graph, std::span<const uint32_t> ext
   std::vector<glm::mat4, internal::AlignedAllocator<glm::mat4>> world(n + 1);
   std::vector<internal::LocalTrs> local(n + 1);
   std::vector<uint32_t> parent_pos(n + 1, 0);
+  std::vector<uint32_t> depth(n + 1, 0);
   std::vector<uint32_t> slot_of_pos(n + 1, kNoSlot);
   std::vector<uint32_t> aux(n + 1, 0);
   world[0] = glm::mat4(1.0f);
@@ -435,23 +534,23 @@ void Propagation::Rebuild(const SceneGraph& graph, std::span<const uint32_t> ext
     }
   }
   std::fill(pos_of_slot_.begin(), pos_of_slot_.end(), kNoPos);
-  std::fill(subtree_size_.begin(), subtree_size_.end(), 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    pos_of_slot_[order[i]] = i + 1;
-    subtree_size_[order[i]] = 1;
-  }
+  for (uint32_t i = 0; i < n; ++i) pos_of_slot_[order[i]] = i + 1;
+  std::vector<uint32_t> size(n + 1, 1);
+  size[0] = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t p = graph.effective_parent(order[i]);
     parent_pos[i + 1] = p == kNoSlot ? 0 : pos_of_slot_[p];
+    depth[i + 1] = depth[parent_pos[i + 1]] + 1;  // the parent precedes in preorder
   }
   for (uint32_t pos = n; pos >= 1; --pos) {
-    if (parent_pos[pos] != 0) {
-      subtree_size_[slot_of_pos[parent_pos[pos]]] += subtree_size_[slot_of_pos[pos]];
-    }
+    if (parent_pos[pos] != 0) size[parent_pos[pos]] += size[pos];
   }
   world_ = std::move(world);
   local_ = std::move(local);
   parent_pos_ = std::move(parent_pos);
+  depth_ = std::move(depth);
+  size_ = std::move(size);
+  depth_stale_ = false;
   slot_of_pos_ = std::move(slot_of_pos);
   aux_ = std::move(aux);
   piece_of_pos_.assign(n + 1, 0);
@@ -462,9 +561,9 @@ void Propagation::Rebuild(const SceneGraph& graph, std::span<const uint32_t> ext
     const uint32_t p = NewPiece(1, n + 1);
     LinkRaw(0, p, p);
   }
-  ranks_stale_ = true;
   live_ = n;
   dead_ = 0;
+  fragment_debt_ = 0;
   built_ = true;
   all_dirty_ = true;
   all_changed_ = true;
@@ -476,21 +575,13 @@ void Propagation::Rebuild(const SceneGraph& graph, std::span<const uint32_t> ext
 // ---------------------------------------------------------------------------------------------
 // Compute
 
-void Propagation::ComputeRanks() {
-  if (!ranks_stale_) return;
-  rank_.resize(pieces_.size());
-  uint32_t r = 0;
-  for (uint32_t p = pieces_[0].next; p != 0; p = pieces_[p].next) rank_[p] = r++;
-  ranks_stale_ = false;
+Propagation::SeqKey Propagation::SequenceKey(uint32_t pos) const {
+  const uint32_t p = num_pieces_ == 1 ? pieces_[0].next : piece_of_pos_[pos];
+  return SeqKey{label_[p], pos - pieces_[p].begin};
 }
 
-uint64_t Propagation::SequenceKey(uint32_t pos) const {
-  const uint32_t p = piece_of_pos_[pos];
-  return (static_cast<uint64_t>(rank_[p]) << 32) | (pos - pieces_[p].begin);
-}
-
-uint64_t Propagation::RangeEndKey(uint32_t pos, uint32_t count) const {
-  uint32_t p = piece_of_pos_[pos];
+Propagation::SeqKey Propagation::RangeEndKey(uint32_t pos, uint32_t count) const {
+  uint32_t p = num_pieces_ == 1 ? pieces_[0].next : piece_of_pos_[pos];
   uint32_t at = pos;
   uint32_t remaining = count;
   while (remaining > pieces_[p].end - at) {
@@ -498,7 +589,7 @@ uint64_t Propagation::RangeEndKey(uint32_t pos, uint32_t count) const {
     p = pieces_[p].next;
     at = pieces_[p].begin;
   }
-  return (static_cast<uint64_t>(rank_[p]) << 32) | (at + remaining - pieces_[p].begin);
+  return SeqKey{label_[p], at + remaining - pieces_[p].begin};
 }
 
 uint32_t Propagation::EntityAt(uint32_t pos, uint32_t offset) const {
@@ -513,64 +604,233 @@ uint32_t Propagation::EntityAt(uint32_t pos, uint32_t offset) const {
   return at + remaining;
 }
 
-void Propagation::SlowPath(const ComputeInputs& in, uint32_t pos) {
-  ExtRecord& ext = in.ext[aux_[pos] - 1];
-  const LocalComponents& c = ext.components;
-  const bool is_static = c.Has(LocalComponents::kStatic);
-  if (is_static && ext.frozen) return;
-  const uint32_t slot = slot_of_pos_[pos];
-  if (c.Has(LocalComponents::kLocalToWorld)) {
-    world_[pos] = c.local_to_world;  // made affine when set
-  } else {
-    const uint32_t parent = parent_pos_[pos];
-    glm::mat4 parent_scale_inv(1.0f);
-    if (c.Has(LocalComponents::kParentScaleInverse) && parent != 0) {
-      const uint32_t ps = slot_of_pos_[parent];
-      const uint32_t pext = in.ext_of_slot[ps];
-      parent_scale_inv = ParentScaleInverseMatrix(
-          &in.graph->transform(ps), pext == kNoSlot ? nullptr : &in.ext[pext].components);
+// ---- Entities with local components: cached LocalToParent ----
+
+namespace {
+
+// An affine 3x4 (rotation-scale columns + translation) with a fixed order of float operations.
+struct Affine {
+  internal::Rs rs;
+  float t[3];
+};
+
+Affine FromMat4(const glm::mat4& m) {
+  Affine a;
+  for (int j = 0; j < 3; ++j)
+    for (int r = 0; r < 3; ++r) a.rs.c[j][r] = m[j][r];
+  for (int r = 0; r < 3; ++r) a.t[r] = m[3][r];
+  return a;
+}
+
+Affine Multiply(const Affine& a, const Affine& b) {
+  Affine o;
+  for (int j = 0; j < 3; ++j) {
+    for (int i = 0; i < 3; ++i) {
+      o.rs.c[j][i] =
+          (a.rs.c[0][i] * b.rs.c[j][0] + a.rs.c[1][i] * b.rs.c[j][1]) + a.rs.c[2][i] * b.rs.c[j][2];
     }
-    const glm::mat4 local = LocalToParentMatrix(in.graph->transform(slot), &c, parent_scale_inv);
-    internal::ComposeAffine(world_[parent], local, world_[pos]);
   }
-  if (is_static) {
-    ext.frozen = true;
-    ext.computed_update = in.update_number;
+  for (int i = 0; i < 3; ++i) {
+    o.t[i] = (a.rs.c[0][i] * b.t[0] + a.rs.c[1][i] * b.t[1]) + (a.rs.c[2][i] * b.t[2] + a.t[i]);
   }
+  return o;
 }
 
-void Propagation::ComputeOne(const ComputeInputs& in, uint32_t pos) {
-  if (aux_[pos] != 0) {
-    SlowPath(in, pos);
+float InverseOrZero(float s) { return s == 0.0f ? 0.0f : 1.0f / s; }
+
+// Components that change LocalToParent (besides the overrides and ParentScaleInverse).
+constexpr uint32_t kLocalToParentInputs = LocalComponents::kRotationEulerMask |
+                                          LocalComponents::kCompositeRotationInputs |
+                                          LocalComponents::kCompositeScaleInputs;
+
+}  // namespace
+
+void Propagation::RefreshExtCaches(const ComputeInputs& in) {
+  for (uint32_t id : ext_stale_) {
+    if (id < ext_cache_.size() && ext_cache_[id].stale) ComputeExtCache(in, id);
+  }
+  ext_stale_.clear();
+}
+
+void Propagation::ComputeExtCache(const ComputeInputs& in, uint32_t id) {
+  ExtCache& c = ext_cache_[id];
+  c = ExtCache{};
+  c.stale = false;
+  if (id >= in.ext.size() || in.ext[id].slot == kNoSlot) return;
+  const LocalComponents& comp = in.ext[id].components;
+  const protocol::Transform& t = in.graph->transform(in.ext[id].slot);
+  c.is_static = comp.Has(LocalComponents::kStatic);
+  c.has_scale_inv = HasCompositeScale(&comp);
+  if (c.has_scale_inv) {
+    const glm::mat4 cs = CompositeScaleMatrix(t, comp);
+    const Affine inv = FromMat4(
+        glm::determinant(glm::mat3(cs)) == 0.0f ? glm::mat4(1.0f) : MakeAffine(glm::inverse(cs)));
+    c.scale_inv_rs = inv.rs;
+    std::copy(inv.t, inv.t + 3, c.scale_inv_t);
+  }
+  Affine m{};
+  if (comp.Has(LocalComponents::kLocalToWorld)) {
+    c.kind = ExtCache::kWorld;
+    m = FromMat4(comp.local_to_world);  // made affine when set
+  } else if (comp.Has(LocalComponents::kLocalToParent)) {
+    c.kind = ExtCache::kMatrix;
+    m = FromMat4(comp.local_to_parent);
+  } else if (comp.Has(LocalComponents::kParentScaleInverse)) {
+    // The parent's scale is read at compute time; everything after it is cached.
+    c.kind = ExtCache::kCompensated;
+    m = FromMat4(RotationScaleMatrix(t, comp));
+    c.position[0] = t.position.x;
+    c.position[1] = t.position.y;
+    c.position[2] = t.position.z;
+  } else if (comp.Has(kLocalToParentInputs)) {
+    c.kind = ExtCache::kMatrix;
+    m = FromMat4(LocalToParentMatrix(t, &comp, glm::mat4(1.0f)));
   } else {
-    internal::ComposeTrs(world_[parent_pos_[pos]], local_[pos], world_[pos]);
-  }
-}
-
-void Propagation::RunInterval(const ComputeInputs& in, uint32_t begin, uint32_t end) {
-  glm::mat4* world = world_.data();
-  const internal::LocalTrs* local = local_.data();
-  const uint32_t* parent = parent_pos_.data();
-  if (num_ext_positions_ == 0) {
-    // Fast path: plain entities only, branch-free.
-    for (uint32_t i = begin; i < end; ++i)
-      internal::ComposeTrs(world[parent[i]], local[i], world[i]);
+    c.kind = ExtCache::kTrs;  // e.g. Static only: the plain TRS path
     return;
   }
-  const uint32_t* aux = aux_.data();
-  for (uint32_t i = begin; i < end; ++i) {
-    if (aux[i] != 0) [[unlikely]] {
-      SlowPath(in, i);
-    } else {
-      internal::ComposeTrs(world[parent[i]], local[i], world[i]);
+  c.rs = m.rs;
+  std::copy(m.t, m.t + 3, c.t);
+}
+
+Propagation::ExtAction Propagation::PatchExt(Lane& lane, uint32_t pos, uint32_t e, uint32_t id) {
+  const ExtCache& c = ext_cache_[id];
+  if (c.is_static) {
+    ExtRecord& rec = lane.in->ext[id];
+    if (rec.frozen) return ExtAction::kKeep;
+    rec.frozen = true;
+    rec.computed_update = lane.in->update_number;
+  }
+  switch (c.kind) {
+    case ExtCache::kTrs:
+      return ExtAction::kPatched;
+    case ExtCache::kMatrix:
+      lane.block->Set(e, c.rs, c.t);
+      return ExtAction::kPatched;
+    case ExtCache::kCompensated: {
+      // ParentScaleInverse: the parent's CompositeScale inverse, else 1 / its scale (zero
+      // stays zero); identity at root.
+      Affine psi{};
+      for (int k = 0; k < 3; ++k) psi.rs.c[k][k] = 1.0f;
+      const uint32_t parent = parent_pos_[pos];
+      if (parent != 0) {
+        const uint32_t paux = aux_[parent];
+        if (paux != 0 && ext_cache_[paux - 1].has_scale_inv) {
+          psi.rs = ext_cache_[paux - 1].scale_inv_rs;
+          std::copy(ext_cache_[paux - 1].scale_inv_t, ext_cache_[paux - 1].scale_inv_t + 3, psi.t);
+        } else {
+          for (int k = 0; k < 3; ++k) psi.rs.c[k][k] = InverseOrZero(local_[parent].s[k]);
+        }
+      }
+      Affine l = Multiply(psi, Affine{c.rs, {c.t[0], c.t[1], c.t[2]}});
+      for (int k = 0; k < 3; ++k) l.t[k] = c.position[k] + l.t[k];
+      lane.block->Set(e, l.rs, l.t);
+      return ExtAction::kPatched;
     }
+    case ExtCache::kWorld:
+    default:
+      return ExtAction::kWriteWorld;
   }
 }
 
-void Propagation::RunRange(const ComputeInputs& in, uint32_t pos, uint32_t count,
-                           std::span<const uint32_t> skip,
-                           std::vector<std::pair<uint32_t, uint32_t>>& out) {
-  uint32_t p = piece_of_pos_[pos];
+// ---- Kernels over runs of positions ----
+
+void Propagation::PrefetchRange(const Range& r, bool parent, bool stream) const {
+  if (parent) {
+    Prefetch(&world_[parent_pos_[r.pos]]);
+    return;
+  }
+  // The first lines of the range (a subtree starts with its root; what lies past the range's
+  // piece is a harmless extra line). Streaming writes need no read-for-ownership.
+  const auto end =
+      static_cast<uint32_t>(std::min<std::size_t>(world_.size(), r.pos + std::min(r.count, 8u)));
+  Prefetch(&parent_pos_[r.pos]);
+  if (stream) Prefetch(&depth_[r.pos]);
+  if (num_pieces_ > 1) Prefetch(&piece_of_pos_[r.pos]);
+  if (num_ext_positions_ != 0) Prefetch(&aux_[r.pos]);
+  const char* local_begin = reinterpret_cast<const char*>(&local_[r.pos]);
+  const char* local_end = reinterpret_cast<const char*>(local_.data() + end);
+  for (const char* p = local_begin; p < local_end; p += 64) Prefetch(p);
+  if (!stream) {
+    for (uint32_t i = r.pos; i < end; ++i) PrefetchForWrite(&world_[i]);
+  }
+}
+
+void Propagation::PushStack(Lane& lane, uint32_t pos) {
+  const uint32_t d = depth_[pos];
+  if (d < policy_.stream_stack_depth) lane.stack[d] = world_[pos];
+}
+
+void Propagation::SeedRangeRoot(Lane& lane, uint32_t pos) {
+  const uint32_t d = depth_[pos];
+  if (d - 1 < policy_.stream_stack_depth) lane.stack[d - 1] = world_[parent_pos_[pos]];
+}
+
+void Propagation::SeedAncestors(Lane& lane, uint32_t pos) {
+  for (uint32_t a = parent_pos_[pos];; a = parent_pos_[a]) {
+    PushStack(lane, a);
+    if (a == 0) break;
+  }
+}
+
+void Propagation::ComposeRun(Lane& lane, uint32_t first, uint32_t e0, uint32_t e1) {
+  if (e0 >= e1) return;
+  glm::mat4* world = world_.data();
+  if (lane.stack == nullptr) {
+    kernels_->compose(*lane.block, e0, e1, first, parent_pos_.data(), world);
+    return;
+  }
+  const uint32_t sd = policy_.stream_stack_depth;
+  uint32_t lo = 0xFFFFFFFFu, hi = 0;
+  for (uint32_t i = first + e0; i < first + e1; ++i) {
+    lo = std::min(lo, depth_[i]);
+    hi = std::max(hi, depth_[i]);
+  }
+  if (hi < sd) {
+    kernels_->stream(*lane.block, e0, e1, first, depth_.data(), lane.stack, world);
+  } else if (lo > sd) {
+    kernels_->compose(*lane.block, e0, e1, first, parent_pos_.data(), world);
+  } else {
+    kernels_->mixed(*lane.block, e0, e1, first, parent_pos_.data(), depth_.data(), sd, lane.stack,
+                    world);
+  }
+}
+
+void Propagation::RunInterval(Lane& lane, uint32_t begin, uint32_t end) {
+  for (uint32_t b = begin; b < end; b += internal::kBlock) {
+    const uint32_t count = std::min(internal::kBlock, end - b);
+    kernels_->local(&local_[b], count, *lane.block);
+    if (depth_stale_) {  // cached mode only; parents precede children
+      for (uint32_t i = b; i < b + count; ++i) depth_[i] = depth_[parent_pos_[i]] + 1;
+    }
+    uint32_t e0 = 0;
+    if (num_ext_positions_ != 0) {
+      const uint32_t* aux = &aux_[b];
+      for (uint32_t e = 0; e < count; ++e) {
+        if (aux[e] == 0) [[likely]]
+          continue;
+        const uint32_t id = aux[e] - 1;
+        const ExtAction action = PatchExt(lane, b + e, e, id);
+        if (action == ExtAction::kPatched) continue;
+        ComposeRun(lane, b, e0, e);
+        if (action == ExtAction::kWriteWorld) {
+          const ExtCache& c = ext_cache_[id];
+          glm::mat4& w = world_[b + e];
+          for (int j = 0; j < 3; ++j)
+            w[j] = glm::vec4(c.rs.c[j][0], c.rs.c[j][1], c.rs.c[j][2], 0.0f);
+          w[3] = glm::vec4(c.t[0], c.t[1], c.t[2], 1.0f);
+        }
+        if (lane.stack != nullptr) PushStack(lane, b + e);
+        e0 = e + 1;
+      }
+    }
+    ComposeRun(lane, b, e0, count);
+  }
+}
+
+void Propagation::RunRange(Lane& lane, uint32_t pos, uint32_t count,
+                           std::span<const uint32_t> skip) {
+  uint32_t p = num_pieces_ == 1 ? pieces_[0].next : piece_of_pos_[pos];
   uint32_t a = pos;
   uint32_t remaining = count;
   std::size_t k = 0;
@@ -580,28 +840,36 @@ void Propagation::RunRange(const ComputeInputs& in, uint32_t pos, uint32_t count
     uint32_t x = a;
     while (k < skip.size() && skip[k] >= a && skip[k] < b) {
       if (skip[k] > x) {
-        RunInterval(in, x, skip[k]);
-        out.emplace_back(x, skip[k]);
+        RunInterval(lane, x, skip[k]);
+        lane.out->emplace_back(x, skip[k]);
       }
+      if (lane.stack != nullptr) PushStack(lane, skip[k]);
       x = skip[k] + 1;
       ++k;
     }
     if (x < b) {
-      RunInterval(in, x, b);
-      out.emplace_back(x, b);
+      RunInterval(lane, x, b);
+      lane.out->emplace_back(x, b);
     }
     p = pieces_[p].next;
     a = pieces_[p].begin;
+    if (remaining > 0) ++lane.piece_changes;
   }
 }
 
 void Propagation::RunJob(void* arg) {
   Job& job = *static_cast<Job*>(arg);
   Propagation& self = *job.self;
-  self.RunRange(*job.in, job.first_pos, job.first_count, {}, self.worker_intervals_);
+  internal::LocalBlock block;
+  Lane lane{job.in, &block, job.stream ? self.stack_[1].data() : nullptr, &self.worker_intervals_};
+  if (job.stream) self.SeedAncestors(lane, job.first_pos);
+  self.RunRange(lane, job.first_pos, job.first_count, {});
   for (std::size_t r = job.next_range; r < self.ranges_.size(); ++r) {
-    self.RunRange(*job.in, self.ranges_[r].pos, self.ranges_[r].count, {}, self.worker_intervals_);
+    if (job.stream) self.SeedRangeRoot(lane, self.ranges_[r].pos);
+    self.RunRange(lane, self.ranges_[r].pos, self.ranges_[r].count, {});
   }
+  if (job.stream) internal::StreamFence();
+  job.piece_changes = lane.piece_changes;
 }
 
 void Propagation::Compute(const ComputeInputs& in, int threads) {
@@ -610,23 +878,29 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
   stats_.computed = 0;
   stats_.last_full_sweep = false;
   stats_.last_parallel = false;
+  stats_.last_streaming = false;
+  RefreshExtCaches(in);
   const bool full = all_dirty_ || dirty_list_.size() * 16 >= live_;
   if (live_ > 0 && full) {
     ranges_.push_back(Range{pieces_[pieces_[0].next].begin, static_cast<uint32_t>(live_)});
     stats_.last_full_sweep = true;
   } else if (live_ > 0 && !dirty_list_.empty()) {
-    ComputeRanks();
-    std::vector<std::pair<uint64_t, uint32_t>> roots;
-    roots.reserve(dirty_list_.size());
+    // Few dirty roots at random places: every step below is a cache miss per root, so the
+    // next step's lines are prefetched for all roots first (the misses overlap).
+    std::vector<std::pair<SeqKey, uint32_t>>& roots = roots_;
+    roots.clear();
     for (uint32_t s : dirty_list_) {
       const uint32_t pos = pos_of_slot_[s];
-      if (pos != kNoPos) roots.emplace_back(SequenceKey(pos), pos);
+      if (pos == kNoPos) continue;
+      Prefetch(&size_[pos]);
+      roots.emplace_back(SequenceKey(pos), pos);
     }
-    std::sort(roots.begin(), roots.end());
-    uint64_t covered_end = 0;
+    std::sort(roots.begin(), roots.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    SeqKey covered_end{};
     for (const auto& [key, pos] : roots) {
       if (key < covered_end) continue;
-      const uint32_t count = subtree_size_[slot_of_pos_[pos]];
+      const uint32_t count = size_[pos];
       ranges_.push_back(Range{pos, count});
       covered_end = RangeEndKey(pos, count);
     }
@@ -638,8 +912,45 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
   uint64_t total = 0;
   for (const Range& r : ranges_) total += r.count;
   stats_.computed = static_cast<std::size_t>(total);
-  if (threads < 2 || total < std::max<uint64_t>(1, policy_.min_parallel_entities)) {
-    for (const Range& r : ranges_) RunRange(in, r.pos, r.count, {}, intervals_);
+  // Streaming needs every depth current; updates that moved positions refresh them instead.
+  const uint64_t min_streaming = std::max<uint64_t>(1, policy_.min_streaming_entities);
+  const bool stream = !depth_stale_ && (total >= min_streaming || live_ >= min_streaming);
+  stats_.last_streaming = stream;
+  const bool parallel =
+      threads >= 2 && total >= std::max<uint64_t>(1, policy_.min_parallel_entities);
+  if (stream) {
+    for (int t = 0; t < (parallel ? 2 : 1); ++t) {
+      if (stack_[t].size() < policy_.stream_stack_depth) {
+        stack_[t].resize(policy_.stream_stack_depth);
+      }
+    }
+  }
+  internal::LocalBlock block;
+  Lane lane{&in, &block, stream ? stack_[0].data() : nullptr, &intervals_};
+  if (!parallel) {
+    // Many small ranges: fetch the lines of range r + kAhead (and the parent matrix of range
+    // r + kAhead / 2, whose parent position has arrived by then) while range r computes.
+    constexpr std::size_t kAhead = 16;
+    const std::size_t n = ranges_.size();
+    if (n > 1) {
+      for (std::size_t r = 0; r < std::min(n, kAhead); ++r) {
+        PrefetchRange(ranges_[r], false, stream);
+      }
+      for (std::size_t r = 0; r < std::min(n, kAhead / 2); ++r) {
+        PrefetchRange(ranges_[r], true, stream);
+      }
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+      if (n > 1) {
+        if (r + kAhead < n) PrefetchRange(ranges_[r + kAhead], false, stream);
+        if (r + kAhead / 2 < n) PrefetchRange(ranges_[r + kAhead / 2], true, stream);
+      }
+      if (stream) SeedRangeRoot(lane, ranges_[r].pos);
+      RunRange(lane, ranges_[r].pos, ranges_[r].count, {});
+    }
+    if (stream) internal::StreamFence();
+    depth_stale_ = false;
+    fragment_debt_ += lane.piece_changes;
     return;
   }
 
@@ -658,19 +969,28 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
   const uint32_t stop = parent_pos_[split.pos];
   for (uint32_t a = parent_pos_[m]; a != stop; a = parent_pos_[a]) scratch_.push_back(a);
   std::reverse(scratch_.begin(), scratch_.end());  // top-down = sequence order
+  Lane single{&in, &block, nullptr, &intervals_};
   for (uint32_t a : scratch_) {
-    ComputeOne(in, a);
+    RunInterval(single, a, a + 1);
     intervals_.emplace_back(a, a + 1);
   }
   if (!worker_) worker_ = std::make_unique<internal::Worker>();
   worker_intervals_.clear();
-  Job job{this, &in, m, split.count - offset, ri + 1};
+  Job job{this, &in, m, split.count - offset, ri + 1, stream, 0};
   worker_->Post(&Propagation::RunJob, &job);
-  for (std::size_t r = 0; r < ri; ++r)
-    RunRange(in, ranges_[r].pos, ranges_[r].count, {}, intervals_);
-  if (offset > 0) RunRange(in, split.pos, offset, scratch_, intervals_);
+  for (std::size_t r = 0; r < ri; ++r) {
+    if (stream) SeedRangeRoot(lane, ranges_[r].pos);
+    RunRange(lane, ranges_[r].pos, ranges_[r].count, {});
+  }
+  if (offset > 0) {
+    if (stream) SeedRangeRoot(lane, split.pos);
+    RunRange(lane, split.pos, offset, scratch_);
+  }
+  if (stream) internal::StreamFence();
   worker_->Wait();
   intervals_.insert(intervals_.end(), worker_intervals_.begin(), worker_intervals_.end());
+  depth_stale_ = false;
+  fragment_debt_ += lane.piece_changes + job.piece_changes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -680,9 +1000,12 @@ bool Propagation::CheckLayout(const SceneGraph& graph) const {
   std::vector<uint32_t> seq_index(world_.size(), kNoPos);
   uint32_t index = 0;
   std::size_t pieces = 0;
+  uint64_t label = 0;
   for (uint32_t p = pieces_[0].next; p != 0; p = pieces_[p].next) {
     ++pieces;
     if (pieces_[pieces_[p].next].prev != p) return false;
+    if (label_[p] <= label) return false;  // labels increase along the sequence
+    label = label_[p];
     if (pieces_[p].begin >= pieces_[p].end) return false;
     for (uint32_t i = pieces_[p].begin; i < pieces_[p].end; ++i) {
       if (piece_of_pos_[i] != p || slot_of_pos_[i] == kNoSlot) return false;
@@ -690,13 +1013,14 @@ bool Propagation::CheckLayout(const SceneGraph& graph) const {
     }
   }
   if (pieces != num_pieces_ || index != live_ || live_ != graph.num_nodes()) return false;
-  std::vector<uint32_t> child_sum(pos_of_slot_.size(), 0);
+  std::vector<uint32_t> child_sum(world_.size(), 0);
   std::size_t ext = 0;
   for (uint32_t pos = 1; pos < world_.size(); ++pos) {
     const uint32_t s = slot_of_pos_[pos];
     if (s == kNoSlot) continue;
     if (aux_[pos] != 0) ++ext;
     if (seq_index[pos] == kNoPos || !graph.is_node(s) || pos_of_slot_[s] != pos) return false;
+    if (!depth_stale_ && depth_[pos] != depth_[parent_pos_[pos]] + 1) return false;
     const uint32_t eff = graph.effective_parent(s);
     const uint32_t parent = parent_pos_[pos];
     if ((eff == kNoSlot) != (parent == 0)) return false;
@@ -704,13 +1028,12 @@ bool Propagation::CheckLayout(const SceneGraph& graph) const {
       if (slot_of_pos_[parent] != eff) return false;
       // Preorder and contiguity: parent index < index < parent index + parent size.
       if (seq_index[parent] >= seq_index[pos]) return false;
-      if (seq_index[pos] >= seq_index[parent] + subtree_size_[eff]) return false;
-      child_sum[eff] += subtree_size_[s];
+      if (seq_index[pos] >= seq_index[parent] + size_[parent]) return false;
+      child_sum[parent] += size_[pos];
     }
   }
   for (uint32_t pos = 1; pos < world_.size(); ++pos) {
-    const uint32_t s = slot_of_pos_[pos];
-    if (s != kNoSlot && subtree_size_[s] != 1 + child_sum[s]) return false;
+    if (slot_of_pos_[pos] != kNoSlot && size_[pos] != 1 + child_sum[pos]) return false;
   }
   return ext == num_ext_positions_;
 }

@@ -14,9 +14,14 @@
 //
 // Compute. World = world[parent position] * LocalToParent, parent before child. Only dirty
 // subtrees are recomputed: dirty roots are sorted by sequence order and each is expanded to its
-// range; nested roots are skipped. Many dirty roots switch to one full sweep. A second thread
-// (persistent worker, created only when asked) splits the work at an entity m: the worker
-// takes the sequence from m on, after m's ancestors have been computed by the caller.
+// range; nested roots are skipped. Many dirty roots switch to one full sweep. Runs of positions
+// go through the block kernels (internal/block_kernels.h): LocalToParent of 64 entities at a
+// time, then the parent products. Large updates stream: parents come from a small ancestor
+// stack indexed by depth and world matrices are written with non-temporal stores. Entities with
+// local components keep their LocalToParent cached (recomputed only when their own inputs
+// change) and patch it into the block. A second thread (persistent worker, created only when
+// asked) splits the work at an entity m: the worker takes the sequence from m on, after m's
+// ancestors have been computed by the caller.
 //
 // World matrices are stored as column-major glm::mat4 (affine) and exposed as they are.
 // Position 0 is the root: identity, never a node.
@@ -30,6 +35,7 @@
 
 #include "runtime/internal/affine.h"
 #include "runtime/internal/aligned_allocator.h"
+#include "runtime/internal/block_kernels.h"
 #include "runtime/pipeline.h"
 #include "runtime/scene_graph.h"
 
@@ -63,15 +69,29 @@ struct LayoutPolicy {
   // max(min_rebuild_changes, live / rebuild_divisor) slots.
   std::size_t min_rebuild_changes = 4096;
   uint32_t rebuild_divisor = 8;
-  // Rebuild when pieces > min_pieces + live / min_piece_length, or dead positions >
-  // min_pieces + live / 2.
+  // Compact (copy the sequence out in order) when pieces > min_pieces + live /
+  // min_piece_length, or dead positions > min_pieces + live / 2 (hard limits); or when the
+  // piece changes that computes walked since the last compaction (plus those of a full sweep
+  // about to run) exceed min_pieces + live / compact_debt_divisor: fragmentation costs only
+  // when computes cross pieces, so a scene that reparents but rarely sweeps rarely compacts.
   std::size_t min_pieces = 256;
-  uint32_t min_piece_length = 16;
+  uint32_t min_piece_length = 4;
+  uint32_t compact_debt_divisor = 4;
   // SceneGraph: a batch of more than this many edge changes (and more than nodes / 8)
   // recomputes every loop at once instead of walking per edge.
   std::size_t min_bulk_graph_changes = 1024;
   // With threads = 2, updates computing fewer entities than this stay on one thread.
   uint32_t min_parallel_entities = 16384;
+  // Updates of scenes with at least this many nodes, or computing that many, stream
+  // (ancestor stack + non-temporal stores): beyond the caches, writing around the cache saves
+  // the read-for-ownership of every destination line, for a full sweep as for scattered
+  // dirty subtrees. Smaller scenes keep their results in cache.
+  uint32_t min_streaming_entities = 1u << 18;
+  // Entries of the streaming ancestor stack (>= 2): deeper entities read their parent from the
+  // world array instead.
+  uint32_t stream_stack_depth = 1024;
+  // Kernel instruction set (kAuto: the best the CPU has). All give bit-identical results.
+  internal::KernelIsa kernel_isa = internal::KernelIsa::kAuto;
 };
 
 struct PropagationStats {
@@ -85,6 +105,8 @@ struct PropagationStats {
   bool last_full_sweep = false;
   bool last_rebuild = false;
   bool last_parallel = false;
+  bool last_streaming = false;
+  const char* kernel = "";  // instruction set of the block kernels in use
 };
 
 class Propagation {
@@ -99,6 +121,9 @@ class Propagation {
   void SetLocal(uint32_t slot, const internal::LocalTrs& local);
   // Local components attached or detached: `ext_id` or kNoSlot.
   void SetExt(uint32_t slot, uint32_t ext_id);
+  // The inputs of ext record `ext_id` changed (its components or its entity's Transform): its
+  // cached LocalToParent is rebuilt at the next Compute.
+  void InvalidateExt(uint32_t ext_id);
   void MarkDirty(uint32_t slot);
   void MarkAllDirty() { all_dirty_ = true; }
   void SetPolicy(const LayoutPolicy& policy);
@@ -117,7 +142,10 @@ class Propagation {
     return slot < pos_of_slot_.size() ? pos_of_slot_[slot] : kNoPos;
   }
   uint32_t slot_of_pos(uint32_t pos) const { return slot_of_pos_[pos]; }
-  uint32_t subtree_size(uint32_t slot) const { return subtree_size_[slot]; }
+  uint32_t subtree_size(uint32_t slot) const {
+    const uint32_t pos = pos_of_slot(slot);
+    return pos == kNoPos ? 0 : size_[pos];
+  }
   // Positions computed by the last Compute, as [begin, end) intervals of positions, and
   // whether the whole layout changed (rebuild): then every node counts as changed.
   std::span<const std::pair<uint32_t, uint32_t>> computed_intervals() const { return intervals_; }
@@ -135,6 +163,42 @@ class Propagation {
   struct Piece {
     uint32_t begin = 0, end = 0, prev = 0, next = 0;
   };
+  // Position in sequence order: the piece's order label, then the offset in the piece.
+  struct SeqKey {
+    uint64_t label = 0;
+    uint32_t offset = 0;
+    friend bool operator<(const SeqKey& a, const SeqKey& b) {
+      return a.label != b.label ? a.label < b.label : a.offset < b.offset;
+    }
+  };
+  // What the kernels need of an entity with local components, per ext id (hot, 128 bytes;
+  // the components themselves stay in ExtRecord).
+  struct ExtCache {
+    enum Kind : uint8_t {
+      kTrs,          // nothing changes LocalToParent (e.g. Static only): the plain kernel
+      kMatrix,       // LocalToParent = rs/t, cached
+      kCompensated,  // LocalToParent = Translation(position) * ParentScaleInverse * rs/t
+      kWorld,        // LocalToWorld override: world = rs/t
+    };
+    internal::Rs rs{};
+    float t[3] = {0.0f, 0.0f, 0.0f};
+    float position[3] = {0.0f, 0.0f, 0.0f};
+    // Inverse of this entity's CompositeScale, for children with ParentScaleInverse.
+    internal::Rs scale_inv_rs{};
+    float scale_inv_t[3] = {0.0f, 0.0f, 0.0f};
+    Kind kind = kTrs;
+    bool is_static = false;
+    bool has_scale_inv = false;
+    bool stale = false;  // listed in ext_stale_
+  };
+  // Per-thread state of a compute pass.
+  struct Lane {
+    const ComputeInputs* in = nullptr;
+    internal::LocalBlock* block = nullptr;
+    glm::mat4* stack = nullptr;  // streaming ancestor stack, or nullptr (cached mode)
+    std::vector<std::pair<uint32_t, uint32_t>>* out = nullptr;
+    uint64_t piece_changes = 0;  // walks from one piece to the next (fragmentation cost)
+  };
   struct Range {
     uint32_t pos;    // first position (a subtree root, or the first position of the sequence)
     uint32_t count;  // entities in sequence order
@@ -148,6 +212,7 @@ class Propagation {
   void FreePiece(uint32_t p);
   void Unlink(uint32_t first, uint32_t last);
   void LinkRaw(uint32_t anchor, uint32_t first, uint32_t last);
+  void AssignLabels(uint32_t first, uint32_t last);
   // LinkRaw, then merges with the neighbours when contiguous in memory.
   void LinkAfter(uint32_t anchor, uint32_t first, uint32_t last);
   void Relabel(uint32_t begin, uint32_t end, uint32_t piece);
@@ -166,18 +231,31 @@ class Propagation {
   void Rebuild(const SceneGraph& graph, std::span<const uint32_t> ext_of_slot);
   // Copies the sequence out contiguously (one piece, no dead positions); no recomputation.
   void Compact();
+  void MaybeCompact();
   // Compute.
-  void ComputeRanks();
-  uint64_t SequenceKey(uint32_t pos) const;
+  SeqKey SequenceKey(uint32_t pos) const;
   // Walks `count` entities from `pos`; returns the key just past the last one.
-  uint64_t RangeEndKey(uint32_t pos, uint32_t count) const;
+  SeqKey RangeEndKey(uint32_t pos, uint32_t count) const;
   // Runs the kernel over `count` entities from `pos` in sequence order, skipping the sorted
-  // `skip` positions; appends computed intervals to `out`.
-  void RunRange(const ComputeInputs& in, uint32_t pos, uint32_t count,
-                std::span<const uint32_t> skip, std::vector<std::pair<uint32_t, uint32_t>>& out);
-  void RunInterval(const ComputeInputs& in, uint32_t begin, uint32_t end);
-  void ComputeOne(const ComputeInputs& in, uint32_t pos);
-  void SlowPath(const ComputeInputs& in, uint32_t pos);
+  // `skip` positions (already computed); appends computed intervals to lane.out.
+  void RunRange(Lane& lane, uint32_t pos, uint32_t count, std::span<const uint32_t> skip);
+  void RunInterval(Lane& lane, uint32_t begin, uint32_t end);
+  void ComposeRun(Lane& lane, uint32_t first, uint32_t e0, uint32_t e1);
+  enum class ExtAction : uint8_t {
+    kPatched,     // LocalToParent is in the block (or the plain TRS is right)
+    kKeep,        // frozen Static: the world matrix stays
+    kWriteWorld,  // LocalToWorld override
+  };
+  // Prepares entity `pos` (block entry e, ext id) for the block kernels.
+  ExtAction PatchExt(Lane& lane, uint32_t pos, uint32_t e, uint32_t id);
+  // Streaming: puts the already computed world matrix of `pos` on the ancestor stack.
+  void PushStack(Lane& lane, uint32_t pos);
+  // Streaming: seeds the stack with the parent of range root `pos` / every ancestor of `pos`.
+  void SeedRangeRoot(Lane& lane, uint32_t pos);
+  void SeedAncestors(Lane& lane, uint32_t pos);
+  void PrefetchRange(const Range& r, bool parent, bool stream) const;
+  void RefreshExtCaches(const ComputeInputs& in);
+  void ComputeExtCache(const ComputeInputs& in, uint32_t id);
   uint32_t EntityAt(uint32_t pos, uint32_t offset) const;
   static void RunJob(void* job);
 
@@ -185,6 +263,8 @@ class Propagation {
   std::vector<glm::mat4, internal::AlignedAllocator<glm::mat4>> world_;
   std::vector<internal::LocalTrs> local_;
   std::vector<uint32_t> parent_pos_;
+  std::vector<uint32_t> depth_;  // root 0, top level 1 (stale entries: see depth_stale_)
+  std::vector<uint32_t> size_;   // subtree size (entities, itself included); 0 when dead
   std::vector<uint32_t> slot_of_pos_;
   std::vector<uint32_t> aux_;  // 0: plain; else ext id + 1
   std::vector<uint32_t> piece_of_pos_;
@@ -192,23 +272,27 @@ class Propagation {
   std::vector<glm::mat4, internal::AlignedAllocator<glm::mat4>> spare_world_;
   std::vector<internal::LocalTrs> spare_local_;
   std::vector<uint32_t> spare_parent_;
+  std::vector<uint32_t> spare_depth_;
+  std::vector<uint32_t> spare_size_;
   std::vector<uint32_t> spare_slot_;
   std::vector<uint32_t> spare_aux_;
   // Per slot.
   std::vector<uint32_t> pos_of_slot_;
-  std::vector<uint32_t> subtree_size_;
   std::vector<uint8_t> dirty_;
   std::vector<uint32_t> dirty_list_;
   // Pieces: pieces_[0] is the sentinel of the circular list.
   std::vector<Piece> pieces_;
   std::vector<uint32_t> free_pieces_;
   std::size_t num_pieces_ = 0;
-  std::vector<uint32_t> rank_;  // per piece, sequence rank (valid when !ranks_stale_)
-  bool ranks_stale_ = true;
+  std::vector<uint64_t> label_;  // per piece, increasing along the sequence
 
   std::size_t live_ = 0;
   std::size_t dead_ = 0;
   std::size_t num_ext_positions_ = 0;
+  // Depths of moved or new positions are stale until computed; such updates do not stream
+  // and refresh depth as they compute (every moved position is dirty).
+  bool depth_stale_ = false;
+  uint64_t fragment_debt_ = 0;  // piece changes walked by computes since the last compaction
   bool all_dirty_ = false;
   bool all_changed_ = false;
   bool built_ = false;
@@ -218,6 +302,12 @@ class Propagation {
   std::vector<std::pair<uint32_t, uint32_t>> worker_intervals_;
   std::vector<uint32_t> scratch_;
   std::vector<Range> ranges_;
+  std::vector<std::pair<SeqKey, uint32_t>> roots_;  // dirty roots (sequence key, position)
+  std::vector<ExtCache> ext_cache_;                 // by ext id
+  std::vector<uint32_t> ext_stale_;
+  // Streaming ancestor stacks: [0] caller, [1] worker.
+  std::vector<glm::mat4, internal::AlignedAllocator<glm::mat4>> stack_[2];
+  const internal::BlockKernels* kernels_ = nullptr;
   std::unique_ptr<internal::Worker> worker_;
   LayoutPolicy policy_;
   PropagationStats stats_;

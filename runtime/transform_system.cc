@@ -29,6 +29,12 @@ void TransformSystem::Unfreeze(uint32_t slot) {
   }
 }
 
+void TransformSystem::InvalidateExt(uint32_t slot) {
+  if (slot < ext_of_slot_.size() && ext_of_slot_[slot] != kNoSlot) {
+    propagation_.InvalidateExt(ext_of_slot_[slot]);
+  }
+}
+
 void TransformSystem::SetTransform(protocol::EntityId entity, const protocol::Transform& t) {
   if (entity == protocol::kRootEntity) {
     root_transform_ = t;  // stored, ignored by the graph (ADR-219)
@@ -38,6 +44,7 @@ void TransformSystem::SetTransform(protocol::EntityId entity, const protocol::Tr
   if (graph_.SetTransform(slot, t)) {
     propagation_.SetLocal(slot, internal::ToLocalTrs(t));
     Unfreeze(slot);
+    InvalidateExt(slot);
   }
 }
 
@@ -47,6 +54,7 @@ void TransformSystem::RemoveTransform(protocol::EntityId entity) {
   if (graph_.RemoveTransform(slot)) {
     propagation_.SetLocal(slot, kIdentityTrs);
     Unfreeze(slot);
+    InvalidateExt(slot);
   }
 }
 
@@ -82,7 +90,10 @@ void TransformSystem::LocalChanged(protocol::EntityId e) {
     ext_of_slot_[slot] = kNoSlot;
     id = kNoSlot;
   }
-  if (id != kNoSlot) ext_[id].frozen = false;
+  if (id != kNoSlot) {
+    ext_[id].frozen = false;
+    propagation_.InvalidateExt(id);
+  }
   propagation_.SetExt(slot, id);
 }
 

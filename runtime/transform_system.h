@@ -141,6 +141,7 @@ class TransformSystem {
   LocalComponents* MutableLocal(protocol::EntityId e);
   void LocalChanged(protocol::EntityId e);
   void Unfreeze(uint32_t slot);
+  void InvalidateExt(uint32_t slot);
   void EnsureExtSlots();
 
   SceneGraph graph_;

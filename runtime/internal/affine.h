@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the affine kernels every propagation path shares: out = parent * T R S (plain entities)
-// and out = parent * L (entities with local components). They fix one order of float
-// operations; the SSE2 version and the portable version perform the same operations lane by
-// lane, so an entity's world matrix is bit-identical whichever path or thread computes it.
+// Owns the single-entity affine kernels: out = parent * T R S (plain entities) and
+// out = parent * L (a LocalToParent matrix). They fix the order of float operations that the
+// block kernels (block_kernels.h) repeat lane by lane:
+//   out.c_j = (p.c0 * L[j][0] + p.c1 * L[j][1]) + p.c2 * L[j][2]     (j = 0, 1, 2)
+//   out.c3  = (p.c0 * t[0] + p.c1 * t[1]) + (p.c2 * t[2] + p.c3)     (two short add chains)
+// The SSE2 version and the portable version perform the same operations, so an entity's world
+// matrix is bit-identical whichever path, thread or instruction set computes it (no fused
+// multiply-add: the transform sources are built with -ffp-contract=off).
 // Matrices are column-major glm::mat4, affine (last row 0 0 0 1).
 #pragma once
 
@@ -70,7 +74,9 @@ inline void StoreProduct(const ParentCols& p, const float (&rs)[3][3], const flo
   const __m128 o0 = Column(p, rs[0][0], rs[0][1], rs[0][2]);
   const __m128 o1 = Column(p, rs[1][0], rs[1][1], rs[1][2]);
   const __m128 o2 = Column(p, rs[2][0], rs[2][1], rs[2][2]);
-  const __m128 o3 = _mm_add_ps(Column(p, t[0], t[1], t[2]), p.c3);
+  const __m128 o3 = _mm_add_ps(
+      _mm_add_ps(_mm_mul_ps(p.c0, _mm_set1_ps(t[0])), _mm_mul_ps(p.c1, _mm_set1_ps(t[1]))),
+      _mm_add_ps(_mm_mul_ps(p.c2, _mm_set1_ps(t[2])), p.c3));
   _mm_storeu_ps(&out[0][0], o0);
   _mm_storeu_ps(&out[1][0], o1);
   _mm_storeu_ps(&out[2][0], o2);
@@ -93,7 +99,7 @@ inline void StoreProduct(const ParentCols& p, const float (&rs)[3][3], const flo
     for (int j = 0; j < 3; ++j) {
       o[j][i] = (p.c[0][i] * rs[j][0] + p.c[1][i] * rs[j][1]) + p.c[2][i] * rs[j][2];
     }
-    o[3][i] = ((p.c[0][i] * t[0] + p.c[1][i] * t[1]) + p.c[2][i] * t[2]) + p.c[3][i];
+    o[3][i] = (p.c[0][i] * t[0] + p.c[1][i] * t[1]) + (p.c[2][i] * t[2] + p.c[3][i]);
   }
   out = o;
 }

@@ -76,6 +76,79 @@ TEST(PropagationTest, TwoThreadsAreBitIdentical) {
   }
 }
 
+// Every kernel variant (instruction set, cached or streaming with a deep or shallow ancestor
+// stack, one or two threads) gives the same bits, through full sweeps, dirty subtrees and
+// reparents (which refresh depths before the next streaming sweep).
+TEST(PropagationTest, KernelVariantsAreBitIdentical) {
+  struct Variant {
+    internal::KernelIsa isa;
+    uint32_t min_streaming;
+    uint32_t stack_depth;
+    int threads;
+  };
+  const Variant variants[] = {
+      {internal::KernelIsa::kSse2, 0xFFFFFFFFu, 1024, 1},  // reference: baseline, cached
+      {internal::KernelIsa::kAuto, 0xFFFFFFFFu, 1024, 1},  // best ISA, cached
+      {internal::KernelIsa::kSse2, 1, 1024, 1},            // baseline, streaming
+      {internal::KernelIsa::kAuto, 1, 1024, 1},            // best ISA, streaming
+      {internal::KernelIsa::kAuto, 1, 3, 1},               // streaming, mostly deeper than stack
+      {internal::KernelIsa::kAuto, 1, 2, 2},               // same, two threads
+      {internal::KernelIsa::kSse2, 1, 7, 2},
+  };
+  for (SceneShape shape :
+       {SceneShape::kRandomForest, SceneShape::kDeepChain, SceneShape::kChains1000,
+        SceneShape::kHumanoids67, SceneShape::kBalanced, SceneShape::kWide}) {
+    SCOPED_TRACE(SceneShapeName(shape));
+    const uint32_t n = 12000;
+    std::vector<std::vector<glm::mat4>> frames[std::size(variants)];
+    for (std::size_t v = 0; v < std::size(variants); ++v) {
+      TransformSystem ts;
+      LayoutPolicy policy;
+      policy.kernel_isa = variants[v].isa;
+      policy.min_streaming_entities = variants[v].min_streaming;
+      policy.stream_stack_depth = variants[v].stack_depth;
+      policy.min_parallel_entities = 1;
+      ts.SetLayoutPolicy(policy);
+      const int threads = variants[v].threads;
+      BuildShape(ts, shape, n, 5, true);
+      ts.Update({threads});
+      frames[v].push_back(WorldsByEntity(ts, n));
+      ts.MarkAllDirty();  // depths are current: a streaming sweep where enabled
+      ts.Update({threads});
+      EXPECT_EQ(ts.stats().last_streaming, variants[v].min_streaming == 1);
+      frames[v].push_back(WorldsByEntity(ts, n));
+      uint64_t h = 3;
+      for (uint32_t k = 0; k < 300; ++k) {  // reparents (random forest stays acyclic)
+        h = ShapeHash(h);
+        const auto c = static_cast<uint32_t>(1 + h % (n - 1));
+        Transform t = *ts.GetTransform(Id(c));
+        t.parent = k % 3 == 0 ? 0 : Id(static_cast<uint32_t>((h >> 32) % c));
+        t.position.y += 0.5f;
+        ts.SetTransform(Id(c), t);
+      }
+      ts.Update({threads});
+      if (!ts.stats().last_rebuild) {
+        EXPECT_FALSE(ts.stats().last_streaming);  // moved positions: depths refreshed instead
+      }
+      EXPECT_TRUE(ts.CheckLayout());
+      frames[v].push_back(WorldsByEntity(ts, n));
+      ts.MarkAllDirty();
+      ts.Update({threads});
+      EXPECT_TRUE(ts.CheckLayout());
+      frames[v].push_back(WorldsByEntity(ts, n));
+      if (variants[v].isa == internal::KernelIsa::kSse2) {
+        EXPECT_STREQ(ts.stats().kernel, "sse2");
+      }
+    }
+    for (std::size_t v = 1; v < std::size(variants); ++v) {
+      SCOPED_TRACE(v);
+      for (std::size_t f = 0; f < frames[0].size(); ++f) {
+        ExpectBitwiseEqual(frames[v][f], frames[0][f]);
+      }
+    }
+  }
+}
+
 TEST(PropagationTest, FewDirtyComputesOnlyDirtySubtrees) {
   TransformSystem ts;
   const uint32_t n = 100000;
@@ -148,6 +221,44 @@ TEST(PropagationTest, ReparentChurnMatchesFreshBuild) {
       if (c->Has(LocalComponents::kParentScaleInverse)) fresh.SetParentScaleInverse(Id(i), true);
     }
   }
+  fresh.Update();
+  ExpectBitwiseEqual(WorldsByEntity(ts, n), WorldsByEntity(fresh, n));
+}
+
+// Children toggling between two parents (Bevy's reparent churn): every move links a piece
+// right after the same two anchors, which exhausts the order labels there again and again.
+TEST(PropagationTest, ChurnUnderTwoParentsKeepsSequenceOrder) {
+  const uint32_t n = 4002;
+  TransformSystem ts;
+  LayoutPolicy policy;
+  policy.min_pieces = 1u << 20;  // no compaction: the labels alone keep the order
+  policy.min_piece_length = 1;
+  policy.compact_debt_divisor = 1;
+  ts.SetLayoutPolicy(policy);
+  ts.SetTransform(Id(0), ShapeLocalTransform(0, 9));
+  ts.SetTransform(Id(1), ShapeLocalTransform(1, 9));
+  for (uint32_t i = 2; i < n; ++i) {
+    Transform t = ShapeLocalTransform(i, 9);
+    t.parent = Id(i % 2);
+    ts.SetTransform(Id(i), t);
+  }
+  ts.Update();
+  uint64_t h = 17;
+  for (int frame = 0; frame < 40; ++frame) {
+    for (int k = 0; k < 300; ++k) {
+      h = ShapeHash(h);
+      const auto c = static_cast<uint32_t>(2 + h % (n - 2));
+      Transform t = *ts.GetTransform(Id(c));
+      t.parent = t.parent == Id(0) ? Id(1) : Id(0);
+      ts.SetTransform(Id(c), t);
+    }
+    ts.Update({frame % 2 + 1});
+    ASSERT_TRUE(ts.CheckLayout()) << "frame " << frame;
+  }
+  EXPECT_EQ(ts.stats().compactions, 0u);
+  EXPECT_GT(ts.stats().pieces, 1000u);
+  TransformSystem fresh;
+  for (uint32_t i = 0; i < n; ++i) fresh.SetTransform(Id(i), *ts.GetTransform(Id(i)));
   fresh.Update();
   ExpectBitwiseEqual(WorldsByEntity(ts, n), WorldsByEntity(fresh, n));
 }

@@ -191,6 +191,7 @@ void CheckAgainstReference(const TransformSystem& ts,
   }
 }
 
+constexpr int kPolicyChoices = 5;
 LayoutPolicy GenPolicyChoice(int choice) {
   LayoutPolicy p;
   p.min_parallel_entities = 1;  // exercise the two-thread split on small scenes
@@ -201,12 +202,18 @@ LayoutPolicy GenPolicyChoice(int choice) {
   } else if (choice == 2) {  // rebuild when a little fragmented
     p.min_pieces = 2;
     p.min_piece_length = 2;
+  } else if (choice == 3) {  // streaming kernels, ancestor stack shallower than the scenes
+    p.min_streaming_entities = 1;
+    p.stream_stack_depth = 2;
+  } else if (choice == 4) {  // baseline instruction set, streaming
+    p.kernel_isa = internal::KernelIsa::kSse2;
+    p.min_streaming_entities = 1;
   }
   return p;
 }
 
 RC_GTEST_PROP(TransformPropertyTest, MatchesReferenceAfterEveryStep, ()) {
-  const auto policy = *rc::gen::inRange(0, 3);
+  const auto policy = *rc::gen::inRange(0, kPolicyChoices);
   const auto steps = *rc::gen::container<std::vector<std::vector<Op>>>(
       rc::gen::resize(4, rc::gen::nonEmpty(rc::gen::container<std::vector<Op>>(GenOp()))));
   const auto threads =
@@ -243,7 +250,7 @@ RC_GTEST_PROP(TransformPropertyTest, PermutationsGiveBitIdenticalWorlds, ()) {
   }
   auto run = [&](uint64_t seed) {
     TransformSystem ts;
-    ts.SetLayoutPolicy(GenPolicyChoice(static_cast<int>(seed % 3)));
+    ts.SetLayoutPolicy(GenPolicyChoice(static_cast<int>(seed % kPolicyChoices)));
     std::map<EntityId, Transform> transforms;
     std::map<EntityId, LocalComponents> locals;
     uint64_t h = seed;
