@@ -53,7 +53,9 @@ TEST(ReplayCommandTest, ShuffledReplaysGiveTheSameStateAndWorld) {
       EXPECT_EQ(*node.Find("parent")->AsU32(), 0u);
       ++parked;
     }
-    if (entity == 606) EXPECT_EQ(*node.Find("parent")->AsU32(), 600u);
+    if (entity == 606) {
+      EXPECT_EQ(*node.Find("parent")->AsU32(), 600u);
+    }
     EXPECT_EQ(node.Find("localToWorld")->array().size(), 16u);
   }
   EXPECT_EQ(parked, 2);
