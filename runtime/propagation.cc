@@ -161,35 +161,64 @@ void Propagation::LinkRaw(uint32_t anchor, uint32_t first, uint32_t last) {
 
 void Propagation::AssignLabels(uint32_t first, uint32_t last) {
   // Order maintenance: labels increase along the sequence, so comparing two positions is
-  // O(1) however fragmented the layout is. The linked run gets labels spread evenly between
-  // its neighbours'; when they are too close, the window is widened one piece on each side
-  // until the spacing after relabelling is at least kMinGap (at worst the whole list).
-  constexpr uint64_t kMinGap = uint64_t{1} << 32;
-  auto left_bound = [this](uint32_t p) { return p == 0 ? uint64_t{0} : label_[p]; };
-  auto right_bound = [this](uint32_t p) { return p == 0 ? ~uint64_t{0} : label_[p]; };
-  uint32_t left = pieces_[first].prev;
-  uint32_t right = pieces_[last].next;
-  uint64_t inner = 1;
-  for (uint32_t q = first; q != last; q = pieces_[q].next) ++inner;
-  for (;;) {
-    const uint64_t span = right_bound(right) - left_bound(left);
-    const bool whole = left == 0 && right == 0;
-    if (whole || span / (inner + 1) >= (inner == 1 ? 2 : kMinGap)) break;
-    if (left != 0) {
-      left = pieces_[left].prev;
-      ++inner;
-    }
-    if (right != 0) {
-      right = pieces_[right].next;
-      ++inner;
-    }
-    --budget_;
+  // O(1) however fragmented the layout is. A linked run takes labels spread over the gap
+  // between its neighbours' (appends at the end advance by at most 2^32, so the detached
+  // subtrees an update parks there do not use the tail up); when the gap is too small, a
+  // window around it is relabelled (RelabelWindow).
+  const uint32_t left = pieces_[first].prev;
+  const uint32_t right = pieces_[last].next;
+  uint64_t k = 1;
+  for (uint32_t q = first; q != last; q = pieces_[q].next) ++k;
+  const uint64_t lo = left == 0 ? 0 : label_[left];
+  const uint64_t hi = right == 0 ? ~uint64_t{0} : label_[right];
+  uint64_t step = (hi - lo) / (k + 1);
+  if (step == 0) {
+    RelabelWindow(left, right, k);
+    return;
   }
-  const uint64_t step = (right_bound(right) - left_bound(left)) / (inner + 1);
-  uint64_t label = left_bound(left);
-  for (uint32_t q = pieces_[left].next; q != right; q = pieces_[q].next) {
+  if (right == 0) step = std::min(step, uint64_t{1} << 32);
+  uint64_t label = lo;
+  for (uint32_t q = first;; q = pieces_[q].next) {
     label += step;
     label_[q] = label;
+    if (q == last) break;
+  }
+}
+
+void Propagation::RelabelWindow(uint32_t left, uint32_t right, uint64_t k) {
+  // Bender et al.'s order-maintenance relabelling: grow an aligned label range of 2^i around
+  // the insertion point until it holds at most (4/3)^i pieces, then spread them evenly in it.
+  // Amortised O(log pieces) relabels per insertion, also for repeated insertions at one spot
+  // (children toggling between two parents).
+  const uint64_t center = left == 0 ? 0 : label_[left];
+  uint32_t l = left;   // leftmost piece in the window (0: the window starts at the front)
+  uint32_t r = right;  // first piece right of the window (0: the end)
+  uint64_t count = k + (left != 0 ? 1 : 0);
+  double max_items = 1.0;
+  for (int i = 1; i <= 64; ++i) {
+    max_items *= 4.0 / 3.0;
+    const uint64_t mask = i == 64 ? ~uint64_t{0} : (uint64_t{1} << i) - 1;
+    const uint64_t base = center & ~mask;
+    while (l != 0 && pieces_[l].prev != 0 && label_[pieces_[l].prev] >= base) {
+      l = pieces_[l].prev;
+      ++count;
+      --budget_;
+    }
+    while (r != 0 && label_[r] - base <= mask) {
+      r = pieces_[r].next;
+      ++count;
+      --budget_;
+    }
+    if (i < 64 && (static_cast<double>(count) > max_items || count >= mask)) continue;
+    // Spread the window's pieces over [base + step, base + mask].
+    const uint64_t step = mask / (count + 1);
+    uint64_t label = base;
+    for (uint32_t q = l == 0 ? pieces_[0].next : l; q != r; q = pieces_[q].next) {
+      label += step;
+      label_[q] = label;
+    }
+    ++stats_.relabels;
+    return;
   }
 }
 

@@ -101,6 +101,7 @@ struct PropagationStats {
   std::size_t pieces = 0;       // pieces in the sequence
   std::size_t rebuilds = 0;     // layout rebuilds (DFS over the graph) so far
   std::size_t compactions = 0;  // defragmentations (sequence copied out in order) so far
+  std::size_t relabels = 0;     // order-label windows relabelled so far
   std::size_t computed = 0;     // world matrices computed by the last Compute
   bool last_full_sweep = false;
   bool last_rebuild = false;
@@ -213,6 +214,9 @@ class Propagation {
   void Unlink(uint32_t first, uint32_t last);
   void LinkRaw(uint32_t anchor, uint32_t first, uint32_t last);
   void AssignLabels(uint32_t first, uint32_t last);
+  // Relabels a window around the gap between `left` and `right` (0: the ends) that has to
+  // take `k` more pieces.
+  void RelabelWindow(uint32_t left, uint32_t right, uint64_t k);
   // LinkRaw, then merges with the neighbours when contiguous in memory.
   void LinkAfter(uint32_t anchor, uint32_t first, uint32_t last);
   void Relabel(uint32_t begin, uint32_t end, uint32_t piece);
