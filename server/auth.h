@@ -32,6 +32,10 @@ class AuthTable {
   // The role of `token` in `scene`; kUnauthorized when the token is unknown or the scene is
   // not granted. Token comparison takes constant time in the token length.
   Result<Role> Check(std::string_view token, std::string_view scene) const;
+  // True when `token` is in the table (open mode: always), whatever scenes it may join. Tells
+  // "unknown token" (HTTP 401) from "scene not granted" (403) on the /dcl/ path. Constant time
+  // in the token length, like Check.
+  bool Knows(std::string_view token) const;
 
  private:
   bool open_ = true;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 namespace scenecrdt::server {
 
@@ -57,6 +59,10 @@ struct ServerConfig {
   // process kill, not a power loss).
   bool fsync = true;
   Limits limits;
+  // Event lines (session open/close, drops, resyncs, refusals: docs/SERVER.md "Logs").
+  bool log_events = true;
+  // Where they go (each call one complete line; must be thread-safe). Empty: stderr.
+  std::function<void(std::string_view line)> log_sink;
 };
 
 }  // namespace scenecrdt::server

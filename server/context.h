@@ -11,6 +11,7 @@
 
 #include "server/auth.h"
 #include "server/config.h"
+#include "server/event_log.h"
 #include "server/metrics.h"
 #include "server/net.h"
 
@@ -46,6 +47,7 @@ class ServerContext {
   virtual const ServerConfig& config() const = 0;
   virtual const AuthTable& auth() const = 0;
   virtual Metrics& metrics() = 0;
+  virtual const EventLog& log() const = 0;
   virtual Persistence& persistence() = 0;
   virtual uint64_t incarnation() const = 0;
   // The scene called `name`, created on first use. Thread-safe. nullptr while stopping.

@@ -16,15 +16,21 @@ namespace http = net::beast::http;
 namespace websocket = net::beast::websocket;
 using StrandSocket = net::asio::basic_stream_socket<net::tcp, net::Strand>;
 
+net::tcp::endpoint RemoteOf(const StrandSocket& socket) {
+  net::error_code ec;
+  net::tcp::endpoint endpoint = socket.remote_endpoint(ec);
+  return ec ? net::tcp::endpoint() : endpoint;
+}
+
 // ---- Framed TCP: u32 LE size prefix + envelope, read as prefix then body ----
 
 class TcpSession final : public Session {
  public:
   TcpSession(ServerContext& ctx, StrandSocket socket)
-      : Session(ctx, socket.get_executor(), {}), socket_(std::move(socket)) {}
+      : Session(ctx, socket.get_executor(), SessionKind::kTcp, {}, RemoteOf(socket)),
+        socket_(std::move(socket)) {}
 
  private:
-  const char* transport_name() const override { return "tcp"; }
   void TransportStart() override {
     net::error_code ec;
     socket_.set_option(net::tcp::no_delay(true), ec);
@@ -86,28 +92,36 @@ class TcpSession final : public Session {
   StrandSocket socket_;
 };
 
-// ---- WebSocket /scene/<name>: binary messages, each one or more whole envelope frames ----
+// ---- WebSocket sessions: /scene/<name> (binary messages of one or more whole envelope
+// frames) and /dcl/<name> (binary messages that are plain DCL chunks, no envelope) ----
 
 class WsSession final : public Session {
  public:
+  // `kind`: kWebSocket (envelope) or kDcl (raw, joined at once with `dcl_role`).
   WsSession(ServerContext& ctx, StrandSocket socket, http::request<http::string_body> request,
-            std::string scene)
-      : Session(ctx, socket.get_executor(), std::move(scene)),
+            std::string scene, SessionKind kind, Role dcl_role = Role::kRead)
+      : Session(ctx, socket.get_executor(), kind, std::move(scene), RemoteOf(socket), dcl_role),
         ws_(std::move(socket)),
         request_(std::move(request)) {}
 
  private:
-  const char* transport_name() const override { return "websocket"; }
   void TransportStart() override {
     net::error_code ec;
     net::beast::get_lowest_layer(ws_).set_option(net::tcp::no_delay(true), ec);
     ws_.binary(true);
     ws_.read_message_max(max_frame_bytes());
+    const Limits& limits = ctx_.config().limits;
     websocket::stream_base::timeout timeout{};
-    timeout.handshake_timeout =
-        std::chrono::milliseconds(ctx_.config().limits.handshake_timeout_ms);
-    timeout.idle_timeout = websocket::stream_base::none();  // the session watchdog owns it
-    timeout.keep_alive_pings = false;
+    timeout.handshake_timeout = std::chrono::milliseconds(limits.handshake_timeout_ms);
+    if (raw()) {
+      // No envelope Ping on this path: WebSocket pings at half the idle timeout keep a quiet
+      // (receive-only) engine joined, and a peer that answers nothing is cut after it.
+      timeout.idle_timeout = std::chrono::milliseconds(limits.idle_timeout_ms);
+      timeout.keep_alive_pings = true;
+    } else {
+      timeout.idle_timeout = websocket::stream_base::none();  // the session watchdog owns it
+      timeout.keep_alive_pings = false;
+    }
     ws_.set_option(timeout);
     ws_.async_accept(request_,
                      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& e) {
@@ -115,26 +129,28 @@ class WsSession final : public Session {
                          self->OnReadError(e);
                          return;
                        }
+                       if (self->raw()) self->JoinPathScene();
                        self->ReadNext();
                      }));
   }
   void TransportRead() override {
-    ws_.async_read(buffer_, net::asio::bind_executor(
-                                strand_, [self = Self()](const net::error_code& ec, std::size_t) {
-                                  if (ec) {
-                                    if (ec == websocket::error::message_too_big) {
-                                      // Beast already closed with 1009 (message too big).
-                                      self->ctx_.metrics().CountRefusal(ErrorCode::kFrameTooLarge);
-                                    }
-                                    self->OnReadError(ec);
-                                    return;
-                                  }
-                                  const auto data = self->buffer_.cdata();
-                                  self->OnMessage(std::span<const uint8_t>(
-                                      static_cast<const uint8_t*>(data.data()), data.size()));
-                                  self->buffer_.consume(self->buffer_.size());
-                                  self->ReadNext();
-                                }));
+    ws_.async_read(
+        buffer_,
+        net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t) {
+          if (ec) {
+            self->OnReadError(ec);
+            return;
+          }
+          if (self->raw() && self->ws_.got_text()) {
+            self->Fatal(ErrorCode::kBadRequest, "text messages are not DCL chunks");
+            return;
+          }
+          const auto data = self->buffer_.cdata();
+          self->OnMessage(
+              std::span<const uint8_t>(static_cast<const uint8_t*>(data.data()), data.size()));
+          self->buffer_.consume(self->buffer_.size());
+          self->ReadNext();
+        }));
   }
   void TransportWrite(const std::vector<net::asio::const_buffer>& buffers) override {
     ws_.async_write(buffers,
@@ -151,7 +167,11 @@ class WsSession final : public Session {
       return;
     }
     close_started_ = true;
-    ws_.async_close(websocket::close_code::normal,
+    // Raw sessions learn why they were closed from the close code and reason (there is no
+    // Error frame on /dcl/); envelope sessions already got their Error frame.
+    websocket::close_reason reason(static_cast<websocket::close_code>(close_code()));
+    reason.reason.assign(close_text().data(), std::min<std::size_t>(close_text().size(), 123));
+    ws_.async_close(reason,
                     net::asio::bind_executor(strand_, [self = Self()](const net::error_code&) {
                       net::error_code ec;
                       net::beast::get_lowest_layer(self->ws_).close(ec);
@@ -168,12 +188,53 @@ class WsSession final : public Session {
   bool close_started_ = false;
 };
 
+// The value of `key` in a URL query string ("a=1&token=x"), percent-decoded ('+' is a space,
+// as URLSearchParams writes it); nullopt when absent or badly encoded.
+std::optional<std::string> QueryParam(std::string_view query, std::string_view key) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    const auto eq = pair.find('=');
+    if (pair.substr(0, eq) != key) continue;
+    const std::string_view value =
+        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    std::string out;
+    out.reserve(value.size());
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      if (value[i] == '+') {
+        out += ' ';
+      } else if (value[i] != '%') {
+        out += value[i];
+      } else {
+        const auto hex = [](char c) -> int {
+          if (c >= '0' && c <= '9') return c - '0';
+          if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+          if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+          return -1;
+        };
+        if (i + 2 >= value.size()) return std::nullopt;
+        const int hi = hex(value[i + 1]);
+        const int lo = hex(value[i + 2]);
+        if (hi < 0 || lo < 0) return std::nullopt;
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+      }
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
 // ---- HTTP: /healthz, /metrics, and WebSocket upgrades by path ----
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(ServerContext& ctx, StrandSocket socket)
-      : ctx_(ctx), socket_(std::move(socket)), deadline_(socket_.get_executor()) {}
+      : ctx_(ctx),
+        socket_(std::move(socket)),
+        deadline_(socket_.get_executor()),
+        peer_(RemoteOf(socket_)) {}
 
   void Start() { Read(); }
 
@@ -209,7 +270,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const std::string_view target(req.target().data(), req.target().size());
     const std::string_view path = target.substr(0, target.find('?'));
     if (websocket::is_upgrade(req)) {
-      // The WebSocket paths: each prefix owns its protocol. Issue 6 adds /dcl/<scene> here.
+      // The WebSocket paths: each prefix owns its protocol.
       constexpr std::string_view kScenePrefix = "/scene/";
       constexpr std::string_view kDclPrefix = "/dcl/";
       if (path.starts_with(kScenePrefix)) {
@@ -218,15 +279,21 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
           Respond(http::status::bad_request, "bad scene name\n", req);
           return;
         }
-        std::make_shared<WsSession>(ctx_, std::move(socket_), std::move(req), scene)->Start();
+        std::make_shared<WsSession>(ctx_, std::move(socket_), std::move(req), scene,
+                                    SessionKind::kWebSocket)
+            ->Start();
         return;
       }
       if (path.starts_with(kDclPrefix)) {
-        Respond(http::status::not_implemented, "the raw DCL WebSocket path is not built yet\n",
-                req);
+        // Read the token before `req` moves: `target` views into it.
+        const auto query_at = target.find('?');
+        const std::string_view query =
+            query_at == std::string_view::npos ? std::string_view() : target.substr(query_at + 1);
+        std::string token = QueryParam(query, "token").value_or(std::string());
+        UpgradeDcl(std::string(path.substr(kDclPrefix.size())), std::move(token), std::move(req));
         return;
       }
-      Respond(http::status::not_found, "WebSocket paths: /scene/<name>\n", req);
+      Respond(http::status::not_found, "WebSocket paths: /scene/<name>, /dcl/<name>\n", req);
       return;
     }
     if (req.method() != http::verb::get && req.method() != http::verb::head) {
@@ -237,8 +304,35 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       Respond(http::status::ok, ctx_.metrics().RenderPrometheus(), req,
               "text/plain; version=0.0.4");
     } else {
-      Respond(http::status::not_found, "paths: /healthz /metrics /scene/<name> (WebSocket)\n", req);
+      Respond(http::status::not_found,
+              "paths: /healthz /metrics /scene/<name> /dcl/<name> (WebSocket)\n", req);
     }
+  }
+
+  // /dcl/<scene>?token=T: authorised before the upgrade, so a refused client gets a plain
+  // HTTP status (401 unknown token, 403 scene not granted, 400 bad scene name) and costs
+  // nothing more. Same auth table and roles as the envelope's Hello.
+  void UpgradeDcl(std::string scene, std::string token, http::request<http::string_body> req) {
+    if (!session::IsValidSceneName(scene)) {
+      Respond(http::status::bad_request, "bad scene name\n", req);
+      return;
+    }
+    auto role = ctx_.auth().Check(token, scene);
+    if (!role.has_value()) {
+      ctx_.metrics().CountRefusal(ErrorCode::kUnauthorized);
+      const bool unknown = !ctx_.auth().Knows(token);
+      ctx_.log().Write("refusal",
+                       "scene=%s session=- kind=dcl peer=%s reason=unauthorized fatal=yes "
+                       "messages=0 detail=\"%s\" http=%d",
+                       scene.c_str(), EndpointText(peer_).c_str(), role.error().detail,
+                       unknown ? 401 : 403);
+      Respond(unknown ? http::status::unauthorized : http::status::forbidden,
+              std::string(role.error().detail) + "\n", req);
+      return;
+    }
+    std::make_shared<WsSession>(ctx_, std::move(socket_), std::move(req), std::move(scene),
+                                SessionKind::kDcl, role.value())
+        ->Start();
   }
 
   void Respond(http::status status, std::string body, const http::request<http::string_body>& req,
@@ -272,6 +366,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   ServerContext& ctx_;
   StrandSocket socket_;
   net::asio::steady_timer deadline_;
+  net::tcp::endpoint peer_;
   net::beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
 };

@@ -30,7 +30,72 @@ void Value(std::string& out, const char* name, T value, const std::string& label
   out += ' ' + std::to_string(value) + '\n';
 }
 
+constexpr const char* kJoinStateNames[kJoinStateCount] = {"snapshot", "resume", "resume_stale"};
+constexpr const char* kEvidenceNames[kReconnectEvidenceCount] = {"resume", "recent_drop"};
+
 }  // namespace
+
+const char* SessionKindName(SessionKind kind) {
+  switch (kind) {
+    case SessionKind::kTcp:
+      return "tcp";
+    case SessionKind::kWebSocket:
+      return "websocket";
+    case SessionKind::kDcl:
+      return "dcl";
+    default:
+      return "unknown";
+  }
+}
+
+const char* CloseReasonName(CloseReason reason) {
+  switch (reason) {
+    case CloseReason::kNone:
+      return "none";
+    case CloseReason::kClientClosed:
+      return "client_closed";
+    case CloseReason::kPeerGone:
+      return "peer_gone";
+    case CloseReason::kWriteFailed:
+      return "write_failed";
+    case CloseReason::kIdleTimeout:
+      return "idle_timeout";
+    case CloseReason::kHandshakeTimeout:
+      return "handshake_timeout";
+    case CloseReason::kSlowConsumer:
+      return "slow_consumer";
+    case CloseReason::kUnreadControl:
+      return "unread_control";
+    case CloseReason::kProtocolViolation:
+      return "protocol_violation";
+    case CloseReason::kMalformedDcl:
+      return "malformed_dcl";
+    case CloseReason::kUnauthorized:
+      return "unauthorized";
+    case CloseReason::kSceneFull:
+      return "scene_full";
+    case CloseReason::kShuttingDown:
+      return "shutting_down";
+    default:
+      return "unknown";
+  }
+}
+
+bool IsDrop(CloseReason reason) {
+  switch (reason) {
+    case CloseReason::kIdleTimeout:
+    case CloseReason::kHandshakeTimeout:
+    case CloseReason::kSlowConsumer:
+    case CloseReason::kUnreadControl:
+    case CloseReason::kProtocolViolation:
+    case CloseReason::kMalformedDcl:
+    case CloseReason::kUnauthorized:
+    case CloseReason::kSceneFull:
+      return true;
+    default:
+      return false;
+  }
+}
 
 void Metrics::ObserveCommit(double seconds, uint64_t rows) {
   Add(commits);
@@ -81,6 +146,69 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_commit_rows_total", "Rows written by group commits.", Load(committed_rows));
   counter("scenecrdt_commit_failures_total", "Failed group commits.", Load(commit_failures));
   counter("scenecrdt_http_requests_total", "HTTP requests served.", Load(http_requests));
+  counter("scenecrdt_dcl_chunks_in_total", "Raw-DCL WebSocket messages received (/dcl/).",
+          Load(dcl_chunks_in));
+  counter("scenecrdt_dcl_chunks_out_total", "Raw-DCL WebSocket messages sent (/dcl/).",
+          Load(dcl_chunks_out));
+  counter("scenecrdt_dcl_throttles_total",
+          "Raw-DCL reads paused by the message rate limit (nothing dropped).", Load(dcl_throttles));
+  counter("scenecrdt_resyncs_total",
+          "Slow consumers resynced from the store's state (previous delivery took longer than "
+          "slow_consumer_ms/5).",
+          Load(resyncs));
+  counter("scenecrdt_resync_bytes_total", "Bytes of the resync frames.", Load(resync_bytes));
+  counter("scenecrdt_log_lines_suppressed_total",
+          "Repeated refusal log lines of one session that were not written.",
+          Load(log_lines_suppressed));
+
+  Line(out, "scenecrdt_sessions_by_kind", "gauge", "Open sessions by kind.");
+  for (std::size_t k = 0; k < kSessionKindCount; ++k) {
+    Value(out, "scenecrdt_sessions_by_kind", Load(sessions_by_kind_[k]),
+          std::string("kind=\"") + SessionKindName(static_cast<SessionKind>(k)) + '"');
+  }
+  Line(out, "scenecrdt_joins_total", "counter",
+       "Scene joins by session kind and how they were served (snapshot, resume delta, stale "
+       "resume answered with a snapshot).");
+  for (std::size_t k = 0; k < kSessionKindCount; ++k) {
+    for (std::size_t j = 0; j < kJoinStateCount; ++j) {
+      Value(out, "scenecrdt_joins_total", Load(joins_[k][j]),
+            std::string("kind=\"") + SessionKindName(static_cast<SessionKind>(k)) + "\",state=\"" +
+                kJoinStateNames[j] + '"');
+    }
+  }
+  Line(out, "scenecrdt_reconnects_total", "counter",
+       "Joins that look like reconnects, by evidence (resume position; same address and kind "
+       "back within 30 s of an abnormal end).");
+  for (std::size_t e = 0; e < kReconnectEvidenceCount; ++e) {
+    Value(out, "scenecrdt_reconnects_total", Load(reconnects_[e]),
+          std::string("evidence=\"") + kEvidenceNames[e] + '"');
+  }
+  Line(out, "scenecrdt_session_closes_total", "counter", "Ended sessions by reason.");
+  for (std::size_t r = 1; r < kCloseReasonCount; ++r) {
+    Value(out, "scenecrdt_session_closes_total", Load(closes_[r]),
+          std::string("reason=\"") + CloseReasonName(static_cast<CloseReason>(r)) + '"');
+  }
+  Line(out, "scenecrdt_drops_total", "counter", "Sessions the server cut, by reason.");
+  for (std::size_t r = 1; r < kCloseReasonCount; ++r) {
+    if (!IsDrop(static_cast<CloseReason>(r))) continue;
+    Value(out, "scenecrdt_drops_total", Load(drops_[r]),
+          std::string("reason=\"") + CloseReasonName(static_cast<CloseReason>(r)) + '"');
+  }
+  Line(out, "scenecrdt_dcl_dropped_messages_total", "counter",
+       "Raw-DCL messages dropped (the rest of their chunk merged), by reason.");
+  for (std::size_t i = 1; i < dcl_dropped_messages_.size(); ++i) {
+    const uint64_t v = Load(dcl_dropped_messages_[i]);
+    const auto code = static_cast<ErrorCode>(i);
+    // Always show the reasons a /dcl/ message can be dropped for; others only when counted.
+    const bool listed = code == ErrorCode::kReadOnly || code == ErrorCode::kNonFiniteTransform ||
+                        code == ErrorCode::kPayloadTooLarge ||
+                        code == ErrorCode::kBadTransformSize ||
+                        code == ErrorCode::kReservedEntity || code == ErrorCode::kTooManyEntities ||
+                        code == ErrorCode::kTooManyTombstones;
+    if (v == 0 && !listed) continue;
+    Value(out, "scenecrdt_dcl_dropped_messages_total", v,
+          std::string("reason=\"") + ErrorCodeName(code) + '"');
+  }
 
   Line(out, "scenecrdt_merges_total", "counter", "CRDT merges by outcome.");
   for (int i = 1; i < runtime::kMergeOutcomeCount; ++i) {

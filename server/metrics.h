@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns Metrics: the server's counters and gauges (relaxed atomics, written from any strand or
-// the persistence thread) and their Prometheus text rendering for GET /metrics.
+// the persistence thread) and their Prometheus text rendering for GET /metrics; also the
+// session kinds and close reasons they are labelled with (docs/SERVER.md lists every series).
 #pragma once
 
 #include <array>
@@ -12,6 +13,48 @@
 #include "runtime/crdt_store.h"
 
 namespace scenecrdt::server {
+
+// How a session talks: framed TCP envelope, WebSocket envelope (/scene/<name>), or raw DCL
+// chunks over WebSocket (/dcl/<name>, no envelope).
+enum class SessionKind : uint8_t { kTcp, kWebSocket, kDcl };
+inline constexpr std::size_t kSessionKindCount = 3;
+const char* SessionKindName(SessionKind kind);  // "tcp", "websocket", "dcl"
+
+// Why a session ended. The server-initiated ones (IsDrop) are its "drops".
+enum class CloseReason : uint8_t {
+  kNone,               // not decided yet
+  kClientClosed,       // the client said goodbye (Error{fatal} / WebSocket close frame)
+  kPeerGone,           // EOF, reset or another read error without a goodbye
+  kWriteFailed,        // a write to the peer failed
+  kIdleTimeout,        // nothing read for --idle-timeout-ms (WebSocket keep-alive for /dcl/)
+  kHandshakeTimeout,   // no Hello in time
+  kSlowConsumer,       // a write stayed in flight past --slow-consumer-ms
+  kUnreadControl,      // too many unread control frames
+  kProtocolViolation,  // a fatal Error (envelope, Hello, frame size ...)
+  kMalformedDcl,       // a /dcl/ chunk that does not decode strictly
+  kUnauthorized,       // wrong token / scene not granted
+  kSceneFull,          // the scene has its maximum number of sessions
+  kShuttingDown,       // the server stops
+};
+inline constexpr std::size_t kCloseReasonCount = 13;
+const char* CloseReasonName(CloseReason reason);
+// True for the reasons where the server cut the session (counted in drops_total).
+bool IsDrop(CloseReason reason);
+
+// How a join was served.
+enum class JoinState : uint8_t {
+  kSnapshot,     // no resume position: the full snapshot
+  kResume,       // resume position accepted: only what changed since
+  kResumeStale,  // a resume position from another incarnation or the future: full snapshot
+};
+inline constexpr std::size_t kJoinStateCount = 3;
+
+// Why a join looks like a reconnect.
+enum class ReconnectEvidence : uint8_t {
+  kResume,      // the Hello carried a resume position (the client had a replica)
+  kRecentDrop,  // same address and session kind rejoined within 30 s of an abnormal end
+};
+inline constexpr std::size_t kReconnectEvidenceCount = 2;
 
 class Metrics {
  public:
@@ -27,6 +70,27 @@ class Metrics {
   }
   void CountMerge(runtime::MergeOutcome outcome) {
     Add(merges_[static_cast<std::size_t>(outcome) % merges_.size()]);
+  }
+  void CountJoin(SessionKind kind, JoinState state) {
+    Add(joins_[static_cast<std::size_t>(kind) % kSessionKindCount]
+              [static_cast<std::size_t>(state) % kJoinStateCount]);
+  }
+  void CountReconnect(ReconnectEvidence evidence) {
+    Add(reconnects_[static_cast<std::size_t>(evidence) % kReconnectEvidenceCount]);
+  }
+  // One per ended session; drops (IsDrop) also count in drops_total.
+  void CountClose(CloseReason reason) {
+    const auto i = static_cast<std::size_t>(reason) % kCloseReasonCount;
+    Add(closes_[i]);
+    if (IsDrop(reason)) Add(drops_[i]);
+  }
+  // A /dcl/ message dropped (the rest of its chunk merges), by reason.
+  void CountDclDrop(ErrorCode code, uint64_t messages = 1) {
+    const auto i = static_cast<std::size_t>(code);
+    Add(dcl_dropped_messages_[i < dcl_dropped_messages_.size() ? i : 0], messages);
+  }
+  Gauge& sessions_of(SessionKind kind) {
+    return sessions_by_kind_[static_cast<std::size_t>(kind) % kSessionKindCount];
   }
   // Commit duration histogram (seconds buckets as Prometheus expects).
   void ObserveCommit(double seconds, uint64_t rows);
@@ -57,12 +121,27 @@ class Metrics {
   Counter committed_rows{0};
   Counter commit_failures{0};
   Counter http_requests{0};
+  // Raw-DCL path (/dcl/<scene>).
+  Counter dcl_chunks_in{0};   // WebSocket messages received (DCL chunks, empty ones included)
+  Counter dcl_chunks_out{0};  // WebSocket messages sent (snapshot + live chunks)
+  Counter dcl_throttles{0};   // reads paused by the message rate limit (nothing dropped)
+  // Slow consumers: a catch-up for a session whose previous delivery took longer than
+  // slow_consumer_ms / 5 (it is resynced from the store's latest state, not from a backlog).
+  Counter resyncs{0};
+  Counter resync_bytes{0};
+  Counter log_lines_suppressed{0};  // repeated refusal lines of one session, not logged
 
  private:
   static constexpr std::array<double, 10> kCommitBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01,
                                                             0.02,   0.05,  0.1,   0.5,   2.0};
   std::array<Counter, 128> refusals_{};
   std::array<Counter, runtime::kMergeOutcomeCount> merges_{};
+  std::array<std::array<Counter, kJoinStateCount>, kSessionKindCount> joins_{};
+  std::array<Counter, kReconnectEvidenceCount> reconnects_{};
+  std::array<Counter, kCloseReasonCount> closes_{};
+  std::array<Counter, kCloseReasonCount> drops_{};
+  std::array<Counter, 128> dcl_dropped_messages_{};
+  std::array<Gauge, kSessionKindCount> sessions_by_kind_{};
   std::array<Counter, kCommitBuckets.size() + 1> commit_buckets_{};
   Counter commit_micros_{0};
 };

@@ -12,6 +12,11 @@ namespace scenecrdt::server {
 
 namespace {
 
+// How long after an abnormal end a rejoin from the same address and kind counts as a
+// reconnect, and how many such ends a scene remembers.
+constexpr int64_t kReconnectWindowMs = 30000;
+constexpr std::size_t kMaxDepartures = 64;
+
 runtime::StoreLimits StoreLimitsFrom(const Limits& l) {
   runtime::StoreLimits s;
   s.max_payload_bytes = l.max_payload_bytes;
@@ -49,34 +54,89 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
       session->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
       return;
     }
+    Metrics& metrics = ctx_.metrics();
+    const SessionKind kind = session->kind();
     const uint64_t seq = store_.sequence();
     uint64_t from = 0;
-    bool resumed = false;
-    if (resume && (*resume & ~kLocalSequenceMask) == wire_base_ &&
-        (*resume & kLocalSequenceMask) <= seq) {
-      from = *resume & kLocalSequenceMask;
-      resumed = true;
+    JoinState state = JoinState::kSnapshot;
+    if (resume) {
+      state = JoinState::kResumeStale;
+      if ((*resume & ~kLocalSequenceMask) == wire_base_ && (*resume & kLocalSequenceMask) <= seq) {
+        from = *resume & kLocalSequenceMask;
+        state = JoinState::kResume;
+      }
     }
-    Metrics::Add(resumed ? ctx_.metrics().resumes : ctx_.metrics().snapshots);
+    const bool resumed = state == JoinState::kResume;
+    Metrics::Add(resumed ? metrics.resumes : metrics.snapshots);
+    metrics.CountJoin(kind, state);
+    // Reconnect evidence: a resume position, or the same address and kind back soon after an
+    // abnormal end (the client could not say goodbye).
+    const int64_t now = NowMs();
+    const char* reconnect = "no";
+    while (!departures_.empty() && now - departures_.front().left_ms > kReconnectWindowMs) {
+      departures_.pop_front();
+    }
+    auto departed = std::find_if(departures_.begin(), departures_.end(), [&](const Departure& d) {
+      return d.kind == kind && d.address == session->peer().address();
+    });
+    if (resume) {
+      metrics.CountReconnect(ReconnectEvidence::kResume);
+      reconnect = "resume";
+    } else if (departed != departures_.end()) {
+      metrics.CountReconnect(ReconnectEvidence::kRecentDrop);
+      reconnect = "recent_drop";
+    }
+    if (departed != departures_.end()) departures_.erase(departed);
     const auto build_start = std::chrono::steady_clock::now();
-    std::vector<SharedFrame> frames = BuildFrames(from, seq, /*is_state=*/true);
+    std::vector<SharedFrame> frames;
+    if (session->raw()) {
+      frames.push_back(BuildRaw(0));  // one chunk: the whole state (empty for a new scene)
+    } else {
+      frames = BuildFrames(from, seq, /*is_state=*/true);
+    }
     const auto build_us = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - build_start);
-    Metrics::Add(ctx_.metrics().state_build_us, static_cast<uint64_t>(build_us.count()));
-    for (const SharedFrame& f : frames) Metrics::Add(ctx_.metrics().state_bytes, f->size());
+    Metrics::Add(metrics.state_build_us, static_cast<uint64_t>(build_us.count()));
+    std::size_t state_bytes = 0;
+    for (const SharedFrame& f : frames) state_bytes += f->size();
+    Metrics::Add(metrics.state_bytes, state_bytes);
     session::Welcome welcome{session->id(), Wire(seq), resumed, can_write};
     Member m;
     m.session = session;
     m.id = session->id();
     m.cursor = seq;
+    m.raw = session->raw();
+    m.busy_since_ms = now;
     members_.push_back(std::move(m));
+    ctx_.log().Write("open",
+                     "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
+                     "reconnect=%s members=%zu",
+                     name_.c_str(), static_cast<unsigned long long>(session->id()),
+                     SessionKindName(kind), session->peer_text().c_str(),
+                     can_write ? "write" : "read",
+                     state == JoinState::kResume
+                         ? "resume"
+                         : (state == JoinState::kResumeStale ? "resume_stale" : "snapshot"),
+                     state_bytes, reconnect, members_.size());
     session->PostJoined(welcome, std::move(frames));
   });
 }
 
-void Scene::Leave(uint64_t session_id) {
-  net::asio::post(strand_, [this, session_id] {
-    std::erase_if(members_, [&](const Member& m) { return m.id == session_id; });
+void Scene::Leave(uint64_t session_id, CloseReason reason) {
+  net::asio::post(strand_, [this, session_id, reason] {
+    auto it = std::find_if(members_.begin(), members_.end(),
+                           [&](const Member& m) { return m.id == session_id; });
+    if (it == members_.end()) return;
+    // Ends the client did not choose (and the server did not choose for a bad client) are
+    // what a reconnect follows.
+    const bool abnormal = reason == CloseReason::kPeerGone || reason == CloseReason::kWriteFailed ||
+                          reason == CloseReason::kIdleTimeout ||
+                          reason == CloseReason::kSlowConsumer;
+    if (abnormal) {
+      if (departures_.size() >= kMaxDepartures) departures_.pop_front();
+      departures_.push_back({it->session->peer().address(), it->session->kind(), NowMs()});
+    }
+    members_.erase(it);
   });
 }
 
@@ -124,7 +184,7 @@ void Scene::Submit(uint64_t session_id, uint64_t frame_sequence, std::vector<uin
                                    refusal == ErrorCode::kTooManyEntities
                                        ? "the scene is at its entity limit"
                                        : "the scene is at its tombstone limit",
-                                   frame_sequence);
+                                   frame_sequence, messages);
       return;
     }
     const uint64_t before = store_.sequence();
@@ -151,7 +211,25 @@ void Scene::Ready(uint64_t session_id) {
     Member* m = FindMember(session_id);
     if (!m) return;
     m->ready = true;
-    Deliver(*m, NowMs());
+    const int64_t now = NowMs();
+    const int64_t busy_ms = now - m->busy_since_ms;
+    const uint64_t behind = store_.sequence() - m->cursor;
+    const std::size_t bytes = Deliver(*m, now);
+    // A consumer whose last delivery took long gets everything that piled up as one coalesced
+    // frame from the store's current state: the resync of a slow consumer.
+    const int64_t resync_ms =
+        std::max<int64_t>(10, static_cast<int64_t>(ctx_.config().limits.slow_consumer_ms) / 5);
+    if (bytes > 0 && busy_ms >= resync_ms) {
+      Metrics::Add(ctx_.metrics().resyncs);
+      Metrics::Add(ctx_.metrics().resync_bytes, bytes);
+      ctx_.log().Write("resync",
+                       "scene=%s session=%llu kind=%s peer=%s busy_ms=%lld changes_behind=%llu "
+                       "bytes=%zu",
+                       name_.c_str(), static_cast<unsigned long long>(session_id),
+                       SessionKindName(m->session->kind()), m->session->peer_text().c_str(),
+                       static_cast<long long>(busy_ms), static_cast<unsigned long long>(behind),
+                       bytes);
+    }
   });
 }
 
@@ -216,30 +294,50 @@ void Scene::FanOut() {
   }
 }
 
-void Scene::Deliver(Member& m, int64_t now_ms) {
+std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
   const uint64_t seq = store_.sequence();
-  if (!m.ready || m.cursor >= seq) return;
+  if (!m.ready || m.cursor >= seq) return 0;
   const double max_rate = ctx_.config().limits.max_rate_hz;
   if (max_rate > 0.0 && now_ms < m.next_send_ms) {
     ArmRateTimer(m.next_send_ms);
-    return;
+    return 0;
   }
   if (cache_sequence_ != seq) {
     cache_.clear();
     cache_sequence_ = seq;
   }
   auto it = std::find_if(cache_.begin(), cache_.end(),
-                         [&](const auto& entry) { return entry.first == m.cursor; });
+                         [&](const Batch& b) { return b.cursor == m.cursor; });
   if (it == cache_.end()) {
-    cache_.emplace_back(m.cursor, BuildFrames(m.cursor, seq, /*is_state=*/false));
+    cache_.push_back({m.cursor, {}, nullptr});
     it = cache_.end() - 1;
     Metrics::Add(m.cursor == flushed_ || m.cursor + 1 >= seq ? ctx_.metrics().shared_frames
                                                              : ctx_.metrics().catchups);
   }
-  m.session->PostSceneFrames(it->second, 0);
+  std::vector<SharedFrame> frames;
+  if (m.raw) {
+    if (!it->raw) it->raw = BuildRaw(m.cursor);
+    frames.push_back(it->raw);
+  } else {
+    if (it->envelope.empty()) it->envelope = BuildFrames(m.cursor, seq, /*is_state=*/false);
+    frames = it->envelope;
+  }
+  std::size_t bytes = 0;
+  for (const SharedFrame& f : frames) bytes += f->size();
+  m.session->PostSceneFrames(std::move(frames), 0);
   m.cursor = seq;
   m.ready = false;
+  m.busy_since_ms = now_ms;
   if (max_rate > 0.0) m.next_send_ms = now_ms + static_cast<int64_t>(1000.0 / max_rate);
+  return bytes;
+}
+
+SharedFrame Scene::BuildRaw(uint64_t from) {
+  // The store's export is already a plain DCL stream: it is the chunk, as it is.
+  std::vector<uint8_t> dcl;
+  const std::size_t messages = store_.ExportChangesSince(from, dcl);
+  Metrics::Add(ctx_.metrics().messages_out, messages);
+  return MakeShared(std::move(dcl));
 }
 
 std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_state) {

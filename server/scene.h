@@ -9,6 +9,10 @@
 // start. Members that were busy catch up when they report ready, with one coalesced
 // ExportChangesSince(cursor) frame, shared by members at the same cursor: while a write is in
 // flight, changes pile up as "latest per key" in the store itself, never as queued frames.
+// Raw-DCL members (/dcl/<name>) get the same batches as plain DCL chunks (no envelope): one
+// per delivery, built once per cursor like the envelope frames; their snapshot is one chunk.
+// A catch-up after a delivery that took longer than slow_consumer_ms / 5 is a "resync" of a
+// slow consumer (counted and logged).
 //
 // Durability: after merges, the changes since the durable point go to the persistence thread
 // as one job (group commit; what arrives meanwhile goes in the next one). Frames are acked
@@ -41,7 +45,9 @@ class Scene {
 
   // ---- Any thread (each posts to the strand) ----
   void Join(std::shared_ptr<Session> session, bool can_write, std::optional<uint64_t> resume);
-  void Leave(uint64_t session_id);
+  // `reason`: why the session ended (abnormal ends are remembered for 30 s so that a rejoin
+  // from the same address and kind is recognised as a reconnect).
+  void Leave(uint64_t session_id, CloseReason reason);
   // A Crdt frame the session validated (envelope, DCL stream, stateless limits, rate).
   void Submit(uint64_t session_id, uint64_t frame_sequence, std::vector<uint8_t> dcl,
               uint32_t messages);
@@ -61,7 +67,22 @@ class Scene {
     uint64_t id = 0;
     uint64_t cursor = 0;  // store sequence sent up to
     bool ready = false;   // nothing of the scene in flight to it
+    bool raw = false;     // gets plain DCL chunks (/dcl/) instead of envelope frames
     int64_t next_send_ms = 0;
+    int64_t busy_since_ms = 0;  // when the delivery in flight was handed over
+  };
+  // An abnormal end, kept for reconnect detection (bounded: kMaxDepartures).
+  struct Departure {
+    net::asio::ip::address address;
+    SessionKind kind;
+    int64_t left_ms;
+  };
+  // The frames of one catch-up (store sequence cursor -> now), built once per representation
+  // and shared by every member at that cursor.
+  struct Batch {
+    uint64_t cursor = 0;
+    std::vector<SharedFrame> envelope;
+    SharedFrame raw;
   };
   struct PendingAck {
     uint64_t store_sequence;
@@ -73,9 +94,12 @@ class Scene {
   Member* FindMember(uint64_t id);
   void ScheduleFlush();
   void FanOut();
-  // Sends everything after member.cursor (a shared batch or a coalesced catch-up) if allowed.
-  void Deliver(Member& m, int64_t now_ms);
+  // Sends everything after member.cursor (a shared batch or a coalesced catch-up) if allowed;
+  // the bytes handed over (0: nothing sent).
+  std::size_t Deliver(Member& m, int64_t now_ms);
   std::vector<SharedFrame> BuildFrames(uint64_t from, uint64_t to, bool is_state);
+  // The changes in (from, to] as one plain DCL chunk (raw members).
+  SharedFrame BuildRaw(uint64_t from);
   void ArmRateTimer(int64_t at_ms);
   void MaybeCommit();
   void OnCommitted(bool ok, uint64_t target);
@@ -96,7 +120,8 @@ class Scene {
   bool mixed_writers_ = false;
   // Frames built in this store sequence, by start cursor (shared by members at one cursor).
   uint64_t cache_sequence_ = ~uint64_t{0};
-  std::vector<std::pair<uint64_t, std::vector<SharedFrame>>> cache_;
+  std::vector<Batch> cache_;
+  std::deque<Departure> departures_;
 
   uint64_t durable_ = 0;
   bool commit_in_flight_ = false;

@@ -12,7 +12,8 @@
 
 namespace scenecrdt::server {
 
-Server::Server(ServerConfig config) : config_(std::move(config)) {}
+Server::Server(ServerConfig config)
+    : config_(std::move(config)), log_(config_.log_sink, config_.log_events) {}
 
 Server::~Server() {
   if (!threads_.empty() && !stopped_) {

@@ -58,6 +58,7 @@ class Server final : public ServerContext {
   const ServerConfig& config() const override { return config_; }
   const AuthTable& auth() const override { return auth_; }
   Metrics& metrics() override { return metrics_; }
+  const EventLog& log() const override { return log_; }
   Persistence& persistence() override { return *persistence_; }
   uint64_t incarnation() const override { return persistence_->incarnation(); }
   Scene* FindOrCreateScene(std::string_view name) override;
@@ -75,6 +76,7 @@ class Server final : public ServerContext {
   ServerConfig config_;
   AuthTable auth_;
   Metrics metrics_;
+  EventLog log_;
   net::asio::io_context ioc_;
   std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
   std::unique_ptr<Persistence> persistence_;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the transport-independent session logic: validation, rate limiting, write batching,
-// timeouts and closing.
+// timeouts, closing, and the session's event lines.
 #include "server/session.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "protocol/crdt_codec.h"
@@ -12,6 +15,41 @@
 namespace scenecrdt::server {
 
 namespace {
+
+struct MessageVerdict {
+  ErrorCode code = ErrorCode::kOk;
+  const char* text = "";
+};
+
+// The stateless checks of one DCL message: what the store (with the server's limits) would
+// refuse, decided before anything reaches the scene.
+MessageVerdict CheckMessage(const protocol::CrdtMessage& m, const Limits& limits) {
+  using protocol::MessageType;
+  if (protocol::HasData(m.type) && m.data.size() > limits.max_payload_bytes) {
+    return {ErrorCode::kPayloadTooLarge, "a component payload is above the limit"};
+  }
+  if (m.component == protocol::kTransformComponentId &&
+      (m.type == MessageType::kPutComponent || m.type == MessageType::kPutComponentNetwork)) {
+    if (m.data.size() != protocol::Transform::kSize) {
+      return {ErrorCode::kBadTransformSize, "a Transform payload is not 44 bytes"};
+    }
+    if (!protocol::IsFinite(protocol::LoadTransform(m.data.first<protocol::Transform::kSize>()))) {
+      return {ErrorCode::kNonFiniteTransform, "a Transform holds NaN or infinite floats"};
+    }
+  } else if ((m.type == MessageType::kDeleteEntity ||
+              m.type == MessageType::kDeleteEntityNetwork) &&
+             protocol::IsReservedEntity(m.entity)) {
+    return {ErrorCode::kReservedEntity, "DELETE_ENTITY of a reserved entity number"};
+  }
+  return {};
+}
+
+protocol::DecodeOptions StrictDecode(const Limits& limits) {
+  protocol::DecodeOptions options;
+  options.max_message_bytes = limits.max_message_bytes;
+  options.reject_unknown_types = true;
+  return options;
+}
 
 struct CrdtCheck {
   ErrorCode code = ErrorCode::kOk;
@@ -24,32 +62,12 @@ struct CrdtCheck {
 // stream is a protocol violation (fatal); a message the store would refuse refuses the frame.
 CrdtCheck CheckCrdt(std::span<const uint8_t> data, const Limits& limits) {
   CrdtCheck check;
-  protocol::DecodeOptions options;
-  options.max_message_bytes = limits.max_message_bytes;
-  options.reject_unknown_types = true;
-  auto decoded = protocol::DecodeStream(data, options, [&](const protocol::CrdtMessage& m) {
+  auto decoded = protocol::DecodeStream(data, StrictDecode(limits), [&](const auto& m) {
     ++check.messages;
     if (check.code != ErrorCode::kOk) return;
-    using protocol::MessageType;
-    if (protocol::HasData(m.type) && m.data.size() > limits.max_payload_bytes) {
-      check = {ErrorCode::kPayloadTooLarge, "a component payload is above the limit", false,
-               check.messages};
-    } else if (m.component == protocol::kTransformComponentId &&
-               (m.type == MessageType::kPutComponent ||
-                m.type == MessageType::kPutComponentNetwork)) {
-      if (m.data.size() != protocol::Transform::kSize) {
-        check = {ErrorCode::kBadTransformSize, "a Transform payload is not 44 bytes", false,
-                 check.messages};
-      } else if (!protocol::IsFinite(
-                     protocol::LoadTransform(m.data.first<protocol::Transform::kSize>()))) {
-        check = {ErrorCode::kNonFiniteTransform, "a Transform holds NaN or infinite floats", false,
-                 check.messages};
-      }
-    } else if ((m.type == MessageType::kDeleteEntity ||
-                m.type == MessageType::kDeleteEntityNetwork) &&
-               protocol::IsReservedEntity(m.entity)) {
-      check = {ErrorCode::kReservedEntity, "DELETE_ENTITY of a reserved entity number", false,
-               check.messages};
+    if (const MessageVerdict v = CheckMessage(m, limits); v.code != ErrorCode::kOk) {
+      check.code = v.code;
+      check.text = v.text;
     }
   });
   if (!decoded.has_value()) {
@@ -58,19 +76,139 @@ CrdtCheck CheckCrdt(std::span<const uint8_t> data, const Limits& limits) {
   return check;
 }
 
+// A raw-DCL chunk: strictly decoded as a whole first (an error rejects all of it); then the
+// messages the store would refuse are left out and the rest is kept, in order, as sent.
+struct DclChunkCheck {
+  Error error;  // code kOk: decoded
+  uint32_t messages = 0;
+  uint32_t kept = 0;
+  // Refused messages, by reason, with the first one's text.
+  std::vector<std::pair<MessageVerdict, uint32_t>> dropped;
+  // The kept bytes, only when something was dropped (otherwise the chunk itself is kept).
+  std::vector<uint8_t> filtered;
+};
+
+DclChunkCheck CheckDclChunk(std::span<const uint8_t> chunk, const Limits& limits) {
+  DclChunkCheck check;
+  const protocol::DecodeOptions options = StrictDecode(limits);
+  std::size_t pos = 0;
+  while (pos < chunk.size()) {
+    auto step = protocol::DecodeMessage(chunk.subspan(pos), options, pos);
+    if (!step.has_value()) {
+      check.error = step.error();
+      return check;
+    }
+    if (step->kind == protocol::DecodeStep::Kind::kNeedMore) {
+      check.error = MakeError(ErrorCode::kTruncated, "the chunk ends inside a message", pos);
+      return check;
+    }
+    ++check.messages;
+    const MessageVerdict v = CheckMessage(step->message, limits);
+    if (v.code == ErrorCode::kOk) {
+      if (!check.dropped.empty()) {
+        check.filtered.insert(check.filtered.end(),
+                              chunk.begin() + static_cast<std::ptrdiff_t>(pos),
+                              chunk.begin() + static_cast<std::ptrdiff_t>(pos + step->size));
+      }
+      ++check.kept;
+    } else {
+      if (check.dropped.empty()) {
+        // Everything before the first refused message is kept as it was.
+        check.filtered.assign(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(pos));
+      }
+      auto it = std::find_if(check.dropped.begin(), check.dropped.end(),
+                             [&](const auto& d) { return d.first.code == v.code; });
+      if (it == check.dropped.end()) {
+        check.dropped.emplace_back(v, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    pos += step->size;
+  }
+  return check;
+}
+
+// The WebSocket close code a raw-DCL session gets for a fatal condition (RFC 6455 7.4.1).
+uint16_t WebSocketCloseCode(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kTruncated:
+    case ErrorCode::kLengthTooSmall:
+    case ErrorCode::kLengthTooLarge:
+    case ErrorCode::kLengthMismatch:
+    case ErrorCode::kDataLengthMismatch:
+    case ErrorCode::kUnknownMessageType:
+      return 1007;  // invalid frame payload data
+    case ErrorCode::kFrameTooLarge:
+      return 1009;  // message too big
+    case ErrorCode::kShuttingDown:
+      return 1001;  // going away
+    case ErrorCode::kSceneFull:
+      return 1013;  // try again later
+    case ErrorCode::kBadRequest:
+      return 1003;  // unsupported data (a text message)
+    default:
+      return 1008;  // policy violation
+  }
+}
+
+CloseReason CloseReasonFor(ErrorCode code, bool raw) {
+  switch (code) {
+    case ErrorCode::kTruncated:
+    case ErrorCode::kLengthTooSmall:
+    case ErrorCode::kLengthTooLarge:
+    case ErrorCode::kLengthMismatch:
+    case ErrorCode::kDataLengthMismatch:
+    case ErrorCode::kUnknownMessageType:
+      return raw ? CloseReason::kMalformedDcl : CloseReason::kProtocolViolation;
+    case ErrorCode::kUnauthorized:
+      return CloseReason::kUnauthorized;
+    case ErrorCode::kSlowConsumer:
+      return CloseReason::kUnreadControl;
+    case ErrorCode::kShuttingDown:
+      return CloseReason::kShuttingDown;
+    case ErrorCode::kSceneFull:
+      return CloseReason::kSceneFull;
+    default:
+      return CloseReason::kProtocolViolation;
+  }
+}
+
+unsigned long long U(uint64_t v) { return static_cast<unsigned long long>(v); }
+
 }  // namespace
 
-Session::Session(ServerContext& ctx, net::Strand strand, std::string path_scene)
+std::string EndpointText(const net::tcp::endpoint& endpoint) {
+  char text[64] = "?";
+  const net::asio::ip::address address = endpoint.address();
+  if (address.is_v4()) {
+    const auto bytes = address.to_v4().to_bytes();
+    inet_ntop(AF_INET, bytes.data(), text, sizeof text);
+    return std::string(text) + ':' + std::to_string(endpoint.port());
+  }
+  const auto bytes = address.to_v6().to_bytes();
+  inet_ntop(AF_INET6, bytes.data(), text, sizeof text);
+  return '[' + std::string(text) + "]:" + std::to_string(endpoint.port());
+}
+
+Session::Session(ServerContext& ctx, net::Strand strand, SessionKind kind, std::string path_scene,
+                 net::tcp::endpoint peer, Role dcl_role)
     : ctx_(ctx),
       strand_(std::move(strand)),
       path_scene_(std::move(path_scene)),
-      watchdog_(strand_) {}
+      kind_(kind),
+      peer_(peer),
+      peer_text_(EndpointText(peer)),
+      can_write_(kind == SessionKind::kDcl && dcl_role == Role::kWrite),
+      watchdog_(strand_),
+      throttle_timer_(strand_) {}
 
 Session::~Session() { Metrics::Add(ctx_.metrics().queued_bytes, -in_flight_bytes_); }
 
 void Session::Start() {
   id_ = ctx_.RegisterSession(shared_from_this());
   Metrics::Add(ctx_.metrics().sessions, 1);
+  Metrics::Add(ctx_.metrics().sessions_of(kind_), 1);
   Metrics::Add(ctx_.metrics().sessions_accepted);
   started_ms_ = last_read_ms_ = NowMs();
   tokens_ = ctx_.config().limits.message_burst;
@@ -81,11 +219,19 @@ void Session::Start() {
   });
 }
 
+const char* Session::scene_name() const {
+  return joined_scene_.empty() ? "-" : joined_scene_.c_str();
+}
+
 void Session::ReadNext() {
-  if (reading_ && !closing_) TransportRead();
+  if (reading_ && !closing_ && !throttled_) TransportRead();
 }
 
 void Session::OnMessage(std::span<const uint8_t> message) {
+  if (raw()) {
+    HandleDclChunk(message);
+    return;
+  }
   // A WebSocket message carries one or more complete frames (docs/PROTOCOL.md section 2).
   while (!message.empty() && reading_) {
     const auto size = session::PeekFrameSize(message);
@@ -109,6 +255,7 @@ void Session::OnFrame(std::span<const uint8_t> frame) {
   Metrics& metrics = ctx_.metrics();
   Metrics::Add(metrics.frames_in);
   Metrics::Add(metrics.bytes_in, frame.size());
+  bytes_in_ += frame.size();
   last_read_ms_ = NowMs();
   session::ReadOptions options;
   options.max_frame_bytes = max_frame_bytes();
@@ -130,7 +277,7 @@ void Session::HandleFrame(session::Frame& frame) {
   } else if (std::get_if<session::Pong>(&frame)) {
     // last_read_ms_ already moved: that is all a Pong is for.
   } else if (auto* error = std::get_if<session::ErrorFrame>(&frame)) {
-    if (error->fatal) BeginClose();  // the client says goodbye
+    if (error->fatal) BeginClose(CloseReason::kClientClosed);  // the client says goodbye
   } else {
     Fatal(ErrorCode::kUnexpectedPayload, "clients send Hello, Crdt, Ping, Pong or Error");
   }
@@ -150,15 +297,33 @@ void Session::HandleHello(const session::Hello& hello) {
     Fatal(ErrorCode::kUnauthorized, role.error().detail);
     return;
   }
-  Scene* scene = ctx_.FindOrCreateScene(hello.scene);
+  JoinScene(hello.scene, role.value() == Role::kWrite, hello.resume_sequence);
+}
+
+void Session::JoinPathScene() { JoinScene(path_scene_, can_write_, std::nullopt); }
+
+void Session::JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume) {
+  Scene* scene = ctx_.FindOrCreateScene(name);
   if (!scene) {
     Fatal(ErrorCode::kShuttingDown, "the server is stopping");
     return;
   }
   joined_ = true;
   scene_ = scene;
-  can_write_ = role.value() == Role::kWrite;
-  scene_->Join(shared_from_this(), can_write_, hello.resume_sequence);
+  joined_scene_ = name;
+  can_write_ = can_write;
+  // The scene logs the open line: it knows how the join is served.
+  scene_->Join(shared_from_this(), can_write_, resume);
+}
+
+double Session::RefillTokens() {
+  const Limits& limits = ctx_.config().limits;
+  const int64_t now = NowMs();
+  tokens_ =
+      std::min<double>(limits.message_burst, tokens_ + static_cast<double>(now - tokens_at_ms_) *
+                                                           limits.messages_per_second / 1000.0);
+  tokens_at_ms_ = now;
+  return tokens_;
 }
 
 void Session::HandleCrdt(const session::Crdt& crdt) {
@@ -170,8 +335,7 @@ void Session::HandleCrdt(const session::Crdt& crdt) {
     PostRefusal(ErrorCode::kReadOnly, "this session's token is read-only", crdt.frame_sequence);
     return;
   }
-  const Limits& limits = ctx_.config().limits;
-  const CrdtCheck check = CheckCrdt(crdt.data, limits);
+  const CrdtCheck check = CheckCrdt(crdt.data, ctx_.config().limits);
   if (check.fatal) {
     Fatal(check.code, check.text);
     return;
@@ -181,22 +345,74 @@ void Session::HandleCrdt(const session::Crdt& crdt) {
     return;
   }
   // Token bucket over messages: a frame is admitted whole or refused whole.
-  const int64_t now = NowMs();
-  tokens_ =
-      std::min<double>(limits.message_burst, tokens_ + static_cast<double>(now - tokens_at_ms_) *
-                                                           limits.messages_per_second / 1000.0);
-  tokens_at_ms_ = now;
-  if (tokens_ < check.messages) {
+  if (RefillTokens() < check.messages) {
     PostRefusal(ErrorCode::kRateLimited, "over the messages-per-second limit", crdt.frame_sequence);
     return;
   }
   tokens_ -= check.messages;
+  messages_in_ += check.messages;
   scene_->Submit(id_, crdt.frame_sequence, std::vector<uint8_t>(crdt.data.begin(), crdt.data.end()),
                  check.messages);
 }
 
+void Session::HandleDclChunk(std::span<const uint8_t> chunk) {
+  if (!reading_ || closing_ || !joined_) return;
+  Metrics& metrics = ctx_.metrics();
+  Metrics::Add(metrics.dcl_chunks_in);
+  Metrics::Add(metrics.bytes_in, chunk.size());
+  bytes_in_ += chunk.size();
+  last_read_ms_ = NowMs();
+  ++chunks_in_;
+  if (chunk.empty()) return;  // an @dcl/ecs engine sends one per update, even with nothing new
+  const Limits& limits = ctx_.config().limits;
+  DclChunkCheck check = CheckDclChunk(chunk, limits);
+  if (check.error.code != ErrorCode::kOk) {
+    // Nothing of the chunk reaches the scene: close with 1007 and say where it broke.
+    char text[96];
+    std::snprintf(text, sizeof text, "malformed DCL chunk: %s at byte %llu",
+                  ErrorCodeName(check.error.code), U(check.error.offset));
+    Fatal(check.error.code, text);
+    return;
+  }
+  if (!can_write_) {
+    // Dropped, not closed: a spectator engine still emits incidental messages (the
+    // DELETE_COMPONENTs @dcl/ecs sends after a remote DELETE_ENTITY), and must stay joined.
+    metrics.CountDclDrop(ErrorCode::kReadOnly, check.messages);
+    LogRefusal(ErrorCode::kReadOnly, "read-only token: the chunk was dropped", false,
+               check.messages);
+    return;
+  }
+  for (const auto& [verdict, count] : check.dropped) {
+    metrics.CountDclDrop(verdict.code, count);
+    LogRefusal(verdict.code, verdict.text, false, count);
+  }
+  if (check.kept == 0) return;
+  // The rate limit delays instead of refusing: there is no refusal a raw client could act on.
+  // The chunk is admitted; a bucket in debt pauses reading until it has refilled, so the
+  // peer's later chunks wait in its socket (TCP backpressure) and nothing is lost.
+  RefillTokens();
+  tokens_ -= check.kept;
+  messages_in_ += check.kept;
+  std::vector<uint8_t> dcl = check.dropped.empty()
+                                 ? std::vector<uint8_t>(chunk.begin(), chunk.end())
+                                 : std::move(check.filtered);
+  scene_->Submit(id_, chunks_in_, std::move(dcl), check.kept);
+  if (tokens_ < 0.0) {
+    throttled_ = true;
+    Metrics::Add(metrics.dcl_throttles);
+    const double rate = std::max<double>(1.0, limits.messages_per_second);
+    const auto wait_ms = static_cast<int64_t>(std::ceil(-tokens_ * 1000.0 / rate));
+    throttle_timer_.expires_after(std::chrono::milliseconds(wait_ms));
+    throttle_timer_.async_wait([self = shared_from_this()](const net::error_code& ec) {
+      if (ec) return;
+      self->throttled_ = false;
+      self->ReadNext();
+    });
+  }
+}
+
 void Session::QueueControl(const session::Frame& frame) {
-  if (closed_ || close_after_flush_) return;
+  if (closed_ || close_after_flush_ || raw()) return;
   if (control_.size() >= ctx_.config().limits.max_control_frames) {
     // The client does not read what it provokes (errors, pongs): drop it.
     Fatal(ErrorCode::kSlowConsumer, "too many unread control frames");
@@ -206,12 +422,37 @@ void Session::QueueControl(const session::Frame& frame) {
   WriteNext();
 }
 
+void Session::LogRefusal(ErrorCode code, const char* text, bool fatal, uint64_t messages) {
+  ctx_.metrics().CountRefusal(code);
+  ++refusals_;
+  const auto bit = static_cast<std::size_t>(code) % logged_refusals_.size();
+  if (!fatal && logged_refusals_.test(bit)) {
+    Metrics::Add(ctx_.metrics().log_lines_suppressed);
+    return;
+  }
+  logged_refusals_.set(bit);
+  ctx_.log().Write("refusal",
+                   "scene=%s session=%llu kind=%s peer=%s reason=%s fatal=%s messages=%llu "
+                   "detail=\"%s\"%s",
+                   scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str(),
+                   ErrorCodeName(code), fatal ? "yes" : "no", U(messages), text,
+                   fatal ? "" : " (later refusals of this reason: counted, not logged)");
+}
+
 void Session::Fatal(ErrorCode code, const char* text) {
   if (closed_ || close_after_flush_) return;
-  ctx_.metrics().CountRefusal(code);
+  LogRefusal(code, text, true, 0);
+  NoteClose(CloseReasonFor(code, raw()));
   reading_ = false;
-  // The fatal Error goes out even when the control queue is full.
-  control_.push_back(MakeShared(session::BuildFrame(session::ErrorFrame{code, text, 0, true})));
+  if (raw()) {
+    close_code_ = WebSocketCloseCode(code);
+    // RFC 6455: a close reason holds at most 123 bytes.
+    close_text_ = text;
+    if (close_text_.size() > 123) close_text_.resize(123);
+  } else {
+    // The fatal Error goes out even when the control queue is full.
+    control_.push_back(MakeShared(session::BuildFrame(session::ErrorFrame{code, text, 0, true})));
+  }
   close_after_flush_ = true;
   WriteNext();
 }
@@ -219,7 +460,7 @@ void Session::Fatal(ErrorCode code, const char* text) {
 void Session::PostJoined(session::Welcome welcome, std::vector<SharedFrame> state) {
   net::asio::post(strand_, [self = shared_from_this(), welcome, state = std::move(state)]() {
     if (self->closed_ || self->close_after_flush_) return;
-    self->control_.push_back(MakeShared(session::BuildFrame(welcome)));
+    if (!self->raw()) self->control_.push_back(MakeShared(session::BuildFrame(welcome)));
     self->scene_frames_.insert(self->scene_frames_.end(), state.begin(), state.end());
     self->WriteNext();
   });
@@ -235,6 +476,7 @@ void Session::PostSceneFrames(std::vector<SharedFrame> frames, uint64_t messages
 }
 
 void Session::PostAck(uint64_t frame_sequence) {
+  if (raw()) return;  // durability is not observable on the raw path
   net::asio::post(strand_, [self = shared_from_this(), frame_sequence] {
     if (self->closed_) return;
     self->ack_pending_ = std::max(self->ack_pending_.value_or(0), frame_sequence);
@@ -242,9 +484,16 @@ void Session::PostAck(uint64_t frame_sequence) {
   });
 }
 
-void Session::PostRefusal(ErrorCode code, const char* text, uint64_t frame_sequence) {
-  net::asio::dispatch(strand_, [self = shared_from_this(), code, text, frame_sequence] {
-    self->ctx_.metrics().CountRefusal(code);
+void Session::PostRefusal(ErrorCode code, const char* text, uint64_t frame_sequence,
+                          uint64_t messages) {
+  net::asio::dispatch(strand_, [self = shared_from_this(), code, text, frame_sequence, messages] {
+    if (self->raw()) {
+      // A scene-level refusal (entity or tombstone limit) of a whole chunk: dropped, counted.
+      self->ctx_.metrics().CountDclDrop(code, messages);
+      self->LogRefusal(code, text, false, messages);
+      return;
+    }
+    self->LogRefusal(code, text, false, messages);
     self->QueueControl(session::ErrorFrame{code, text, frame_sequence, false});
   });
 }
@@ -252,9 +501,18 @@ void Session::PostRefusal(ErrorCode code, const char* text, uint64_t frame_seque
 void Session::PostClose(ErrorCode code, std::string text) {
   net::asio::post(strand_, [self = shared_from_this(), code, text = std::move(text)] {
     if (self->closed_ || self->close_after_flush_) return;
+    if (code != ErrorCode::kShuttingDown) {
+      self->LogRefusal(code, text.c_str(), true, 0);
+    }
+    self->NoteClose(CloseReasonFor(code, self->raw()));
     self->reading_ = false;
-    self->control_.push_back(
-        MakeShared(session::BuildFrame(session::ErrorFrame{code, text, 0, true})));
+    if (self->raw()) {
+      self->close_code_ = WebSocketCloseCode(code);
+      self->close_text_ = text.substr(0, 123);
+    } else {
+      self->control_.push_back(
+          MakeShared(session::BuildFrame(session::ErrorFrame{code, text, 0, true})));
+    }
     self->close_after_flush_ = true;
     self->WriteNext();
   });
@@ -284,7 +542,7 @@ void Session::WriteNext() {
   scene_frames_.clear();
   scene_messages_ = 0;
   if (in_flight_.empty()) {
-    if (close_after_flush_) BeginClose();
+    if (close_after_flush_) BeginClose(close_reason_);
     return;
   }
   buffers_.clear();
@@ -295,7 +553,11 @@ void Session::WriteNext() {
   }
   in_flight_bytes_ = bytes;
   Metrics::Add(ctx_.metrics().queued_bytes, bytes);
-  Metrics::Add(ctx_.metrics().frames_out, in_flight_.size());
+  if (raw()) {
+    Metrics::Add(ctx_.metrics().dcl_chunks_out);  // one WebSocket message per write
+  } else {
+    Metrics::Add(ctx_.metrics().frames_out, in_flight_.size());
+  }
   writing_ = true;
   write_started_ms_ = NowMs();
   TransportWrite(buffers_);
@@ -307,10 +569,11 @@ void Session::OnWriteDone(const net::error_code& ec, std::size_t bytes) {
   in_flight_bytes_ = 0;
   in_flight_.clear();
   if (ec) {
-    BeginClose();
+    BeginClose(CloseReason::kWriteFailed);
     return;
   }
   Metrics::Add(ctx_.metrics().bytes_out, bytes);
+  bytes_out_ += bytes;
   if (in_flight_has_scene_ && scene_) {
     in_flight_has_scene_ = false;
     scene_->Ready(id_);
@@ -319,9 +582,25 @@ void Session::OnWriteDone(const net::error_code& ec, std::size_t bytes) {
 }
 
 void Session::OnReadError(const net::error_code& ec) {
-  (void)ec;  // EOF, reset, cancelled: nothing to tell a peer that is gone
+  // Nothing to tell a peer that is gone; only the reason is recorded.
   reading_ = false;
-  if (!close_after_flush_) BeginClose();
+  if (ec == net::beast::websocket::error::closed) {
+    NoteClose(CloseReason::kClientClosed);
+  } else if (ec == net::beast::error::timeout) {
+    // Beast's keep-alive (raw sessions): no data and no pong within the idle timeout.
+    if (close_reason_ == CloseReason::kNone) {
+      ctx_.log().Write("drop", "scene=%s session=%llu kind=%s peer=%s reason=idle_timeout",
+                       scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str());
+    }
+    NoteClose(CloseReason::kIdleTimeout);
+  } else if (ec == net::beast::websocket::error::message_too_big) {
+    // Beast already closed with 1009 before buffering it.
+    LogRefusal(ErrorCode::kFrameTooLarge, "WebSocket message above the frame limit", true, 0);
+    NoteClose(CloseReason::kProtocolViolation);
+  } else {
+    NoteClose(CloseReason::kPeerGone);
+  }
+  if (!close_after_flush_) BeginClose(close_reason_);
 }
 
 void Session::Watchdog() {
@@ -335,20 +614,32 @@ void Session::Watchdog() {
     if (closing_) {
       TransportClose();
     } else {
-      BeginClose();
+      ctx_.log().Write("drop",
+                       "scene=%s session=%llu kind=%s peer=%s reason=slow_consumer "
+                       "write_in_flight_ms=%lld bytes=%lld",
+                       scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str(),
+                       static_cast<long long>(now - write_started_ms_),
+                       static_cast<long long>(in_flight_bytes_));
+      BeginClose(CloseReason::kSlowConsumer);
     }
     write_started_ms_ = now;
   } else if (closing_ && now - write_started_ms_ > limits.slow_consumer_ms) {
     // A graceful close that does not finish: cut it.
     TransportClose();
   }
-  if (closing_) {
-    // Only the two cuts above apply while closing.
+  if (closing_ || raw()) {
+    // Only the two cuts above apply while closing. Raw sessions: Beast's WebSocket timeouts
+    // (handshake, idle with keep-alive pings) replace the envelope's Hello deadline and Ping.
   } else if (!joined_ && reading_ && now - started_ms_ > limits.handshake_timeout_ms) {
+    ctx_.log().Write("drop", "scene=- session=%llu kind=%s peer=%s reason=handshake_timeout",
+                     U(id_), SessionKindName(kind_), peer_text_.c_str());
+    NoteClose(CloseReason::kHandshakeTimeout);
     Fatal(ErrorCode::kUnauthorized, "no Hello within the handshake timeout");
   } else if (reading_ && now - last_read_ms_ > limits.idle_timeout_ms) {
+    ctx_.log().Write("drop", "scene=%s session=%llu kind=%s peer=%s reason=idle_timeout",
+                     scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str());
     reading_ = false;
-    BeginClose();
+    BeginClose(CloseReason::kIdleTimeout);
   } else if (joined_ && reading_ && now - last_read_ms_ > limits.idle_timeout_ms / 3 &&
              now - last_ping_ms_ > limits.idle_timeout_ms / 3) {
     last_ping_ms_ = now;
@@ -361,12 +652,13 @@ void Session::Watchdog() {
   });
 }
 
-void Session::BeginClose() {
+void Session::BeginClose(CloseReason reason) {
+  NoteClose(reason);
   if (closing_ || closed_) return;
   closing_ = true;
   reading_ = false;
   write_started_ms_ = NowMs();
-  if (scene_) scene_->Leave(id_);
+  if (scene_) scene_->Leave(id_, close_reason_);
   TransportClose();
 }
 
@@ -375,12 +667,23 @@ void Session::OnClosed() {
   closed_ = true;
   closing_ = true;
   watchdog_.cancel();
-  if (scene_) scene_->Leave(id_);
+  throttle_timer_.cancel();
+  NoteClose(CloseReason::kPeerGone);
+  if (scene_) scene_->Leave(id_, close_reason_);
   scene_ = nullptr;
   control_.clear();
   scene_frames_.clear();
-  Metrics::Add(ctx_.metrics().sessions, -1);
-  Metrics::Add(ctx_.metrics().sessions_closed);
+  Metrics& metrics = ctx_.metrics();
+  Metrics::Add(metrics.sessions, -1);
+  Metrics::Add(metrics.sessions_of(kind_), -1);
+  Metrics::Add(metrics.sessions_closed);
+  metrics.CountClose(close_reason_);
+  ctx_.log().Write("close",
+                   "scene=%s session=%llu kind=%s peer=%s reason=%s duration_ms=%lld "
+                   "messages_in=%llu bytes_in=%llu bytes_out=%llu refusals=%llu",
+                   scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str(),
+                   CloseReasonName(close_reason_), static_cast<long long>(NowMs() - started_ms_),
+                   U(messages_in_), U(bytes_in_), U(bytes_out_), U(refusals_));
   ctx_.UnregisterSession(id_);
 }
 

@@ -21,6 +21,10 @@ npm with npm ci) on random DCL streams written by @dcl/ecs's own writers.
   4. compare.js: SCENECRDT replay on every stream; live Transforms (timestamp, dataHex), the
      remove-set, the harness's opaque components and append values, and entity states must match,
      except the deliberate divergences listed in tests/interop/README.md
+  5. ws_interop.js (not with --model): SCENECRDT serve on free loopback ports; two @dcl/ecs
+     Engines editing Transforms over ws://.../dcl/<scene>, a read-only one, and SCENECRDT send;
+     all converge to what SCENECRDT pull prints, whose stateHash equals SCENECRDT replay of
+     everything sent (about 10 s)
 
 Prints "interop: N streams, M mismatches"; on mismatch also the stream, its messages
 (SCENECRDT decode), the differences and both states, and exits 1. Exit 2: setup or usage error.
@@ -33,6 +37,7 @@ Prints "interop: N streams, M mismatches"; on mismatch also the stream, its mess
   --keep DIR    write the corpus to DIR and keep it (default: a temporary directory, removed
                 when everything passes)
   --model       use the JS model in model/ instead of a binary (self-test of the harness)
+  --no-ws       skip step 5
 EOF
 }
 
@@ -43,6 +48,7 @@ jobs=""
 shuffle=0
 keep=""
 model=0
+ws=1
 while [ $# -gt 0 ]; do
   case "$1" in
     -h | --help) usage; exit 0 ;;
@@ -52,6 +58,7 @@ while [ $# -gt 0 ]; do
     --shuffle) [ $# -ge 2 ] || die "--shuffle needs a value"; shuffle="$2"; shift 2 ;;
     --keep) [ $# -ge 2 ] || die "--keep needs a value"; keep="$2"; shift 2 ;;
     --model) model=1; shift ;;
+    --no-ws) ws=0; shift ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) [ -z "$bin" ] || die "only one binary path expected, got '$bin' and '$1'"; bin="$1"; shift ;;
   esac
@@ -91,6 +98,11 @@ node "$INTEROP_DIR/gen_streams.js" --out "$corpus" --count "$streams" --seed "$s
 note "replaying with $bin"
 status=0
 node "$INTEROP_DIR/compare.js" --bin "$bin" --dir "$corpus" ${jobs:+--jobs "$jobs"} --shuffle "$shuffle" || status=$?
+
+if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then
+  note "raw-DCL WebSocket interop: @dcl/ecs engines and the C++ client through $(basename "$bin") serve"
+  node "$INTEROP_DIR/ws_interop.js" --bin "$bin" ${keep:+--keep "$corpus/ws"} || status=$?
+fi
 
 if [ "$status" = 0 ] && [ -z "$keep" ]; then
   rm -rf "$corpus"

@@ -267,6 +267,106 @@ std::optional<session::Welcome> RawConnection::Join(const std::string& scene,
   }
 }
 
+// ---- DclSocket ----
+
+namespace websocket = net::beast::websocket;
+
+DclSocket::DclSocket(uint16_t port, const std::string& target, std::chrono::milliseconds timeout)
+    : ws_(ioc_) {
+  net::error_code ec;
+  net::beast::get_lowest_layer(ws_).connect(
+      net::tcp::endpoint(net::asio::ip::address_v4::loopback(), port), ec);
+  if (ec) return;
+  ws_.binary(true);
+  ws_.read_message_max(64u << 20);
+  // Handlers outlive a timed-out wait: they own what they write (never the caller's stack).
+  auto response = std::make_shared<websocket::response_type>();
+  auto done = std::make_shared<bool>(false);
+  ws_.async_handshake(*response, "127.0.0.1", target,
+                      [this, response, done](const net::error_code& e) {
+                        *done = true;
+                        connected_ = !e;
+                        http_status_ = static_cast<int>(response->result_int());
+                      });
+  RunUntil([&] { return *done; }, timeout);
+}
+
+DclSocket::~DclSocket() {
+  net::error_code ec;
+  net::beast::get_lowest_layer(ws_).close(ec);
+}
+
+bool DclSocket::RunUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  ioc_.restart();
+  while (!done()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    ioc_.run_one_for(deadline - now);
+    if (ioc_.stopped()) ioc_.restart();
+  }
+  return true;
+}
+
+void DclSocket::StartRead() {
+  if (read_pending_ || read_error_ || !connected_) return;
+  read_pending_ = true;
+  ws_.async_read(buffer_, [this](const net::error_code& ec, std::size_t) {
+    read_pending_ = false;
+    if (ec) {
+      read_error_ = ec;
+      return;
+    }
+    const auto data = buffer_.cdata();
+    const auto* bytes = static_cast<const uint8_t*>(data.data());
+    inbox_.emplace_back(bytes, bytes + data.size());
+    buffer_.consume(buffer_.size());
+    StartRead();
+  });
+}
+
+bool DclSocket::Send(std::span<const uint8_t> chunk, std::chrono::milliseconds timeout) {
+  if (!connected_) return false;
+  StartRead();  // keep reading meanwhile, as a transport does
+  auto bytes = std::make_shared<std::vector<uint8_t>>(chunk.begin(), chunk.end());
+  auto result = std::make_shared<std::optional<bool>>();
+  ws_.async_write(net::asio::buffer(*bytes),
+                  [bytes, result](const net::error_code& ec, std::size_t) { *result = !ec; });
+  return RunUntil([&] { return result->has_value(); }, timeout) && **result;
+}
+
+std::optional<std::vector<uint8_t>> DclSocket::Receive(std::chrono::milliseconds timeout) {
+  StartRead();
+  RunUntil([&] { return !inbox_.empty() || read_error_.has_value(); }, timeout);
+  if (inbox_.empty()) return std::nullopt;
+  std::vector<uint8_t> message = std::move(inbox_.front());
+  inbox_.pop_front();
+  return message;
+}
+
+std::optional<uint16_t> DclSocket::WaitClose(std::chrono::milliseconds timeout,
+                                             std::string* reason) {
+  StartRead();
+  if (!RunUntil(
+          [&] {
+            inbox_.clear();
+            return read_error_.has_value();
+          },
+          timeout)) {
+    return std::nullopt;
+  }
+  if (*read_error_ != websocket::error::closed) return std::nullopt;
+  if (reason) *reason = std::string(ws_.reason().reason.data(), ws_.reason().reason.size());
+  return static_cast<uint16_t>(ws_.reason().code);
+}
+
+void DclSocket::Close() {
+  if (!connected_ || read_error_) return;
+  auto done = std::make_shared<bool>(false);
+  ws_.async_close(websocket::close_code::normal, [done](const net::error_code&) { *done = true; });
+  RunUntil([&] { return *done; }, std::chrono::seconds(5));
+}
+
 void AppendPut(std::vector<uint8_t>& out, uint32_t entity, uint32_t timestamp, float x,
                uint32_t parent) {
   protocol::Transform t;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include "client/client.h"
 #include "protocol/session/envelope.h"
+#include "server/net.h"
 #include "server/server.h"
 
 namespace scenecrdt::testing {
@@ -96,6 +98,44 @@ class RawConnection {
  private:
   int fd_ = -1;
   std::vector<uint8_t> in_;
+};
+
+// A raw-DCL WebSocket client (ws://127.0.0.1:PORT/dcl/<scene>?token=...), like an @dcl/ecs
+// transport: binary messages are plain DCL chunks. Single-threaded: every call runs its own
+// io_context on the caller's thread until its condition or deadline.
+class DclSocket {
+ public:
+  // Connects and upgrades (`target` is the path and query, e.g. "/dcl/lobby?token=w").
+  DclSocket(uint16_t port, const std::string& target,
+            std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  ~DclSocket();
+  bool connected() const { return connected_; }
+  // The HTTP status of a refused upgrade (401, 403, 400 ...); 101 when upgraded.
+  int http_status() const { return http_status_; }
+  bool Send(std::span<const uint8_t> chunk,
+            std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // The next binary message (nullopt on timeout or when the connection ended).
+  std::optional<std::vector<uint8_t>> Receive(
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Reads (and discards) until the server closes; its close code, nullopt on timeout or an
+  // end without a close frame. `reason` gets the close reason.
+  std::optional<uint16_t> WaitClose(std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                                    std::string* reason = nullptr);
+  // Sends a close frame (1000) and waits for the server's.
+  void Close();
+
+ private:
+  void StartRead();
+  bool RunUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
+
+  net::asio::io_context ioc_;
+  net::beast::websocket::stream<net::tcp::socket> ws_;
+  net::beast::flat_buffer buffer_;
+  bool connected_ = false;
+  int http_status_ = 0;
+  bool read_pending_ = false;
+  std::optional<net::error_code> read_error_;
+  std::deque<std::vector<uint8_t>> inbox_;
 };
 
 // A Transform PUT for `entity` at `timestamp` with position x.

@@ -295,6 +295,7 @@ module.exports = {
   splitAt,
   runEngine,
   dumpEngine,
+  dumpLww,
   carriedEntities,
   hex,
   entitySplit
