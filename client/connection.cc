@@ -9,9 +9,11 @@ namespace scenecrdt::client {
 namespace websocket = net::beast::websocket;
 
 struct Connection::Impl {
-  explicit Impl(const net::Strand& strand) : resolver(strand), deadline(strand) {}
+  explicit Impl(const net::Strand& strand)
+      : resolver(strand), deadline(strand), keepalive(strand) {}
   net::tcp::resolver resolver;
   net::asio::steady_timer deadline;
+  net::asio::steady_timer keepalive;
   std::optional<net::tcp::socket> tcp;
   std::optional<websocket::stream<net::tcp::socket>> ws;
   net::beast::flat_buffer ws_buffer;
@@ -91,8 +93,29 @@ void Connection::OnConnected() {
   open_ = true;
   impl_->deadline.cancel();
   if (handlers_.on_open) handlers_.on_open();
+  if (options_.ping_interval_ms > 0 && options_.pong_timeout_ms > 0) {
+    last_pong_ = std::chrono::steady_clock::now();
+    ArmKeepalive();
+  }
   Read();
   WriteNext();
+}
+
+void Connection::ArmKeepalive() {
+  impl_->keepalive.expires_after(std::chrono::milliseconds(options_.ping_interval_ms));
+  impl_->keepalive.async_wait([self = shared_from_this()](const net::error_code& ec) {
+    if (ec || self->closed_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - self->last_pong_ > std::chrono::milliseconds(self->options_.pong_timeout_ms)) {
+      self->Fail(MakeError(ErrorCode::kIo, "no Pong from the server within the keepalive timeout"));
+      return;
+    }
+    const auto sent_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch());
+    self->Queue(session::BuildFrame(
+        session::Ping{++self->ping_nonce_, static_cast<uint64_t>(sent_us.count())}));
+    self->ArmKeepalive();
+  });
 }
 
 void Connection::Read() {
@@ -182,6 +205,9 @@ void Connection::Deliver(std::span<const uint8_t> frame) {
     Fail(read.error());
     return;
   }
+  if (std::holds_alternative<session::Pong>(read.value())) {
+    last_pong_ = std::chrono::steady_clock::now();
+  }
   if (handlers_.on_frame) handlers_.on_frame(read.value(), aligned);
 }
 
@@ -192,11 +218,22 @@ bool Connection::Send(std::vector<uint8_t> frame) {
   }
   queued_bytes_.fetch_add(size, std::memory_order_relaxed);
   net::asio::dispatch(strand_, [self = shared_from_this(), frame = std::move(frame)]() mutable {
-    if (self->closed_) return;
+    if (self->closed_) {
+      self->queued_bytes_.fetch_sub(frame.size(), std::memory_order_relaxed);
+      return;
+    }
     self->out_.push_back(std::move(frame));
     self->WriteNext();
   });
   return true;
+}
+
+void Connection::Queue(std::vector<uint8_t> frame) {
+  // On the strand: the keepalive's own frames (not bounded by max_queued_bytes: one per
+  // interval, and a connection that does not drain them fails on the missing Pong).
+  queued_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
+  out_.push_back(std::move(frame));
+  WriteNext();
 }
 
 void Connection::WriteNext() {
@@ -248,9 +285,13 @@ void Connection::Fail(const Error& error) {
   closed_ = true;
   net::error_code ignored;
   impl_->deadline.cancel();
+  impl_->keepalive.cancel();
   impl_->resolver.cancel();
   impl_->lowest().shutdown(net::tcp::socket::shutdown_both, ignored);
   impl_->lowest().close(ignored);
+  std::size_t dropped = 0;
+  for (const auto& f : out_) dropped += f.size();
+  queued_bytes_.fetch_sub(dropped, std::memory_order_relaxed);
   out_.clear();
   if (handlers_.on_closed) handlers_.on_closed(error);
 }

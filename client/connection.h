@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -26,6 +27,11 @@ struct ConnectionOptions {
   uint32_t connect_timeout_ms = 5000;
   // Send() refuses frames beyond this many queued bytes.
   std::size_t max_queued_bytes = 64u << 20;
+  // Keepalive, 0 = off: a Ping every ping_interval_ms once open; when no Pong came back for
+  // pong_timeout_ms the connection fails with kIo ("no Pong"). Detects links that are up but
+  // silent or corrupted in either direction (the Client then reconnects).
+  uint32_t ping_interval_ms = 0;
+  uint32_t pong_timeout_ms = 0;
 };
 
 struct ConnectionHandlers {
@@ -64,6 +70,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Deliver(std::span<const uint8_t> frame);
   void WriteNext();
   void Fail(const Error& error);
+  void ArmKeepalive();
+  void Queue(std::vector<uint8_t> frame);
 
   net::Strand strand_;
   ServerUrl url_;
@@ -82,6 +90,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool read_pending_ = false;
   bool open_ = false;
   bool closed_ = false;
+  uint64_t ping_nonce_ = 0;
+  std::chrono::steady_clock::time_point last_pong_{};
   std::atomic<std::size_t> queued_bytes_{0};
   std::atomic<uint64_t> bytes_received_{0};
   std::atomic<uint64_t> bytes_sent_{0};

@@ -45,13 +45,16 @@ std::string DescribeRefusal(const client::Refusal& r) {
 }
 
 std::unique_ptr<client::Client> JoinScene(std::string_view command, const ClientFlags& flags,
-                                          const char* client_name) {
+                                          const char* client_name, const JoinOptions& join) {
   client::ClientOptions options;
   options.url = flags.server;
   options.scene = flags.scene;
   options.token = flags.token;
   options.client_name = client_name;
+  options.reconnect.enabled = join.reconnect;
+  options.log = join.log;
   auto c = std::make_unique<client::Client>(options);
+  if (join.before_start) join.before_start(*c);
   if (auto started = c->Start(); !started.has_value()) {
     PrintError(command, "cannot start the client", started.error());
     return nullptr;

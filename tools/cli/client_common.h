@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,10 +24,19 @@ struct ClientFlags {
 // Reads --server, --scene, --token, --timeout (seconds); prints what is missing.
 bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out);
 
+struct JoinOptions {
+  // After the join, reconnect with backoff and resume when the connection is lost.
+  bool reconnect = false;
+  // Connection events (losses, reconnects, resumes, resends): ClientOptions::log.
+  std::function<void(std::string_view line)> log;
+  // Called before the client starts (to install hooks such as on_crdt).
+  std::function<void(client::Client&)> before_start;
+};
+
 // Starts a client on its own thread and waits until the scene's state is applied (or a
 // refusal, or the timeout). Prints the reason and returns nullptr on failure.
 std::unique_ptr<client::Client> JoinScene(std::string_view command, const ClientFlags& flags,
-                                          const char* client_name);
+                                          const char* client_name, const JoinOptions& join = {});
 
 // "unauthorized: token not granted for this scene" etc., with a hint for common codes.
 std::string DescribeRefusal(const client::Refusal& r);

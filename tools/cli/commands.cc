@@ -16,6 +16,7 @@ std::span<const Command> AllCommands() {
       {"send", "send DCL streams to a scene; wait until durable", RunSend},
       {"pull", "join a scene and print its state (JSON, as replay)", RunPull},
       {"watch", "live tree view of a scene", RunWatch},
+      {"record", "record a scene's changes as a DCL stream + receive-time index", RunRecord},
       {"load", "loopback load generator with latency percentiles", RunLoad},
       {"bench", "throughput of decode+merge on a stream", RunBench},
   };

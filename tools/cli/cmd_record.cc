@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns `scenecrdt record`: join a scene and append every Crdt frame received (the snapshot's
+// or resume delta's state frames, then the live frames) to one DCL stream file, with a JSON
+// lines index of receive times. Replaying the file gives the scene's state when the recording
+// ended, because each frame is the server's coalesced export of what changed (LWW values).
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "protocol/crdt_codec.h"
+#include "tools/cli/client_common.h"
+#include "tools/cli/commands.h"
+
+namespace scenecrdt::cli {
+
+namespace {
+constexpr const char* kHelp =
+    R"(usage: scenecrdt record --server URL --scene NAME -o FILE [--duration SEC] [--token T]
+
+Joins a scene and records every change it receives as one DCL CRDT stream in FILE: first the
+state the server sends on joining (the snapshot), then every live frame, as received (the
+bytes are the server's own, never re-encoded). 'scenecrdt replay FILE' then gives the scene's
+state at the end of the recording (its stateHash is the one 'scenecrdt pull' printed then);
+'scenecrdt converge FILE' checks that any delivery order converges on it. When the connection
+is lost the recorder reconnects with backoff and resumes: the resume delta (only the changed
+registers) is recorded like any other frame.
+
+Next to FILE, FILE.index.jsonl gets one JSON line per received frame:
+  {"frame":N,"connection":C,"kind":"snapshot"|"resume"|"live","offset":O,"length":L,
+   "messages":M,"sceneSequence":S,"monoUs":T,"wallUs":W}
+offset/length locate the frame's DCL bytes in FILE; sceneSequence is the scene's sequence
+after it (server incarnation << 40 | change number); monoUs is the receive time on a steady
+clock, in microseconds since the recording started; wallUs the receive time as Unix time in
+microseconds. State frames also carry "stateFramesLeft" (0 for the last one of a join) and,
+after a server restart (snapshot instead of resume), "resync":true.
+
+options:
+  --server URL       tcp://HOST:PORT or ws://HOST:PORT
+  --scene NAME       the scene (e.g. "demo" on 'scenecrdt serve --demo')
+  -o, --output FILE  the stream to write (replaced)
+  --index FILE       the index path (default FILE.index.jsonl)
+  --duration SEC     stop after SEC (default: until Ctrl-C or SIGTERM)
+  --token T          the token, when the server runs with --auth
+  --timeout SEC      give up joining after SEC (default 10)
+  --no-reconnect     stop (exit 1) when the connection is lost instead of reconnecting
+
+A progress line is drawn on stderr when it is a terminal (or SCENECRDT_PROGRESS=1), and a
+summary is printed at the end.
+
+exit status: 0 recorded until --duration, Ctrl-C or SIGTERM; 1 refused, the connection
+failed (or was lost with --no-reconnect), or FILE could not be written; 2 bad usage.
+)";
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+
+int64_t MicrosSince(std::chrono::steady_clock::time_point start,
+                    std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t - start).count();
+}
+
+class Recorder {
+ public:
+  Recorder(std::FILE* stream, std::FILE* index, std::chrono::steady_clock::time_point start)
+      : stream_(stream), index_(index), start_(start) {}
+
+  // Called from Client::Poll for every Crdt frame (the caller's thread).
+  void OnCrdt(const client::CrdtEvent& e) {
+    if (failed_) return;
+    const session::Crdt& crdt = *e.crdt;
+    uint64_t messages = 0;
+    (void)protocol::DecodeStream(crdt.data, {}, [&](const protocol::CrdtMessage&) { ++messages; });
+    if (!crdt.data.empty() &&
+        std::fwrite(crdt.data.data(), 1, crdt.data.size(), stream_) != crdt.data.size()) {
+      failed_ = true;
+      return;
+    }
+    const char* kind = !crdt.is_state ? "live" : (e.resumed ? "resume" : "snapshot");
+    char line[512];
+    int n = std::snprintf(
+        line, sizeof line,
+        "{\"frame\":%llu,\"connection\":%llu,\"kind\":\"%s\",\"offset\":%llu,\"length\":%zu,"
+        "\"messages\":%llu,\"sceneSequence\":%llu,\"monoUs\":%lld,\"wallUs\":%lld",
+        static_cast<unsigned long long>(frames_ + 1), static_cast<unsigned long long>(e.connection),
+        kind, static_cast<unsigned long long>(offset_), crdt.data.size(),
+        static_cast<unsigned long long>(messages),
+        static_cast<unsigned long long>(crdt.scene_sequence),
+        static_cast<long long>(MicrosSince(start_, e.received)),
+        static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   e.received_wall.time_since_epoch())
+                                   .count()));
+    std::string out(line, static_cast<std::size_t>(std::max(0, n)));
+    if (crdt.is_state) {
+      out += ",\"stateFramesLeft\":" + std::to_string(crdt.frame_sequence);
+      if (e.resync) out += ",\"resync\":true";
+    }
+    out += "}\n";
+    if (std::fwrite(out.data(), 1, out.size(), index_) != out.size()) {
+      failed_ = true;
+      return;
+    }
+    ++frames_;
+    messages_ += messages;
+    offset_ += crdt.data.size();
+    if (crdt.is_state) state_bytes_ += crdt.data.size();
+  }
+
+  bool Flush() {
+    if (std::fflush(stream_) != 0 || std::fflush(index_) != 0) failed_ = true;
+    return !failed_;
+  }
+
+  bool failed() const { return failed_; }
+  uint64_t frames() const { return frames_; }
+  uint64_t messages() const { return messages_; }
+  uint64_t bytes() const { return offset_; }
+  uint64_t state_bytes() const { return state_bytes_; }
+
+ private:
+  std::FILE* stream_;
+  std::FILE* index_;
+  std::chrono::steady_clock::time_point start_;
+  uint64_t frames_ = 0;
+  uint64_t messages_ = 0;
+  uint64_t offset_ = 0;
+  uint64_t state_bytes_ = 0;
+  bool failed_ = false;
+};
+
+bool ProgressWanted() {
+  const char* env = std::getenv("SCENECRDT_PROGRESS");
+  return (env && std::strcmp(env, "1") == 0) || isatty(STDERR_FILENO) != 0;
+}
+
+}  // namespace
+
+int RunRecord(Args args) {
+  ArgScanner scan("record", args);
+  if (scan.Help()) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  ClientFlags flags;
+  const bool have_flags = ReadClientFlags(scan, "record", flags);
+  const auto output = scan.Value("--output", "-o");
+  const auto index_flag = scan.Value("--index");
+  const auto duration = scan.Double("--duration");
+  const bool no_reconnect = scan.Flag("--no-reconnect");
+  const auto positionals = scan.Positionals();
+  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  if (!output || output->empty() || *output == "-") {
+    PrintMessage("record", "needs -o FILE (a file path); see 'scenecrdt record --help'");
+    return kExitBadInput;
+  }
+  if (!positionals.empty()) {
+    PrintMessage("record", "takes no positional arguments; see 'scenecrdt record --help'");
+    return kExitBadInput;
+  }
+  if (duration && !(*duration >= 0.0)) {
+    PrintMessage("record", "--duration takes a number of seconds >= 0");
+    return kExitBadInput;
+  }
+  const std::string index_path = index_flag ? *index_flag : *output + ".index.jsonl";
+  std::FILE* stream = std::fopen(output->c_str(), "wb");
+  if (!stream) {
+    PrintMessage("record", "cannot open '" + *output + "' for writing");
+    return kExitCheckFailed;
+  }
+  std::FILE* index = std::fopen(index_path.c_str(), "wb");
+  if (!index) {
+    std::fclose(stream);
+    PrintMessage("record", "cannot open '" + index_path + "' for writing");
+    return kExitCheckFailed;
+  }
+
+  const bool progress = ProgressWanted();
+  bool line_drawn = false;
+  const auto end_line = [&] {
+    if (line_drawn) std::fputs("\r\x1b[K", stderr);
+    line_drawn = false;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  Recorder recorder(stream, index, start);
+  g_stop.store(false);
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+
+  JoinOptions join;
+  join.reconnect = !no_reconnect;
+  join.log = [&](std::string_view line) {
+    end_line();
+    PrintMessage("record", line);
+  };
+  join.before_start = [&](client::Client& c) {
+    c.on_crdt = [&](const client::CrdtEvent& e) { recorder.OnCrdt(e); };
+  };
+  auto c = JoinScene("record", flags, "scenecrdt-record", join);
+  int status = kExitOk;
+  if (!c) {
+    status = kExitCheckFailed;
+  } else {
+    auto next_draw = start;
+    while (!g_stop.load()) {
+      c->Poll();
+      if (!recorder.Flush()) break;
+      const auto now = std::chrono::steady_clock::now();
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      if (c->closed()) {
+        end_line();
+        PrintMessage("record", std::string("the connection ended: ") +
+                                   (c->close_error().detail ? c->close_error().detail : "closed"));
+        status = kExitCheckFailed;
+        break;
+      }
+      if (duration && elapsed >= *duration) break;
+      if (progress && now >= next_draw) {
+        next_draw = now + std::chrono::milliseconds(200);
+        const client::ClientStats s = c->stats();
+        std::fprintf(stderr,
+                     "\r\x1b[Krecord: %.1f s  %llu frames  %llu messages  %llu bytes  "
+                     "%llu reconnects%s",
+                     elapsed, static_cast<unsigned long long>(recorder.frames()),
+                     static_cast<unsigned long long>(recorder.messages()),
+                     static_cast<unsigned long long>(recorder.bytes()),
+                     static_cast<unsigned long long>(s.reconnects),
+                     c->synced() ? "" : "  (reconnecting)");
+        std::fflush(stderr);
+        line_drawn = true;
+      }
+      auto wait = std::chrono::milliseconds(50);
+      if (duration) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::duration<double>(*duration - elapsed));
+        wait = std::clamp(left, std::chrono::milliseconds(0), wait);
+      }
+      c->WaitForInput(wait);
+    }
+    // Whatever already arrived is part of the recording.
+    c->Poll();
+    c->Stop();
+    c->Poll();
+  }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const bool written = recorder.Flush() && !recorder.failed();
+  const bool closed_ok = std::fclose(stream) == 0 && std::fclose(index) == 0;
+  end_line();
+  if (!written || !closed_ok) {
+    PrintMessage("record", "error while writing '" + *output + "' or its index");
+    return kExitCheckFailed;
+  }
+  if (c) {
+    const client::ClientStats s = c->stats();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char summary[512];
+    std::snprintf(summary, sizeof summary,
+                  "%llu frames (%llu messages, %llu bytes; %llu bytes of state) in %.1f s to "
+                  "%s, index %s; %llu reconnects (%llu resumes, %llu snapshots)",
+                  static_cast<unsigned long long>(recorder.frames()),
+                  static_cast<unsigned long long>(recorder.messages()),
+                  static_cast<unsigned long long>(recorder.bytes()),
+                  static_cast<unsigned long long>(recorder.state_bytes()), elapsed, output->c_str(),
+                  index_path.c_str(), static_cast<unsigned long long>(s.reconnects),
+                  static_cast<unsigned long long>(s.resumes),
+                  static_cast<unsigned long long>(s.snapshots));
+    PrintMessage("record", summary);
+  }
+  return status;
+}
+
+}  // namespace scenecrdt::cli
