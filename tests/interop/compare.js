@@ -8,6 +8,7 @@
 
 const fs = require('fs')
 const path = require('path')
+const { parseOptions } = require('./lib/args')
 const os = require('os')
 const { execFile } = require('child_process')
 
@@ -22,23 +23,8 @@ const USAGE = `usage: node compare.js --bin SCENECRDT --dir CORPUS [--jobs N] [-
 `
 
 function parseArgs(argv) {
-  const o = { bin: null, dir: null, jobs: os.cpus().length || 2, shuffle: 0, show: 3 }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    const val = () => {
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a === '--help' || a === '-h') {
-      process.stdout.write(USAGE)
-      process.exit(0)
-    } else if (a === '--bin') o.bin = val()
-    else if (a === '--dir') o.dir = val()
-    else if (a === '--jobs') o.jobs = Number(val())
-    else if (a === '--shuffle') o.shuffle = Number(val())
-    else if (a === '--show') o.show = Number(val())
-    else throw new Error(`unknown argument ${a}`)
-  }
+  const o = parseOptions(argv, USAGE, { bin: null, dir: null, jobs: os.cpus().length || 2, shuffle: 0, show: 3 },
+    { '--bin': ['bin', String], '--dir': ['dir', String], '--jobs': ['jobs', Number], '--shuffle': ['shuffle', Number], '--show': ['show', Number] })
   if (!o.bin || !o.dir) throw new Error('--bin and --dir are required')
   if (!Number.isInteger(o.jobs) || o.jobs < 1) throw new Error('--jobs must be a positive integer')
   return o

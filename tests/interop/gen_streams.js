@@ -8,6 +8,7 @@
 
 const fs = require('fs')
 const path = require('path')
+const { parseOptions } = require('./lib/args')
 
 const USAGE = `usage: node gen_streams.js --out DIR [--count N] [--seed S] [--split-check] [--order-check K] [--quiet]
 
@@ -23,24 +24,8 @@ const USAGE = `usage: node gen_streams.js --out DIR [--count N] [--seed S] [--sp
 `
 
 function parseArgs(argv) {
-  const o = { count: 500, seed: '1', out: null, splitCheck: false, orderCheck: 0, quiet: false }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    const val = () => {
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a === '--help' || a === '-h') {
-      process.stdout.write(USAGE)
-      process.exit(0)
-    } else if (a === '--out') o.out = val()
-    else if (a === '--count') o.count = Number(val())
-    else if (a === '--seed') o.seed = val()
-    else if (a === '--split-check') o.splitCheck = true
-    else if (a === '--order-check') o.orderCheck = Number(val())
-    else if (a === '--quiet') o.quiet = true
-    else throw new Error(`unknown argument ${a}`)
-  }
+  const o = parseOptions(argv, USAGE, { count: 500, seed: '1', out: null, splitCheck: false, orderCheck: 0, quiet: false },
+    { '--out': ['out', String], '--count': ['count', Number], '--seed': ['seed', String], '--split-check': ['splitCheck', true], '--order-check': ['orderCheck', Number], '--quiet': ['quiet', true] })
   if (!o.out) throw new Error('--out DIR is required')
   if (!Number.isInteger(o.count) || o.count < 1) throw new Error('--count must be a positive integer')
   if (!Number.isInteger(o.orderCheck) || o.orderCheck < 0) throw new Error('--order-check must be a non-negative integer')

@@ -9,6 +9,7 @@
 const fs = require('fs')
 const os = require('os')
 const path = require('path')
+const { parseOptions } = require('./lib/args')
 const http = require('http')
 const { spawn, execFile } = require('child_process')
 const WebSocket = require('ws')
@@ -50,23 +51,8 @@ const READ_TOKEN = 'interop-read'
 const REMOVED = 2  // EntityState.Removed
 
 function parseArgs(argv) {
-  const o = { bin: null, rounds: 40, seed: 1, timeout: 120, keep: null }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    const val = () => {
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`)
-      return argv[++i]
-    }
-    if (a === '--help' || a === '-h') {
-      process.stdout.write(USAGE)
-      process.exit(0)
-    } else if (a === '--bin') o.bin = val()
-    else if (a === '--rounds') o.rounds = Number(val())
-    else if (a === '--seed') o.seed = Number(val())
-    else if (a === '--timeout') o.timeout = Number(val())
-    else if (a === '--keep') o.keep = val()
-    else throw new Error(`unknown argument ${a} (see --help)`)
-  }
+  const o = parseOptions(argv, USAGE, { bin: null, rounds: 40, seed: 1, timeout: 120, keep: null },
+    { '--bin': ['bin', String], '--rounds': ['rounds', Number], '--seed': ['seed', Number], '--timeout': ['timeout', Number], '--keep': ['keep', String] })
   if (!o.bin) throw new Error('--bin is required')
   if (!Number.isInteger(o.rounds) || o.rounds < 1) throw new Error('--rounds must be a positive integer')
   if (!(o.timeout > 0)) throw new Error('--timeout must be positive')
