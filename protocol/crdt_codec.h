@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "protocol/byte_order.h"
 #include "protocol/crdt_message.h"
 #include "protocol/result.h"
 #include "protocol/transform.h"
@@ -46,6 +47,34 @@ struct DecodeStep {
 Result<DecodeStep> DecodeMessage(std::span<const uint8_t> input, const DecodeOptions& options,
                                  uint64_t offset = 0);
 
+namespace detail {
+// The common case decoded inline on the stream walkers' hot path: a complete PUT_COMPONENT
+// whose lengths check out. Fills `m` and returns its size, or returns 0 to leave anything else
+// (other types, faults, the need for more bytes) to DecodeMessage, which decides and explains.
+inline std::size_t TryDecodeCompletePut(std::span<const uint8_t> input,
+                                        const DecodeOptions& options, CrdtMessage& m) {
+  constexpr std::size_t kBase = kPutComponentBaseSize;
+  if (input.size() < kBase) return 0;
+  const uint8_t* p = input.data();
+  const uint32_t length = LoadU32Le(p);
+  if (LoadU32Le(p + 4) != static_cast<uint32_t>(MessageType::kPutComponent) || length < kBase ||
+      length > options.max_message_bytes || length > input.size() ||
+      LoadU32Le(p + 20) != length - kBase) {
+    return 0;
+  }
+  // Field by field (a whole-struct assignment goes through a stack temporary whose
+  // mismatched stores stall the copy on the merge path).
+  m.type = MessageType::kPutComponent;
+  m.entity = LoadU32Le(p + 8);
+  m.component = LoadU32Le(p + 12);
+  m.timestamp = LoadU32Le(p + 16);
+  m.network_id = 0;
+  m.data = input.subspan(kBase, length - kBase);
+  m.legacy_length = false;
+  return length;
+}
+}  // namespace detail
+
 // Walks a complete buffer and calls on_message(const CrdtMessage&) for each message in order.
 // A buffer that ends inside a message yields ErrorCode::kTruncated at that message's offset.
 // Messages before a fault have already been delivered when the error returns.
@@ -53,7 +82,13 @@ template <class OnMessage>
 Result<void> DecodeStream(std::span<const uint8_t> input, const DecodeOptions& options,
                           OnMessage&& on_message, uint64_t base_offset = 0) {
   std::size_t pos = 0;
+  CrdtMessage put;
   while (pos < input.size()) {
+    if (const std::size_t size = detail::TryDecodeCompletePut(input.subspan(pos), options, put)) {
+      on_message(static_cast<const CrdtMessage&>(put));
+      pos += size;
+      continue;
+    }
     auto step = DecodeMessage(input.subspan(pos), options, base_offset + pos);
     if (!step.has_value()) return step.error();
     if (step->kind == DecodeStep::Kind::kNeedMore) {
@@ -131,7 +166,14 @@ Result<void> CrdtStreamDecoder::Feed(std::span<const uint8_t> chunk, OnMessage&&
   }
   // 2. Decode whole messages in place; keep an incomplete tail.
   std::size_t pos = 0;
+  CrdtMessage put;
   while (pos < chunk.size()) {
+    if (const std::size_t size = detail::TryDecodeCompletePut(chunk.subspan(pos), options_, put)) {
+      on_message(static_cast<const CrdtMessage&>(put));
+      consumed_ += size;
+      pos += size;
+      continue;
+    }
     auto step = DecodeMessage(chunk.subspan(pos), options_, consumed_);
     if (!step.has_value()) return Fail(step.error());
     if (step->kind == DecodeStep::Kind::kNeedMore) {

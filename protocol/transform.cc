@@ -15,7 +15,7 @@ constexpr std::size_t kScaleOffset = 28;
 constexpr std::size_t kParentOffset = 40;
 }  // namespace
 
-Transform LoadTransform(std::span<const uint8_t, Transform::kSize> bytes) {
+Transform LoadTransformPortable(std::span<const uint8_t, Transform::kSize> bytes) {
   const uint8_t* p = bytes.data();
   Transform t;
   t.position = {LoadF32Le(p + kPositionOffset), LoadF32Le(p + kPositionOffset + 4),

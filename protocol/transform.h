@@ -8,8 +8,12 @@
 #pragma once
 
 #include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
+#include <type_traits>
 
 #include "protocol/entity_id.h"
 
@@ -36,8 +40,27 @@ inline constexpr Transform kIdentityTransform{};
 
 using TransformBytes = std::array<uint8_t, Transform::kSize>;
 
+// The portable field-by-field reader behind LoadTransform (any host byte order).
+Transform LoadTransformPortable(std::span<const uint8_t, Transform::kSize> bytes);
+
+// On a little-endian host the struct has the wire layout exactly, so loading is one copy
+// (inline: it sits on the merge hot path).
+inline constexpr bool kTransformHasWireLayout =
+    std::endian::native == std::endian::little && sizeof(Transform) == Transform::kSize &&
+    std::is_standard_layout_v<Transform> && std::is_trivially_copyable_v<Transform> &&
+    offsetof(Transform, position) == 0 && offsetof(Transform, rotation) == 12 &&
+    offsetof(Transform, scale) == 28 && offsetof(Transform, parent) == 40;
+
 // Reads the 44 bytes at `bytes` (little-endian, any host). Floats keep their exact bits.
-Transform LoadTransform(std::span<const uint8_t, Transform::kSize> bytes);
+inline Transform LoadTransform(std::span<const uint8_t, Transform::kSize> bytes) {
+  if constexpr (kTransformHasWireLayout) {
+    Transform t;
+    std::memcpy(&t, bytes.data(), Transform::kSize);
+    return t;
+  } else {
+    return LoadTransformPortable(bytes);
+  }
+}
 // Writes the 44-byte little-endian form of `t` into `out`.
 void StoreTransform(const Transform& t, std::span<uint8_t, Transform::kSize> out);
 TransformBytes StoreTransform(const Transform& t);

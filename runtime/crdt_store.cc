@@ -240,8 +240,11 @@ MergeResult CrdtStore::MergeTransform(const CrdtMessage& m, bool is_delete) {
   TransformRegister& r = tr_[slot];
   r.timestamp = m.timestamp;
   r.has_data = is_delete ? 0 : 1;
-  r.value = is_delete ? protocol::kIdentityTransform
-                      : protocol::LoadTransform(m.data.first<Transform::kSize>());
+  if (is_delete) {
+    r.value = protocol::kIdentityTransform;
+  } else {
+    r.value = protocol::LoadTransform(m.data.first<Transform::kSize>());
+  }
   r.sequence = NextSequence(LogKind::kTransform, protocol::kTransformComponentId, m.entity);
   NoteTransformChange(m.entity);
   return {outcome, ErrorCode::kOk};

@@ -21,6 +21,7 @@
 #include "protocol/result.h"
 #include "protocol/transform.h"
 #include "runtime/internal/flat_map.h"
+#include "runtime/internal/prefetch.h"
 #include "runtime/sha256.h"
 
 namespace scenecrdt::runtime {
@@ -258,15 +259,22 @@ class CrdtStore {
   bool IsLatestChange(const LogEntry& e) const;
   // Drops stale log entries (one entry per live object remains).
   void CompactLog();
-  // Hint: the register `m` will touch is about to be needed.
-  void Prefetch(const protocol::CrdtMessage& m) const {
+  // Hints for MergeStream's pipeline: first the slot index entry of the register `m` will
+  // touch, some messages later (when that entry has arrived) the register's cache line.
+  void PrefetchSlotIndex(const protocol::CrdtMessage& m) const {
+    const uint32_t number = protocol::EntityNumber(m.entity);
+    if (m.component == protocol::kTransformComponentId && number < tr_slot_by_number_.size()) {
+      internal::PrefetchForRead(&tr_slot_by_number_[number]);
+    }
+  }
+  void PrefetchRegister(const protocol::CrdtMessage& m) const {
     const uint32_t number = protocol::EntityNumber(m.entity);
     if (m.component != protocol::kTransformComponentId || number >= tr_slot_by_number_.size() ||
         protocol::IsReservedEntityNumber(number)) {
       return;
     }
     const uint32_t slot = tr_slot_by_number_[number];
-    if (slot < tr_.size()) __builtin_prefetch(&tr_[slot], 1);
+    if (slot < tr_.size()) internal::PrefetchForWrite(&tr_[slot]);
   }
   void NoteTransformChange(EntityId entity) {
     if (track_transform_changes_) transform_changes_.push_back(entity);
@@ -311,27 +319,50 @@ class CrdtStore {
 template <class OnResult>
 Result<void> CrdtStore::MergeStream(std::span<const uint8_t> bytes,
                                     const protocol::DecodeOptions& options, OnResult&& on_result) {
-  // Software pipelining: a message is decoded and its register's cache line prefetched
-  // kWindow messages before it is merged, so the random accesses of a large scene overlap
-  // instead of stalling one after the other. Merge order is the stream order.
-  constexpr std::size_t kWindow = 8;
+  // Software pipelining: a message is decoded and the slot index entry of its register
+  // prefetched kWindow messages before it is merged, its register's cache line kRegisterAhead
+  // messages before, so the random accesses of a large scene (its registers do not fit in L2)
+  // overlap instead of stalling one after the other. Messages are decoded in place into the
+  // window (no copies through the stack). Merge order is the stream order; the messages
+  // before a fault are merged before the error returns, as DecodeStream would deliver them.
+  constexpr std::size_t kWindow = 16;
+  constexpr std::size_t kRegisterAhead = kWindow / 2;
   protocol::CrdtMessage window[kWindow];
   std::size_t head = 0, count = 0;
-  auto decoded = protocol::DecodeStream(bytes, options, [&](const protocol::CrdtMessage& m) {
-    Prefetch(m);
-    if (count < kWindow) {
-      window[(head + count++) % kWindow] = m;
-      return;
-    }
-    on_result(static_cast<const protocol::CrdtMessage&>(window[head]), Merge(window[head]));
-    window[head] = m;
-    head = (head + 1) % kWindow;
-  });
-  // Messages before a fault are merged too.
-  for (std::size_t i = 0; i < count; ++i) {
-    const protocol::CrdtMessage& m = window[(head + i) % kWindow];
+  auto merge_oldest = [&] {
+    const protocol::CrdtMessage& m = window[head];
     on_result(m, Merge(m));
+    head = (head + 1) % kWindow;
+    --count;
+  };
+  Result<void> decoded;
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {
+    if (count == kWindow) merge_oldest();
+    protocol::CrdtMessage& m = window[(head + count) % kWindow];
+    const std::span<const uint8_t> rest = bytes.subspan(pos);
+    if (const std::size_t size = protocol::detail::TryDecodeCompletePut(rest, options, m)) {
+      pos += size;
+    } else {
+      auto step = protocol::DecodeMessage(rest, options, pos);
+      if (!step.has_value()) {
+        decoded = step.error();
+        break;
+      }
+      if (step->kind == protocol::DecodeStep::Kind::kNeedMore) {
+        decoded = MakeError(ErrorCode::kTruncated, "the input ends inside a message", pos);
+        break;
+      }
+      m = step->message;
+      pos += step->size;
+    }
+    PrefetchSlotIndex(m);
+    if (count >= kRegisterAhead) {
+      PrefetchRegister(window[(head + count - kRegisterAhead) % kWindow]);
+    }
+    ++count;
   }
+  while (count > 0) merge_oldest();
   return decoded;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "protocol/check.h"
+#include "runtime/internal/prefetch.h"
 #include "runtime/internal/worker.h"
 
 namespace scenecrdt::runtime {
@@ -15,20 +16,6 @@ namespace {
 constexpr internal::LocalTrs kIdentityTrs{
     {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 1.0f}, {1.0f, 1.0f, 1.0f}};
 
-void Prefetch(const void* p) {
-#if defined(__GNUC__) || defined(__clang__)
-  __builtin_prefetch(p, 0, 3);
-#else
-  (void)p;
-#endif
-}
-void PrefetchForWrite(const void* p) {
-#if defined(__GNUC__) || defined(__clang__)
-  __builtin_prefetch(p, 1, 3);
-#else
-  (void)p;
-#endif
-}
 
 }  // namespace
 
@@ -766,22 +753,22 @@ Propagation::ExtAction Propagation::PatchExt(Lane& lane, uint32_t pos, uint32_t 
 
 void Propagation::PrefetchRange(const Range& r, bool parent, bool stream) const {
   if (parent) {
-    Prefetch(&world_[parent_pos_[r.pos]]);
+    internal::PrefetchForRead(&world_[parent_pos_[r.pos]]);
     return;
   }
   // The first lines of the range (a subtree starts with its root; what lies past the range's
   // piece is a harmless extra line). Streaming writes need no read-for-ownership.
   const auto end =
       static_cast<uint32_t>(std::min<std::size_t>(world_.size(), r.pos + std::min(r.count, 8u)));
-  Prefetch(&parent_pos_[r.pos]);
-  if (stream) Prefetch(&depth_[r.pos]);
-  if (num_pieces_ > 1) Prefetch(&piece_of_pos_[r.pos]);
-  if (num_ext_positions_ != 0) Prefetch(&aux_[r.pos]);
+  internal::PrefetchForRead(&parent_pos_[r.pos]);
+  if (stream) internal::PrefetchForRead(&depth_[r.pos]);
+  if (num_pieces_ > 1) internal::PrefetchForRead(&piece_of_pos_[r.pos]);
+  if (num_ext_positions_ != 0) internal::PrefetchForRead(&aux_[r.pos]);
   const char* local_begin = reinterpret_cast<const char*>(&local_[r.pos]);
   const char* local_end = reinterpret_cast<const char*>(local_.data() + end);
-  for (const char* p = local_begin; p < local_end; p += 64) Prefetch(p);
+  for (const char* p = local_begin; p < local_end; p += 64) internal::PrefetchForRead(p);
   if (!stream) {
-    for (uint32_t i = r.pos; i < end; ++i) PrefetchForWrite(&world_[i]);
+    for (uint32_t i = r.pos; i < end; ++i) internal::PrefetchForWrite(&world_[i]);
   }
 }
 
@@ -921,7 +908,7 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
     for (uint32_t s : dirty_list_) {
       const uint32_t pos = pos_of_slot_[s];
       if (pos == kNoPos) continue;
-      Prefetch(&size_[pos]);
+      internal::PrefetchForRead(&size_[pos]);
       roots.emplace_back(SequenceKey(pos), pos);
     }
     std::sort(roots.begin(), roots.end(),

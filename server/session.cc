@@ -129,8 +129,8 @@ DclChunkCheck CheckDclChunk(std::span<const uint8_t> chunk, const Limits& limits
   return check;
 }
 
-// The WebSocket close code a raw-DCL session gets for a fatal condition (RFC 6455 7.4.1).
-uint16_t WebSocketCloseCode(ErrorCode code) {
+// The decoder's verdicts on a malformed DCL chunk.
+bool IsMalformedDcl(ErrorCode code) {
   switch (code) {
     case ErrorCode::kTruncated:
     case ErrorCode::kLengthTooSmall:
@@ -138,7 +138,16 @@ uint16_t WebSocketCloseCode(ErrorCode code) {
     case ErrorCode::kLengthMismatch:
     case ErrorCode::kDataLengthMismatch:
     case ErrorCode::kUnknownMessageType:
-      return 1007;  // invalid frame payload data
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The WebSocket close code a raw-DCL session gets for a fatal condition (RFC 6455 7.4.1).
+uint16_t WebSocketCloseCode(ErrorCode code) {
+  if (IsMalformedDcl(code)) return 1007;  // invalid frame payload data
+  switch (code) {
     case ErrorCode::kFrameTooLarge:
       return 1009;  // message too big
     case ErrorCode::kShuttingDown:
@@ -153,14 +162,9 @@ uint16_t WebSocketCloseCode(ErrorCode code) {
 }
 
 CloseReason CloseReasonFor(ErrorCode code, bool raw) {
+  if (IsMalformedDcl(code))
+    return raw ? CloseReason::kMalformedDcl : CloseReason::kProtocolViolation;
   switch (code) {
-    case ErrorCode::kTruncated:
-    case ErrorCode::kLengthTooSmall:
-    case ErrorCode::kLengthTooLarge:
-    case ErrorCode::kLengthMismatch:
-    case ErrorCode::kDataLengthMismatch:
-    case ErrorCode::kUnknownMessageType:
-      return raw ? CloseReason::kMalformedDcl : CloseReason::kProtocolViolation;
     case ErrorCode::kUnauthorized:
       return CloseReason::kUnauthorized;
     case ErrorCode::kSlowConsumer:

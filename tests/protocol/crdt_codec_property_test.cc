@@ -149,9 +149,39 @@ rc::Gen<std::vector<std::size_t>> Cuts(std::size_t size) {
 // What must hold for any input: the whole-buffer decoder delivers a prefix of the input that
 // re-encodes byte-exact and fails (if at all) exactly where that prefix ends; the chunked
 // decoder cut anywhere agrees with it.
+// The stream walked with DecodeMessage alone: the reference for the walkers' inline fast path
+// (complete PUT_COMPONENTs decoded without the call).
+test::WholeDecode DecodeOneByOne(std::span<const uint8_t> bytes, const DecodeOptions& options) {
+  test::WholeDecode out;
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {
+    auto step = DecodeMessage(bytes.subspan(pos), options, pos);
+    if (!step.has_value()) {
+      out.ok = false;
+      out.error = step.error();
+      break;
+    }
+    if (step->kind == DecodeStep::Kind::kNeedMore) {
+      out.ok = false;
+      out.error = MakeError(ErrorCode::kTruncated, "", pos);
+      break;
+    }
+    out.messages.push_back(OwnedMessage::From(step->message));
+    pos += step->size;
+  }
+  return out;
+}
+
 void CheckDecodersAgree(const std::vector<uint8_t>& bytes, const DecodeOptions& options,
                         const std::vector<std::size_t>& cuts) {
   const auto whole = test::DecodeWhole(bytes, options);
+  const auto reference = DecodeOneByOne(bytes, options);
+  RC_ASSERT(whole.messages == reference.messages);
+  RC_ASSERT(whole.ok == reference.ok);
+  if (!whole.ok) {
+    RC_ASSERT(whole.error.code == reference.error.code);
+    RC_ASSERT(whole.error.offset == reference.error.offset);
+  }
   const auto reencoded = test::EncodeAll(whole.messages);
   RC_ASSERT(reencoded.size() <= bytes.size());
   RC_ASSERT(std::equal(reencoded.begin(), reencoded.end(), bytes.begin()));
@@ -255,6 +285,8 @@ RC_GTEST_PROP(CrdtCodecPropertyTest, StoreLoadTransformKeepsEveryBit, ()) {
 RC_GTEST_PROP(CrdtCodecPropertyTest, LoadStoreTransformKeepsAnyBytes, ()) {
   const auto bytes = *rc::gen::container<std::array<uint8_t, Transform::kSize>>(AnyBits<uint8_t>());
   RC_ASSERT(StoreTransform(LoadTransform(bytes)) == bytes);
+  // The one-copy fast path and the portable field-by-field reader agree bit for bit.
+  RC_ASSERT(BitwiseEqual(LoadTransform(bytes), LoadTransformPortable(bytes)));
 }
 
 RC_GTEST_PROP(CrdtCodecPropertyTest, NanPayloadsSurviveATransformPut, ()) {
