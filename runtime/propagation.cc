@@ -16,7 +16,6 @@ namespace {
 constexpr internal::LocalTrs kIdentityTrs{
     {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 1.0f}, {1.0f, 1.0f, 1.0f}};
 
-
 }  // namespace
 
 struct Propagation::Job {
