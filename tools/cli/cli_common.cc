@@ -161,10 +161,12 @@ int64_t NowMs() {
 }
 }  // namespace
 
-Progress::Progress(std::string label) : label_(std::move(label)) {
+bool ProgressWanted() {
   const char* env = std::getenv("SCENECRDT_PROGRESS");
-  enabled_ = (env && std::strcmp(env, "1") == 0) || isatty(STDERR_FILENO) != 0;
+  return (env && std::strcmp(env, "1") == 0) || isatty(STDERR_FILENO) != 0;
 }
+
+Progress::Progress(std::string label) : label_(std::move(label)), enabled_(ProgressWanted()) {}
 
 Progress::~Progress() { Done(); }
 

@@ -77,8 +77,11 @@ class StdoutBuffer {
   std::string buffer_;
 };
 
-// A progress line on stderr, redrawn at most every 200 ms, only when stderr is a terminal
-// (or SCENECRDT_PROGRESS=1). Done() ends the line.
+// True when progress lines are wanted: stderr is a terminal, or SCENECRDT_PROGRESS=1.
+bool ProgressWanted();
+
+// A progress line on stderr, redrawn at most every 200 ms, only when ProgressWanted().
+// Done() ends the line.
 class Progress {
  public:
   explicit Progress(std::string label);

@@ -132,11 +132,6 @@ class Recorder {
   bool failed_ = false;
 };
 
-bool ProgressWanted() {
-  const char* env = std::getenv("SCENECRDT_PROGRESS");
-  return (env && std::strcmp(env, "1") == 0) || isatty(STDERR_FILENO) != 0;
-}
-
 }  // namespace
 
 int RunRecord(Args args) {
