@@ -36,10 +36,19 @@ targets=$(ls tools/fuzz/corpus)
 cmake --build --preset fuzz --target $targets
 for target in $targets; do
   work=$(mktemp -d)
+  mkdir "$work/corpus"
   echo "-- $target"
+  status=0
   "build/fuzz/tools/fuzz/$target" -max_total_time="${FUZZ_SECONDS:-30}" -print_final_stats=1 \
-    -max_len=4096 "$work" "tools/fuzz/corpus/$target" 2>&1 | grep -E "^(stat::number_of_executed_units|Done|==|SUMMARY)" || true
-  test "${PIPESTATUS[0]}" -eq 0 || { echo "fuzz target $target failed" >&2; exit 1; }
+    -max_len=4096 -artifact_prefix="$work/" "$work/corpus" "tools/fuzz/corpus/$target" \
+    >"$work/log" 2>&1 || status=$?
+  grep -E "^(stat::number_of_executed_units|Done)" "$work/log" || true
+  if [ "$status" -ne 0 ]; then
+    tail -n 60 "$work/log" >&2
+    echo "fuzz target $target failed (exit $status); the input is in $work" \
+      "(reproduce: build/fuzz/tools/fuzz/$target FILE)" >&2
+    exit 1
+  fi
   rm -rf "$work"
 done
 
