@@ -4,6 +4,7 @@
 #include "runtime/propagation.h"
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "protocol/check.h"
@@ -86,7 +87,8 @@ void Propagation::InvalidateExt(uint32_t ext_id) {
 
 void Propagation::SetPolicy(const LayoutPolicy& policy) {
   policy_ = policy;
-  policy_.stream_stack_depth = std::max<uint32_t>(2, policy_.stream_stack_depth);
+  policy_.stream_stack_depth =
+      std::bit_ceil(std::clamp<uint32_t>(policy_.stream_stack_depth, 2, 1u << 20));
   kernels_ = &internal::GetBlockKernels(policy_.kernel_isa);
 }
 
@@ -773,16 +775,24 @@ void Propagation::PrefetchRange(const Range& r, bool parent, bool stream) const 
 
 void Propagation::PushStack(Lane& lane, uint32_t pos) {
   const uint32_t d = depth_[pos];
-  if (d < policy_.stream_stack_depth) lane.stack[d] = world_[pos];
+  const uint32_t slot = d & (policy_.stream_stack_depth - 1);
+  lane.stack[slot] = world_[pos];
+  lane.tag[slot] = d;
 }
 
 void Propagation::SeedRangeRoot(Lane& lane, uint32_t pos) {
-  const uint32_t d = depth_[pos];
-  if (d - 1 < policy_.stream_stack_depth) lane.stack[d - 1] = world_[parent_pos_[pos]];
+  const uint32_t d = depth_[pos] - 1;
+  const uint32_t slot = d & (policy_.stream_stack_depth - 1);
+  lane.stack[slot] = world_[parent_pos_[pos]];
+  lane.tag[slot] = d;
 }
 
 void Propagation::SeedAncestors(Lane& lane, uint32_t pos) {
-  for (uint32_t a = parent_pos_[pos];; a = parent_pos_[a]) {
+  // Deepest first: depths drop by one per step, so the nearest ring-size ancestors take
+  // distinct entries; older ones would only overwrite them (their children fall back to the
+  // world array).
+  uint32_t a = parent_pos_[pos];
+  for (uint32_t i = 0; i < policy_.stream_stack_depth; ++i, a = parent_pos_[a]) {
     PushStack(lane, a);
     if (a == 0) break;
   }
@@ -795,20 +805,8 @@ void Propagation::ComposeRun(Lane& lane, uint32_t first, uint32_t e0, uint32_t e
     kernels_->compose(*lane.block, e0, e1, first, parent_pos_.data(), world);
     return;
   }
-  const uint32_t sd = policy_.stream_stack_depth;
-  uint32_t lo = 0xFFFFFFFFu, hi = 0;
-  for (uint32_t i = first + e0; i < first + e1; ++i) {
-    lo = std::min(lo, depth_[i]);
-    hi = std::max(hi, depth_[i]);
-  }
-  if (hi < sd) {
-    kernels_->stream(*lane.block, e0, e1, first, depth_.data(), lane.stack, world);
-  } else if (lo > sd) {
-    kernels_->compose(*lane.block, e0, e1, first, parent_pos_.data(), world);
-  } else {
-    kernels_->mixed(*lane.block, e0, e1, first, parent_pos_.data(), depth_.data(), sd, lane.stack,
-                    world);
-  }
+  kernels_->stream(*lane.block, e0, e1, first, parent_pos_.data(), depth_.data(),
+                   policy_.stream_stack_depth - 1, lane.stack, lane.tag, world);
 }
 
 void Propagation::RunInterval(Lane& lane, uint32_t begin, uint32_t end) {
@@ -876,7 +874,8 @@ void Propagation::RunJob(void* arg) {
   Job& job = *static_cast<Job*>(arg);
   Propagation& self = *job.self;
   internal::LocalBlock block;
-  Lane lane{job.in, &block, job.stream ? self.stack_[1].data() : nullptr, &self.worker_intervals_};
+  Lane lane{job.in, &block, job.stream ? self.stack_[1].data() : nullptr,
+            job.stream ? self.stack_tag_[1].data() : nullptr, &self.worker_intervals_};
   if (job.stream) self.SeedAncestors(lane, job.first_pos);
   self.RunRange(lane, job.first_pos, job.first_count, {});
   for (std::size_t r = job.next_range; r < self.ranges_.size(); ++r) {
@@ -935,13 +934,15 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
       threads >= 2 && total >= std::max<uint64_t>(1, policy_.min_parallel_entities);
   if (stream) {
     for (int t = 0; t < (parallel ? 2 : 1); ++t) {
-      if (stack_[t].size() < policy_.stream_stack_depth) {
+      if (stack_[t].size() != policy_.stream_stack_depth) {
         stack_[t].resize(policy_.stream_stack_depth);
+        stack_tag_[t].assign(policy_.stream_stack_depth, kNoPos);
       }
     }
   }
   internal::LocalBlock block;
-  Lane lane{&in, &block, stream ? stack_[0].data() : nullptr, &intervals_};
+  Lane lane{&in, &block, stream ? stack_[0].data() : nullptr,
+            stream ? stack_tag_[0].data() : nullptr, &intervals_};
   if (!parallel) {
     // Many small ranges: fetch the lines of range r + kAhead (and the parent matrix of range
     // r + kAhead / 2, whose parent position has arrived by then) while range r computes.
@@ -984,7 +985,7 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
   const uint32_t stop = parent_pos_[split.pos];
   for (uint32_t a = parent_pos_[m]; a != stop; a = parent_pos_[a]) scratch_.push_back(a);
   std::reverse(scratch_.begin(), scratch_.end());  // top-down = sequence order
-  Lane single{&in, &block, nullptr, &intervals_};
+  Lane single{&in, &block, nullptr, nullptr, &intervals_};
   for (uint32_t a : scratch_) {
     RunInterval(single, a, a + 1);
     intervals_.emplace_back(a, a + 1);

@@ -17,7 +17,8 @@
 // range; nested roots are skipped. Many dirty roots switch to one full sweep. Runs of positions
 // go through the block kernels (internal/block_kernels.h): LocalToParent of 64 entities at a
 // time, then the parent products. Large updates stream: parents come from a small ancestor
-// stack indexed by depth and world matrices are written with non-temporal stores. Entities with
+// ring indexed by depth (tagged, so any depth works) and world matrices are written with
+// non-temporal stores. Entities with
 // local components keep their LocalToParent cached (recomputed only when their own inputs
 // change) and patch it into the block. A second thread (persistent worker, created only when
 // asked) splits the work at an entity m: the worker takes the sequence from m on, after m's
@@ -83,12 +84,12 @@ struct LayoutPolicy {
   // With threads = 2, updates computing fewer entities than this stay on one thread.
   uint32_t min_parallel_entities = 16384;
   // Updates of scenes with at least this many nodes, or computing that many, stream
-  // (ancestor stack + non-temporal stores): beyond the caches, writing around the cache saves
+  // (ancestor ring + non-temporal stores): beyond the caches, writing around the cache saves
   // the read-for-ownership of every destination line, for a full sweep as for scattered
   // dirty subtrees. Smaller scenes keep their results in cache.
   uint32_t min_streaming_entities = 1u << 18;
-  // Entries of the streaming ancestor stack (>= 2): deeper entities read their parent from the
-  // world array instead.
+  // Entries of the streaming ancestor ring (rounded up to a power of two, >= 2). A parent whose
+  // entry was overwritten by a deeper entity is read from the world array instead.
   uint32_t stream_stack_depth = 1024;
   // Kernel instruction set (kAuto: the best the CPU has). All give bit-identical results.
   internal::KernelIsa kernel_isa = internal::KernelIsa::kAuto;
@@ -196,7 +197,8 @@ class Propagation {
   struct Lane {
     const ComputeInputs* in = nullptr;
     internal::LocalBlock* block = nullptr;
-    glm::mat4* stack = nullptr;  // streaming ancestor stack, or nullptr (cached mode)
+    glm::mat4* stack = nullptr;  // streaming ancestor ring, or nullptr (cached mode)
+    uint32_t* tag = nullptr;     // depth of each ring entry
     std::vector<std::pair<uint32_t, uint32_t>>* out = nullptr;
     uint64_t piece_changes = 0;  // walks from one piece to the next (fragmentation cost)
   };
@@ -252,9 +254,9 @@ class Propagation {
   };
   // Prepares entity `pos` (block entry e, ext id) for the block kernels.
   ExtAction PatchExt(Lane& lane, uint32_t pos, uint32_t e, uint32_t id);
-  // Streaming: puts the already computed world matrix of `pos` on the ancestor stack.
+  // Streaming: puts the already computed world matrix of `pos` on the ancestor ring.
   void PushStack(Lane& lane, uint32_t pos);
-  // Streaming: seeds the stack with the parent of range root `pos` / every ancestor of `pos`.
+  // Streaming: seeds the ring with the parent of range root `pos` / the ancestors of `pos`.
   void SeedRangeRoot(Lane& lane, uint32_t pos);
   void SeedAncestors(Lane& lane, uint32_t pos);
   void PrefetchRange(const Range& r, bool parent, bool stream) const;
@@ -309,8 +311,9 @@ class Propagation {
   std::vector<std::pair<SeqKey, uint32_t>> roots_;  // dirty roots (sequence key, position)
   std::vector<ExtCache> ext_cache_;                 // by ext id
   std::vector<uint32_t> ext_stale_;
-  // Streaming ancestor stacks: [0] caller, [1] worker.
+  // Streaming ancestor rings and their depth tags: [0] caller, [1] worker.
   std::vector<glm::mat4, internal::AlignedAllocator<glm::mat4>> stack_[2];
+  std::vector<uint32_t> stack_tag_[2];
   const internal::BlockKernels* kernels_ = nullptr;
   std::unique_ptr<internal::Worker> worker_;
   LayoutPolicy policy_;

@@ -118,35 +118,21 @@ SCENECRDT_INLINE void ComposeImpl(const LocalBlock& l, uint32_t e0, uint32_t e1,
 }
 
 SCENECRDT_INLINE void StreamImpl(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                                 const uint32_t* depth, glm::mat4* stack, glm::mat4* world) {
-  float* w = Floats(world);
-  float* s = Floats(stack);
-  for (uint32_t e = e0; e < e1; ++e) {
-    const uint32_t pos = first + e;
-    const std::size_t d = depth[pos];
-    const Cols o = Product(LoadCols(s + 16 * (d - 1)), l, e);
-    StoreCols(s + 16 * d, o);
-    StreamCols(w + 16 * static_cast<std::size_t>(pos), o);
-  }
-}
-
-SCENECRDT_INLINE void MixedImpl(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                                const uint32_t* parent, const uint32_t* depth, uint32_t stack_depth,
-                                glm::mat4* stack, glm::mat4* world) {
+                                 const uint32_t* parent, const uint32_t* depth, uint32_t stack_mask,
+                                 glm::mat4* stack, uint32_t* tag, glm::mat4* world) {
   float* w = Floats(world);
   float* s = Floats(stack);
   for (uint32_t e = e0; e < e1; ++e) {
     const uint32_t pos = first + e;
     const uint32_t d = depth[pos];
-    const float* p = d <= stack_depth ? s + 16 * static_cast<std::size_t>(d - 1)
+    const uint32_t ps = (d - 1) & stack_mask;
+    const float* p = tag[ps] == d - 1 ? s + 16 * static_cast<std::size_t>(ps)
                                       : w + 16 * static_cast<std::size_t>(parent[pos]);
     const Cols o = Product(LoadCols(p), l, e);
-    if (d < stack_depth) {
-      StoreCols(s + 16 * static_cast<std::size_t>(d), o);
-      StreamCols(w + 16 * static_cast<std::size_t>(pos), o);
-    } else {
-      StoreCols(w + 16 * static_cast<std::size_t>(pos), o);
-    }
+    const uint32_t ds = d & stack_mask;
+    StoreCols(s + 16 * static_cast<std::size_t>(ds), o);
+    tag[ds] = d;
+    StreamCols(w + 16 * static_cast<std::size_t>(pos), o);
   }
 }
 
@@ -160,17 +146,13 @@ void ComposeBase(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
   ComposeImpl(l, e0, e1, first, parent, world);
 }
 void StreamBase(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                const uint32_t* depth, glm::mat4* stack, glm::mat4* world) {
-  StreamImpl(l, e0, e1, first, depth, stack, world);
-}
-void MixedBase(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-               const uint32_t* parent, const uint32_t* depth, uint32_t stack_depth,
-               glm::mat4* stack, glm::mat4* world) {
-  MixedImpl(l, e0, e1, first, parent, depth, stack_depth, stack, world);
+                const uint32_t* parent, const uint32_t* depth, uint32_t stack_mask,
+                glm::mat4* stack, uint32_t* tag, glm::mat4* world) {
+  StreamImpl(l, e0, e1, first, parent, depth, stack_mask, stack, tag, world);
 }
 
-constexpr BlockKernels kBaseKernels{&LocalBase, &ComposeBase,     &StreamBase,
-                                    &MixedBase, KernelIsa::kSse2, "sse2"};
+constexpr BlockKernels kBaseKernels{&LocalBase, &ComposeBase, &StreamBase, KernelIsa::kSse2,
+                                    "sse2"};
 
 #if defined(SCENECRDT_HAVE_AVX2_KERNELS)
 // ---- AVX2 variants ----
@@ -253,19 +235,15 @@ SCENECRDT_AVX2 void ComposeAvx2(const LocalBlock& l, uint32_t e0, uint32_t e1, u
   ComposeImpl(l, e0, e1, first, parent, world);
 }
 SCENECRDT_AVX2 void StreamAvx2(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                               const uint32_t* depth, glm::mat4* stack, glm::mat4* world) {
-  StreamImpl(l, e0, e1, first, depth, stack, world);
-}
-SCENECRDT_AVX2 void MixedAvx2(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                              const uint32_t* parent, const uint32_t* depth, uint32_t stack_depth,
-                              glm::mat4* stack, glm::mat4* world) {
-  MixedImpl(l, e0, e1, first, parent, depth, stack_depth, stack, world);
+                               const uint32_t* parent, const uint32_t* depth, uint32_t stack_mask,
+                               glm::mat4* stack, uint32_t* tag, glm::mat4* world) {
+  StreamImpl(l, e0, e1, first, parent, depth, stack_mask, stack, tag, world);
 }
 
 #undef SCENECRDT_AVX2
 
-constexpr BlockKernels kAvx2Kernels{&LocalAvx2, &ComposeAvx2,     &StreamAvx2,
-                                    &MixedAvx2, KernelIsa::kAvx2, "avx2"};
+constexpr BlockKernels kAvx2Kernels{&LocalAvx2, &ComposeAvx2, &StreamAvx2, KernelIsa::kAvx2,
+                                    "avx2"};
 
 bool CpuHasAvx2() { return __builtin_cpu_supports("avx2") != 0; }
 #endif

@@ -5,12 +5,11 @@
 //      entities (SoA, 8 lanes with AVX2, no dependency between entities) into a LocalBlock;
 //   2. world = parent world * LocalToParent, entity by entity in preorder (a child needs its
 //      parent), reading the LocalBlock with broadcasts.
-// Phase 2 comes in three flavours that differ only in where the parent matrix is read and how
+// Phase 2 comes in two flavours that differ only in where the parent matrix is read and how
 // the result is stored: `compose` reads world[parent[pos]] and stores normally (runs where
 // every parent is the previous entity keep the parent in registers); `stream` reads the parent
-// from a small ancestor stack indexed by depth and writes the world array with non-temporal
-// stores (no read-for-ownership of the 64 MB destination of a 1 M scene); `mixed` handles
-// blocks that straddle the stack's depth limit.
+// from a small ancestor ring indexed by depth and writes the world array with non-temporal
+// stores (no read-for-ownership of the 64 MB destination of a 1 M scene).
 //
 // Every flavour and every instruction set performs the same float operations in the same
 // order, lane by lane, without fused multiply-add (the sources are built with
@@ -55,16 +54,17 @@ struct BlockKernels {
   // world[pos] = world[parent[pos]] * L[e] (normal stores).
   void (*compose)(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
                   const uint32_t* parent, glm::mat4* world);
-  // stack[d - 1] is the parent of pos (d = depth[pos] < stack_depth);
-  // stack[d] = world[pos] = stack[d - 1] * L[e], the world store non-temporal.
+  // Ancestor ring of stack_mask + 1 entries (a power of two): entry d & stack_mask holds the
+  // world matrix of the last entity of depth d computed (or seeded) by this pass, tagged with
+  // d in tag[d & stack_mask]. In preorder the last entity of depth d - 1 before pos is pos's
+  // parent, so a matching tag means the entry is the parent; an entry overwritten by a deeper
+  // entity (depth d - 1 + k * ring size) fails the tag test and the parent is read from
+  // world[parent[pos]] instead (written earlier by this thread: a thread always reads its own
+  // non-temporal stores). Then stack[d & mask] = world[pos] = parent * L[e], tag = d, the world
+  // store non-temporal.
   void (*stream)(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                 const uint32_t* depth, glm::mat4* stack, glm::mat4* world);
-  // Any depth: the parent comes from the stack when d <= stack_depth, from world[parent]
-  // otherwise; results with d < stack_depth go to the stack and non-temporally to world,
-  // deeper ones to world with normal stores (their children read them back).
-  void (*mixed)(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                const uint32_t* parent, const uint32_t* depth, uint32_t stack_depth,
-                glm::mat4* stack, glm::mat4* world);
+                 const uint32_t* parent, const uint32_t* depth, uint32_t stack_mask,
+                 glm::mat4* stack, uint32_t* tag, glm::mat4* world);
   KernelIsa isa;
   const char* name;
 };
