@@ -10,8 +10,8 @@
 //
 // Input: byte 0 picks the store limits (bit 0 small payload / append limits, bit 1 refuse
 // non-finite Transforms, bit 2 small entity / tombstone limits, bit 3 reject unknown types,
-// bit 4 odd-numbered messages become local writes); byte 1 picks the midpoint; the rest is a
-// DCL CRDT stream.
+// bit 4 odd-numbered messages become local writes, bit 5 six rounds of the messages with
+// timestamps raised by the round); byte 1 picks the midpoint; the rest is a DCL CRDT stream.
 #include <cstdint>
 #include <cstdlib>
 #include <span>
@@ -114,7 +114,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     messages.push_back(std::move(owned));
   });
   for (OwnedMessage& o : messages) o.message.data = o.data;
-  const std::size_t midpoint = messages.empty() ? 0 : data[1] % (messages.size() + 1);
+  // Several rounds (timestamps raised by the round) give the change log enough entries to be
+  // compacted, which happens from 1024 entries on.
+  const std::size_t rounds = (control & 32) != 0 ? 6 : 1;
+  const std::size_t total = messages.size() * rounds;
+  const std::size_t midpoint = total * data[1] / 255;
 
   // The store under test. `effective` collects, in order, the messages that define its state:
   // the merged ones as they are, and for local writes the messages the store emitted.
@@ -123,22 +127,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> effective_before_midpoint;
   uint64_t midpoint_sequence = 0;
   bool capacity = false;
-  for (std::size_t i = 0; i < messages.size(); ++i) {
-    if (i == midpoint) {
+  for (std::size_t k = 0; k <= total; ++k) {
+    if (k == midpoint) {
       midpoint_sequence = store.sequence();
       effective_before_midpoint = effective;
     }
-    const CrdtMessage& m = messages[i].message;
-    if (local_writes && (i & 1) != 0) {
+    if (k == total) break;
+    CrdtMessage m = messages[k % messages.size()].message;
+    m.timestamp += static_cast<uint32_t>(k / messages.size());
+    if (local_writes && (k & 1) != 0) {
       capacity |= WriteLocal(store, m, effective);
     } else {
       capacity |= IsCapacityRefusal(store.Merge(m));
       AppendMessage(m, effective);
     }
-  }
-  if (midpoint == messages.size()) {
-    midpoint_sequence = store.sequence();
-    effective_before_midpoint = effective;
   }
   const auto hash = store.StateHash();
 
