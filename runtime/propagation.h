@@ -87,7 +87,7 @@ struct LayoutPolicy {
   // (ancestor ring + non-temporal stores): beyond the caches, writing around the cache saves
   // the read-for-ownership of every destination line, for a full sweep as for scattered
   // dirty subtrees. Smaller scenes keep their results in cache.
-  uint32_t min_streaming_entities = 1u << 18;
+  uint32_t min_streaming_entities = 1u << 15;
   // Entries of the streaming ancestor ring (rounded up to a power of two, >= 2). A parent whose
   // entry was overwritten by a deeper entity is read from the world array instead.
   uint32_t stream_stack_depth = 1024;
