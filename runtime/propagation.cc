@@ -17,6 +17,11 @@ namespace {
 constexpr internal::LocalTrs kIdentityTrs{
     {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 1.0f}, {1.0f, 1.0f, 1.0f}};
 
+// Few dirty roots: up to this many, all their lines are prefetched in stages before computing
+// (a few lines each, far below the L2 capacity), and up to kStagedEntities of each range.
+constexpr std::size_t kStagedRoots = 512;
+constexpr uint32_t kStagedEntities = 32;
+
 }  // namespace
 
 struct Propagation::Job {
@@ -752,17 +757,20 @@ Propagation::ExtAction Propagation::PatchExt(Lane& lane, uint32_t pos, uint32_t 
 
 // ---- Kernels over runs of positions ----
 
-void Propagation::PrefetchRange(const Range& r, bool parent, bool stream) const {
+void Propagation::PrefetchRange(const Range& r, bool parent, bool stream,
+                                uint32_t max_entities) const {
   if (parent) {
     internal::PrefetchForRead(&world_[parent_pos_[r.pos]]);
     return;
   }
   // The first lines of the range (a subtree starts with its root; what lies past the range's
   // piece is a harmless extra line). Streaming writes need no read-for-ownership.
-  const auto end =
-      static_cast<uint32_t>(std::min<std::size_t>(world_.size(), r.pos + std::min(r.count, 8u)));
+  const auto end = static_cast<uint32_t>(
+      std::min<std::size_t>(world_.size(), r.pos + std::min(r.count, max_entities)));
   internal::PrefetchForRead(&parent_pos_[r.pos]);
-  if (stream) internal::PrefetchForRead(&depth_[r.pos]);
+  if (stream) {
+    for (uint32_t i = r.pos; i < end; i += 16) internal::PrefetchForRead(&depth_[i]);
+  }
   if (num_pieces_ > 1) internal::PrefetchForRead(&piece_of_pos_[r.pos]);
   if (num_ext_positions_ != 0) internal::PrefetchForRead(&aux_[r.pos]);
   const char* local_begin = reinterpret_cast<const char*>(&local_[r.pos]);
@@ -901,12 +909,22 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
   } else if (live_ > 0 && !dirty_list_.empty()) {
     // Few dirty roots at random places: every step below is a cache miss per root, so the
     // next step's lines are prefetched for all roots first (the misses overlap).
+    // With few roots (their lines fit in the cache many times over), the first lines of
+    // every root are requested here at once, so that the misses of all roots overlap instead
+    // of a short prefetch pipeline stalling on parent_pos_ -> world_ per range below.
     std::vector<std::pair<SeqKey, uint32_t>>& roots = roots_;
     roots.clear();
+    const bool staged = dirty_list_.size() <= kStagedRoots;
     for (uint32_t s : dirty_list_) {
       const uint32_t pos = pos_of_slot_[s];
       if (pos == kNoPos) continue;
       internal::PrefetchForRead(&size_[pos]);
+      if (staged) {
+        internal::PrefetchForRead(&parent_pos_[pos]);
+        internal::PrefetchForRead(&depth_[pos]);
+        internal::PrefetchForRead(&local_[pos]);
+        if (num_ext_positions_ != 0) internal::PrefetchForRead(&aux_[pos]);
+      }
       roots.emplace_back(SequenceKey(pos), pos);
     }
     std::sort(roots.begin(), roots.end(),
@@ -944,11 +962,18 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
   Lane lane{&in, &block, stream ? stack_[0].data() : nullptr,
             stream ? stack_tag_[0].data() : nullptr, &intervals_};
   if (!parallel) {
+    const std::size_t n = ranges_.size();
+    // Few ranges: their parent positions were requested with the roots above, so every
+    // range's lines (and its parent's matrix) are requested now, all at once.
+    const bool staged = n > 1 && n <= kStagedRoots;
+    if (staged) {
+      for (const Range& r : ranges_) PrefetchRange(r, true, stream);
+      for (const Range& r : ranges_) PrefetchRange(r, false, stream, kStagedEntities);
+    }
     // Many small ranges: fetch the lines of range r + kAhead (and the parent matrix of range
     // r + kAhead / 2, whose parent position has arrived by then) while range r computes.
     constexpr std::size_t kAhead = 16;
-    const std::size_t n = ranges_.size();
-    if (n > 1) {
+    if (n > 1 && !staged) {
       for (std::size_t r = 0; r < std::min(n, kAhead); ++r) {
         PrefetchRange(ranges_[r], false, stream);
       }
@@ -957,7 +982,7 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
       }
     }
     for (std::size_t r = 0; r < n; ++r) {
-      if (n > 1) {
+      if (n > 1 && !staged) {
         if (r + kAhead < n) PrefetchRange(ranges_[r + kAhead], false, stream);
         if (r + kAhead / 2 < n) PrefetchRange(ranges_[r + kAhead / 2], true, stream);
       }

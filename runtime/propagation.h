@@ -259,7 +259,9 @@ class Propagation {
   // Streaming: seeds the ring with the parent of range root `pos` / the ancestors of `pos`.
   void SeedRangeRoot(Lane& lane, uint32_t pos);
   void SeedAncestors(Lane& lane, uint32_t pos);
-  void PrefetchRange(const Range& r, bool parent, bool stream) const;
+  // Prefetches the parent matrix of range r (parent), or the lines of its first max_entities
+  // entities.
+  void PrefetchRange(const Range& r, bool parent, bool stream, uint32_t max_entities = 8) const;
   void RefreshExtCaches(const ComputeInputs& in);
   void ComputeExtCache(const ComputeInputs& in, uint32_t id);
   uint32_t EntityAt(uint32_t pos, uint32_t offset) const;
