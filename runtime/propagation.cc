@@ -437,8 +437,12 @@ void Propagation::Compact() {
   // The sequence is already a valid preorder: copy it out in order (a streaming copy, no
   // search), reusing the previous arrays' memory. World matrices move with their entities,
   // so nothing is recomputed; every index changes (all_changed_, layout_version_).
-  // new_of_old maps old positions to new ones: a parent precedes its children, so its new
-  // position is known when they are copied (one lookup, no slot indirection).
+  // A fragmented sequence has many short pieces at random places, so the copy is a gather
+  // with a cache miss per piece and array, and slot -> position is a scatter: three passes keep
+  // these misses overlapping instead of serial. 1. The runs in sequence order (only the piece
+  // list is chased). 2. The per-position data, run by run, with the lines of run r + kAhead
+  // prefetched; old parent positions are copied as they are. 3. In new order: parent
+  // positions mapped through new_of_old, and pos_of_slot_, their targets prefetched ahead.
   const auto n = static_cast<uint32_t>(live_);
   spare_world_.resize(n + 1);
   spare_local_.resize(n + 1);
@@ -456,20 +460,49 @@ void Propagation::Compact() {
   spare_slot_[0] = kNoSlot;
   spare_aux_[0] = 0;
   new_of_old[0] = 0;
-  uint32_t next = 1;
+  std::vector<std::pair<uint32_t, uint32_t>>& runs = compact_runs_;
+  runs.clear();
   for (uint32_t p = pieces_[0].next; p != 0; p = pieces_[p].next) {
-    for (uint32_t old = pieces_[p].begin; old < pieces_[p].end; ++old, ++next) {
+    runs.emplace_back(pieces_[p].begin, pieces_[p].end);
+  }
+  constexpr std::size_t kAhead = 8;
+  auto prefetch_run = [&](uint32_t begin, uint32_t end) {
+    const uint32_t stop = std::min(end, begin + 4);
+    for (uint32_t i = begin; i < stop; ++i) internal::PrefetchForRead(&world_[i]);
+    internal::PrefetchForRead(&local_[begin]);
+    internal::PrefetchForRead(&local_[stop - 1]);
+    internal::PrefetchForRead(&aux_[begin]);
+    internal::PrefetchForRead(&depth_[begin]);
+    internal::PrefetchForRead(&size_[begin]);
+    internal::PrefetchForRead(&slot_of_pos_[begin]);
+    internal::PrefetchForRead(&parent_pos_[begin]);
+    internal::PrefetchForWrite(&new_of_old[begin]);
+  };
+  for (std::size_t r = 0; r < std::min(kAhead, runs.size()); ++r) {
+    prefetch_run(runs[r].first, runs[r].second);
+  }
+  uint32_t next = 1;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    if (r + kAhead < runs.size()) prefetch_run(runs[r + kAhead].first, runs[r + kAhead].second);
+    for (uint32_t old = runs[r].first; old < runs[r].second; ++old, ++next) {
       spare_world_[next] = world_[old];
       spare_local_[next] = local_[old];
       spare_aux_[next] = aux_[old];
       spare_depth_[next] = depth_[old];
       spare_size_[next] = size_[old];
-      const uint32_t slot = slot_of_pos_[old];
-      spare_slot_[next] = slot;
+      spare_slot_[next] = slot_of_pos_[old];
+      spare_parent_[next] = parent_pos_[old];
       new_of_old[old] = next;
-      spare_parent_[next] = new_of_old[parent_pos_[old]];
-      pos_of_slot_[slot] = next;
     }
+  }
+  constexpr uint32_t kScatterAhead = 32;
+  for (uint32_t i = 1; i <= n; ++i) {
+    if (i + kScatterAhead <= n) {
+      internal::PrefetchForRead(&new_of_old[spare_parent_[i + kScatterAhead]]);
+      internal::PrefetchForWrite(&pos_of_slot_[spare_slot_[i + kScatterAhead]]);
+    }
+    spare_parent_[i] = new_of_old[spare_parent_[i]];
+    pos_of_slot_[spare_slot_[i]] = i;
   }
   world_.swap(spare_world_);
   local_.swap(spare_local_);

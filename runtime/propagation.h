@@ -309,6 +309,7 @@ class Propagation {
   std::vector<std::pair<uint32_t, uint32_t>> intervals_;
   std::vector<std::pair<uint32_t, uint32_t>> worker_intervals_;
   std::vector<uint32_t> scratch_;
+  std::vector<std::pair<uint32_t, uint32_t>> compact_runs_;  // Compact: pieces in order
   std::vector<Range> ranges_;
   std::vector<std::pair<SeqKey, uint32_t>> roots_;  // dirty roots (sequence key, position)
   std::vector<ExtCache> ext_cache_;                 // by ext id
