@@ -101,6 +101,17 @@ Result<uint32_t> RequiredU32(const JsonValue& obj, const char* key, const char* 
 
 }  // namespace
 
+void AppendTransformJsonFields(const protocol::Transform& t, std::string& out) {
+  out += "\"position\":";
+  AppendFloats({t.position.x, t.position.y, t.position.z}, out);
+  out += ",\"rotation\":";
+  AppendFloats({t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w}, out);
+  out += ",\"scale\":";
+  AppendFloats({t.scale.x, t.scale.y, t.scale.z}, out);
+  out += ",\"parent\":";
+  AppendU64(t.parent, out);
+}
+
 void AppendMessageJson(const CrdtMessage& m, std::string& out) {
   out += "{\"type\":";
   if (!protocol::IsKnownType(m.type)) {
@@ -142,14 +153,8 @@ void AppendMessageJson(const CrdtMessage& m, std::string& out) {
         m.data.size() == protocol::Transform::kSize) {
       const protocol::Transform t =
           protocol::LoadTransform(m.data.first<protocol::Transform::kSize>());
-      out += ",\"transform\":{\"position\":";
-      AppendFloats({t.position.x, t.position.y, t.position.z}, out);
-      out += ",\"rotation\":";
-      AppendFloats({t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w}, out);
-      out += ",\"scale\":";
-      AppendFloats({t.scale.x, t.scale.y, t.scale.z}, out);
-      out += ",\"parent\":";
-      AppendU64(t.parent, out);
+      out += ",\"transform\":{";
+      AppendTransformJsonFields(t, out);
       out += '}';
     }
   }

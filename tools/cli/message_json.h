@@ -11,8 +11,13 @@
 #include "protocol/crdt_message.h"
 #include "protocol/json.h"
 #include "protocol/result.h"
+#include "protocol/transform.h"
 
 namespace scenecrdt::cli {
+
+// Appends `"position":[x,y,z],"rotation":[x,y,z,w],"scale":[x,y,z],"parent":U32` (floats in
+// their shortest round-trip form): the Transform fields of `decode` and `replay`.
+void AppendTransformJsonFields(const protocol::Transform& t, std::string& out);
 
 // Appends one JSON object (no newline) describing `m`.
 void AppendMessageJson(const protocol::CrdtMessage& m, std::string& out);

@@ -4,20 +4,10 @@
 
 #include "protocol/hex.h"
 #include "protocol/json.h"
+#include "tools/cli/message_json.h"
 
 namespace scenecrdt::cli {
 namespace {
-
-void AppendFloatArray(std::initializer_list<float> fs, std::string& out) {
-  out += '[';
-  bool first = true;
-  for (float f : fs) {
-    if (!first) out += ',';
-    first = false;
-    protocol::AppendJsonFloat(f, out);
-  }
-  out += ']';
-}
 
 void AppendEntityFields(protocol::EntityId e, std::string& out) {
   out += "\"entity\":" + std::to_string(e) +
@@ -39,13 +29,9 @@ void AppendStateJsonBody(const runtime::CrdtStore& store,
     const protocol::Transform& t = *r.transform;
     out += '{';
     AppendEntityFields(r.entity, out);
-    out += ",\"timestamp\":" + std::to_string(r.timestamp) + ",\"position\":";
-    AppendFloatArray({t.position.x, t.position.y, t.position.z}, out);
-    out += ",\"rotation\":";
-    AppendFloatArray({t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w}, out);
-    out += ",\"scale\":";
-    AppendFloatArray({t.scale.x, t.scale.y, t.scale.z}, out);
-    out += ",\"parent\":" + std::to_string(t.parent) + ",\"dataHex\":\"";
+    out += ",\"timestamp\":" + std::to_string(r.timestamp) + ',';
+    AppendTransformJsonFields(t, out);
+    out += ",\"dataHex\":\"";
     protocol::AppendHex(protocol::StoreTransform(t), out);
     out += "\"}";
   }
