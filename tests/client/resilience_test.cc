@@ -118,6 +118,15 @@ class ResilienceTest : public ::testing::Test {
     for (const auto& l : log_) out += l + "\n";
     return out;
   }
+  // Attaches the send taps, starts both clients and waits until both are synced.
+  static void StartTapped(Client& other, SendTap& other_tap, Client& w, SendTap& w_tap) {
+    other_tap.Attach(other);
+    w_tap.Attach(w);
+    ASSERT_TRUE(other.Start().has_value());
+    ASSERT_TRUE(w.Start().has_value());
+    ASSERT_TRUE(PollAll(
+        {&w, &other}, [&] { return w.synced() && other.synced(); }, 20s));
+  }
   // Quiet: synced, everything sent and acknowledged.
   static bool Quiet(const Client& c) {
     return c.synced() && c.pending_frames() == 0 && c.unsent_writes() == 0;
@@ -175,12 +184,7 @@ TEST_F(ResilienceTest, UnackedFramesAreResentResumesCarryOnlyChangesOfflineWrite
   Client w(Resilient("phases"));
   SendTap other_tap;
   SendTap w_tap;
-  other_tap.Attach(other);
-  w_tap.Attach(w);
-  ASSERT_TRUE(other.Start().has_value());
-  ASSERT_TRUE(w.Start().has_value());
-  ASSERT_TRUE(PollAll(
-      {&w, &other}, [&] { return w.synced() && other.synced(); }, 20s));
+  ASSERT_NO_FATAL_FAILURE(StartTapped(other, other_tap, w, w_tap));
   // A scene of 200 entities: a snapshot is 200 * 68 bytes.
   for (uint32_t e = 0; e < 200; ++e)
     ASSERT_TRUE(other.WriteTransform(1000 + e, At(1.0f)).has_value());
@@ -351,12 +355,7 @@ TEST_F(ResilienceTest, TransformStreamConvergesThroughRandomCutsDelaysAndDrops) 
   Client w(Resilient("stream"));
   SendTap other_tap;
   SendTap w_tap;
-  other_tap.Attach(other);
-  w_tap.Attach(w);
-  ASSERT_TRUE(other.Start().has_value());
-  ASSERT_TRUE(w.Start().has_value());
-  ASSERT_TRUE(PollAll(
-      {&w, &other}, [&] { return w.synced() && other.synced(); }, 20s));
+  ASSERT_NO_FATAL_FAILURE(StartTapped(other, other_tap, w, w_tap));
   RandomFaults faults;
   faults.cut_probability = 0.01;
   faults.drop_probability = 0.002;
