@@ -337,8 +337,13 @@ Result<void> CrdtStore::MergeStream(std::span<const uint8_t> bytes,
   };
   Result<void> decoded;
   std::size_t pos = 0;
+  constexpr std::size_t kInputAhead = 1024;  // bytes: ~15 Transform PUTs
   while (pos < bytes.size()) {
     if (count == kWindow) merge_oldest();
+    // A stream read from memory (replay, bench) is sequential: ask for it ahead as well,
+    // since the register prefetches compete with the hardware streamer.
+    if (pos + kInputAhead < bytes.size())
+      internal::PrefetchForRead(bytes.data() + pos + kInputAhead);
     protocol::CrdtMessage& m = window[(head + count) % kWindow];
     const std::span<const uint8_t> rest = bytes.subspan(pos);
     if (const std::size_t size = protocol::detail::TryDecodeCompletePut(rest, options, m)) {
