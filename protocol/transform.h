@@ -51,6 +51,16 @@ inline constexpr bool kTransformHasWireLayout =
     offsetof(Transform, position) == 0 && offsetof(Transform, rotation) == 12 &&
     offsetof(Transform, scale) == 28 && offsetof(Transform, parent) == 40;
 
+// LoadTransform straight into `out` (no temporary: on the merge path a returned copy costs a
+// store-forwarding stall).
+inline void LoadTransformInto(std::span<const uint8_t, Transform::kSize> bytes, Transform& out) {
+  if constexpr (kTransformHasWireLayout) {
+    std::memcpy(&out, bytes.data(), Transform::kSize);
+  } else {
+    out = LoadTransformPortable(bytes);
+  }
+}
+
 // Reads the 44 bytes at `bytes` (little-endian, any host). Floats keep their exact bits.
 inline Transform LoadTransform(std::span<const uint8_t, Transform::kSize> bytes) {
   if constexpr (kTransformHasWireLayout) {

@@ -243,7 +243,7 @@ MergeResult CrdtStore::MergeTransform(const CrdtMessage& m, bool is_delete) {
   if (is_delete) {
     r.value = protocol::kIdentityTransform;
   } else {
-    r.value = protocol::LoadTransform(m.data.first<Transform::kSize>());
+    protocol::LoadTransformInto(m.data.first<Transform::kSize>(), r.value);
   }
   r.sequence = NextSequence(LogKind::kTransform, protocol::kTransformComponentId, m.entity);
   NoteTransformChange(m.entity);

@@ -287,6 +287,9 @@ RC_GTEST_PROP(CrdtCodecPropertyTest, LoadStoreTransformKeepsAnyBytes, ()) {
   RC_ASSERT(StoreTransform(LoadTransform(bytes)) == bytes);
   // The one-copy fast path and the portable field-by-field reader agree bit for bit.
   RC_ASSERT(BitwiseEqual(LoadTransform(bytes), LoadTransformPortable(bytes)));
+  Transform into;
+  LoadTransformInto(bytes, into);
+  RC_ASSERT(BitwiseEqual(into, LoadTransformPortable(bytes)));
 }
 
 RC_GTEST_PROP(CrdtCodecPropertyTest, NanPayloadsSurviveATransformPut, ()) {
