@@ -161,7 +161,7 @@ async function connectEngine(name, url, timeoutMs) {
   const engine = ecs.Engine()
   const Transform = engine.getComponent(TRANSFORM_ID)
   const sock = new WebSocket(url, { perMessageDeflate: false })
-  const peer = { name, engine, Transform, sock, sent: [], sentEmpty: 0, received: 0, receivedBytes: 0, snapshot: null, closed: null, error: null }
+  const peer = { name, engine, Transform, sock, sent: [], sentEmpty: 0, received: 0, receivedBytes: 0, snapshot: null, closed: null, error: null, removedLocally: new Set() }
   // The transport @dcl/ecs calls: send() gets a view of the engine's buffer (copied here before
   // it goes out); onmessage is installed by addTransport.
   const transport = {
@@ -225,6 +225,7 @@ function edit(peer, rng, cppIds) {
       else t.parent = parentFor()
     } else if (kind === 'remove') {
       engine.removeEntity(e)
+      peer.removedLocally.add(e)
       live.splice(live.indexOf(e), 1)
     } else {
       Transform.deleteFrom(e)
@@ -262,7 +263,13 @@ function compare(peer, pulled, knownIds) {
   const ecsView = {
     transforms: ecsTransforms,
     deletedTransforms: ecsDeleted,
-    entities: sorted.map((e) => ({ entity: e, state: state(peer.engine.getEntityState(e) === REMOVED) }))
+    // Divergence (c) (README): a remote PUT that reaches an engine between its own
+    // removeEntity(e) and its next update() revives e in that engine only, while the
+    // DELETE_ENTITY it sends tombstones e everywhere else. Such ids count as Removed here.
+    entities: sorted.map((e) => ({
+      entity: e,
+      state: state(peer.engine.getEntityState(e) === REMOVED || (peer.removedLocally.has(e) && pullRemoved(e)))
+    }))
   }
   const pullView = {
     transforms: pulled.transforms,
@@ -349,11 +356,22 @@ async function main() {
 
     const cppIds = [5000, 5001, 5002, 5003, 5007].map((n) => id(n))
     const rngs = [new Rng(`ws-interop/${opts.seed}/A`), new Rng(`ws-interop/${opts.seed}/B`)]
+    // Edits run as an engine system, like a scene script's: inside update(), after the
+    // received messages are applied and before the changes are sent. (Editing between two
+    // update() calls instead races with messages already queued by the transport.)
+    const editNextUpdate = [false, false]
+    for (let i = 0; i < 2; i++) {
+      peers[i].engine.addSystem(() => {
+        if (!editNextUpdate[i]) return
+        editNextUpdate[i] = false
+        edit(peers[i], rngs[i], cppIds)
+      })
+    }
     let secondSend = null
     let c = null
     for (let round = 0; round < opts.rounds; round++) {
       for (let i = 0; i < 2; i++) {
-        edit(peers[i], rngs[i], cppIds)
+        editNextUpdate[i] = true
         await peers[i].engine.update(1)
       }
       if (c) await c.engine.update(1)
