@@ -63,14 +63,11 @@ inline void LoadTransformInto(std::span<const uint8_t, Transform::kSize> bytes, 
 
 // Reads the 44 bytes at `bytes` (little-endian, any host). Floats keep their exact bits.
 inline Transform LoadTransform(std::span<const uint8_t, Transform::kSize> bytes) {
-  if constexpr (kTransformHasWireLayout) {
-    Transform t;
-    std::memcpy(&t, bytes.data(), Transform::kSize);
-    return t;
-  } else {
-    return LoadTransformPortable(bytes);
-  }
+  Transform t;
+  LoadTransformInto(bytes, t);
+  return t;
 }
+
 // Writes the 44-byte little-endian form of `t` into `out`.
 void StoreTransform(const Transform& t, std::span<uint8_t, Transform::kSize> out);
 TransformBytes StoreTransform(const Transform& t);
