@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the reconnect delay computation (capped exponential, jitter from a seeded generator).
-#include "client/backoff.h"
+#include "scenecrdt/client/backoff.h"
 
 #include <algorithm>
 #include <cmath>

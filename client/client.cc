@@ -6,12 +6,12 @@
 // Why the caller's thread decides everything: the resume position, the unacked frames and the
 // replica all live there, so a reconnect started from Poll() sends exactly the last applied
 // sequence and resends in frame order without any lock beyond the inbox's.
-#include "client/client.h"
+#include "scenecrdt/client/client.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 
 namespace scenecrdt::client {
 

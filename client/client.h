@@ -39,9 +39,9 @@
 #include <thread>
 #include <vector>
 
-#include "client/backoff.h"
-#include "client/connection.h"
-#include "runtime/runtime.h"
+#include "scenecrdt/client/backoff.h"
+#include "scenecrdt/client/connection.h"
+#include "scenecrdt/runtime/runtime.h"
 
 namespace scenecrdt::client {
 

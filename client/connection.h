@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "client/url.h"
-#include "protocol/session/envelope.h"
-#include "server/net.h"
+#include "scenecrdt/client/url.h"
+#include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/server/net.h"
 
 namespace scenecrdt::client {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns parsing --server URLs.
-#include "client/url.h"
+#include "scenecrdt/client/url.h"
 
 namespace scenecrdt::client {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/result.h"
+#include "scenecrdt/protocol/result.h"
 
 namespace scenecrdt::client {
 

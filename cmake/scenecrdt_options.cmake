@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# Owns the project-wide compile flags: the warnings interface target and sanitizer flags.
+# Owns the project-wide compile flags (the warnings interface target, sanitizer flags) and the
+# build-tree include directory that gives every library header its installed name
+# (`scenecrdt/<folder>/<file>.h`).
 
 add_library(scenecrdt_warnings INTERFACE)
 target_compile_options(scenecrdt_warnings INTERFACE
@@ -33,4 +35,18 @@ function(scenecrdt_add_fuzzer name)
   else()
     target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tools/fuzz/replay_main.cc)
   endif()
+endfunction()
+
+# Library headers are included as "scenecrdt/<folder>/<file>.h" inside the project and by
+# installed consumers alike. In the build tree, ${PROJECT_BINARY_DIR}/include/scenecrdt/<folder>
+# is a link to the source folder, so the name resolves without copying headers.
+set(SCENECRDT_BUILD_INCLUDE_DIR ${PROJECT_BINARY_DIR}/include)
+file(MAKE_DIRECTORY ${SCENECRDT_BUILD_INCLUDE_DIR}/scenecrdt)
+function(scenecrdt_expose_headers target folder)
+  set(link ${SCENECRDT_BUILD_INCLUDE_DIR}/scenecrdt/${folder})
+  if(NOT EXISTS ${link})
+    file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${folder} ${link} SYMBOLIC)
+  endif()
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${SCENECRDT_BUILD_INCLUDE_DIR}>
+                                              $<INSTALL_INTERFACE:include>)
 endfunction()

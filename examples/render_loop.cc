@@ -10,8 +10,8 @@
 #include <glm/gtc/quaternion.hpp>
 #include <vector>
 
-#include "protocol/transform_glm.h"
-#include "runtime/transform_system.h"
+#include "scenecrdt/protocol/transform_glm.h"
+#include "scenecrdt/runtime/transform_system.h"
 
 namespace {
 

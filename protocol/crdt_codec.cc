@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the DCL CRDT message decoder and encoder (little-endian u32 fields, docs/PROTOCOL.md).
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "protocol/byte_order.h"
+#include "scenecrdt/protocol/byte_order.h"
 
 namespace scenecrdt::protocol {
 namespace {

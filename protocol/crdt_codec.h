@@ -12,10 +12,10 @@
 #include <span>
 #include <vector>
 
-#include "protocol/byte_order.h"
-#include "protocol/crdt_message.h"
-#include "protocol/result.h"
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/byte_order.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/result.h"
+#include "scenecrdt/protocol/transform.h"
 
 namespace scenecrdt::protocol {
 

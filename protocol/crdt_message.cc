@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the conversions between the flat CrdtMessage and the typed message structs.
-#include "protocol/crdt_message.h"
+#include "scenecrdt/protocol/crdt_message.h"
 
 #include <type_traits>
 

@@ -8,7 +8,7 @@
 #include <span>
 #include <variant>
 
-#include "protocol/entity_id.h"
+#include "scenecrdt/protocol/entity_id.h"
 
 namespace scenecrdt::protocol {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns hex encoding and decoding.
-#include "protocol/hex.h"
+#include "scenecrdt/protocol/hex.h"
 
 namespace scenecrdt::protocol {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the JSON parser (recursive descent with an explicit depth bound) and the writers.
-#include "protocol/json.h"
+#include "scenecrdt/protocol/json.h"
 
 #include <bit>
 #include <charconv>

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "protocol/result.h"
+#include "scenecrdt/protocol/result.h"
 
 namespace scenecrdt::protocol {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the names of ErrorCode values (logs, JSON output, metrics labels).
-#include "protocol/result.h"
+#include "scenecrdt/protocol/result.h"
 
 namespace scenecrdt {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <variant>
 
-#include "protocol/check.h"
+#include "scenecrdt/protocol/check.h"
 
 namespace scenecrdt {
 

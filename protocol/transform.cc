@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the byte-level (de)serialisation of Transform.
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/transform.h"
 
 #include <bit>
 #include <cmath>
 
-#include "protocol/byte_order.h"
+#include "scenecrdt/protocol/byte_order.h"
 
 namespace scenecrdt::protocol {
 namespace {

@@ -15,7 +15,7 @@
 #include <span>
 #include <type_traits>
 
-#include "protocol/entity_id.h"
+#include "scenecrdt/protocol/entity_id.h"
 
 namespace scenecrdt::protocol {
 

@@ -6,7 +6,7 @@
 #include <glm/gtc/quaternion.hpp>
 #include <glm/vec3.hpp>
 
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/transform.h"
 
 namespace scenecrdt::protocol {
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the generator of benchmark Transform-PUT streams.
-#include "runtime/bench_streams.h"
+#include "scenecrdt/runtime/bench_streams.h"
 
 #include <algorithm>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 
 namespace scenecrdt::runtime {
 namespace {

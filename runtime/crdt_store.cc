@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the merge rules, local writes, exports and state hash of CrdtStore (docs/CRDT.md).
-#include "runtime/crdt_store.h"
+#include "scenecrdt/runtime/crdt_store.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "protocol/hex.h"
+#include "scenecrdt/protocol/hex.h"
 
 namespace scenecrdt::runtime {
 

@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "protocol/crdt_codec.h"
-#include "protocol/crdt_message.h"
-#include "protocol/entity_id.h"
-#include "protocol/result.h"
-#include "protocol/transform.h"
-#include "runtime/internal/flat_map.h"
-#include "runtime/internal/prefetch.h"
-#include "runtime/sha256.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/entity_id.h"
+#include "scenecrdt/protocol/result.h"
+#include "scenecrdt/protocol/transform.h"
+#include "scenecrdt/runtime/internal/flat_map.h"
+#include "scenecrdt/runtime/internal/prefetch.h"
+#include "scenecrdt/runtime/sha256.h"
 
 namespace scenecrdt::runtime {
 

@@ -2,11 +2,11 @@
 // Owns the DOTS pipeline formulas: LocalToParent from the replicated Transform and the local
 // components, with the seed's precedence rules. Written with GLM as the literal matrix products
 // (this is the slow path: only entities with local components take it).
-#include "runtime/pipeline.h"
+#include "scenecrdt/runtime/pipeline.h"
 
 #include <glm/gtc/matrix_transform.hpp>
 
-#include "protocol/transform_glm.h"
+#include "scenecrdt/protocol/transform_glm.h"
 
 namespace scenecrdt::runtime {
 namespace {

@@ -16,7 +16,7 @@
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
 
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/transform.h"
 
 namespace scenecrdt::runtime {
 

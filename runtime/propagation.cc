@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the piece-list preorder layout, its incremental maintenance and the propagation
 // kernels (see propagation.h and docs/PROPAGATION.md for why it is shaped this way).
-#include "runtime/propagation.h"
+#include "scenecrdt/runtime/propagation.h"
 
 #include <algorithm>
 #include <bit>
 #include <utility>
 
-#include "protocol/check.h"
-#include "runtime/internal/prefetch.h"
-#include "runtime/internal/worker.h"
+#include "scenecrdt/protocol/check.h"
+#include "scenecrdt/runtime/internal/prefetch.h"
+#include "scenecrdt/runtime/internal/worker.h"
 
 namespace scenecrdt::runtime {
 namespace {

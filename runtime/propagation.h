@@ -34,11 +34,11 @@
 #include <span>
 #include <vector>
 
-#include "runtime/internal/affine.h"
-#include "runtime/internal/aligned_allocator.h"
-#include "runtime/internal/block_kernels.h"
-#include "runtime/pipeline.h"
-#include "runtime/scene_graph.h"
+#include "scenecrdt/runtime/internal/affine.h"
+#include "scenecrdt/runtime/internal/aligned_allocator.h"
+#include "scenecrdt/runtime/internal/block_kernels.h"
+#include "scenecrdt/runtime/pipeline.h"
+#include "scenecrdt/runtime/scene_graph.h"
 
 namespace scenecrdt::runtime {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the hand-over from the CRDT store's Transform change feed to the TransformSystem.
-#include "runtime/runtime.h"
+#include "scenecrdt/runtime/runtime.h"
 
 namespace scenecrdt::runtime {
 

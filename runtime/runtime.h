@@ -9,9 +9,9 @@
 #include <span>
 #include <vector>
 
-#include "protocol/crdt_codec.h"
-#include "runtime/crdt_store.h"
-#include "runtime/transform_system.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/runtime/transform_system.h"
 
 namespace scenecrdt::runtime {
 

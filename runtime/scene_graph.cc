@@ -7,11 +7,11 @@
 // meeting x means the new edge closed a loop, whose members are then parked. The effective
 // tree is acyclic, so that walk ends in at most depth steps. The result does not depend on the
 // order in which edges are applied (it is the cycle set of the final graph).
-#include "runtime/scene_graph.h"
+#include "scenecrdt/runtime/scene_graph.h"
 
 #include <cstring>
 
-#include "protocol/check.h"
+#include "scenecrdt/protocol/check.h"
 
 namespace scenecrdt::runtime {
 

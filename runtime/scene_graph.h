@@ -15,8 +15,8 @@
 #include <span>
 #include <vector>
 
-#include "protocol/transform.h"
-#include "runtime/internal/flat_map.h"
+#include "scenecrdt/protocol/transform.h"
+#include "scenecrdt/runtime/internal/flat_map.h"
 
 namespace scenecrdt::runtime {
 

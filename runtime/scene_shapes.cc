@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the scene shape generators (see scene_shapes.h). Randomness comes from splitmix64 of
 // (seed, index), so output is identical on every platform and library version.
-#include "runtime/scene_shapes.h"
+#include "scenecrdt/runtime/scene_shapes.h"
 
 #include <cmath>
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/transform.h"
 
 namespace scenecrdt::runtime {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the SHA-256 compression function and padding (FIPS 180-4 section 6.2).
-#include "runtime/sha256.h"
+#include "scenecrdt/runtime/sha256.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the glue between SceneGraph, the local components and Propagation, the per-frame
 // Update order, and world-matrix decomposition.
-#include "runtime/transform_system.h"
+#include "scenecrdt/runtime/transform_system.h"
 
 #include <algorithm>
 #include <cmath>

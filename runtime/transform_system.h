@@ -22,11 +22,11 @@
 #include <span>
 #include <vector>
 
-#include "protocol/entity_id.h"
-#include "protocol/transform.h"
-#include "runtime/pipeline.h"
-#include "runtime/propagation.h"
-#include "runtime/scene_graph.h"
+#include "scenecrdt/protocol/entity_id.h"
+#include "scenecrdt/protocol/transform.h"
+#include "scenecrdt/runtime/pipeline.h"
+#include "scenecrdt/runtime/propagation.h"
+#include "scenecrdt/runtime/scene_graph.h"
 
 namespace scenecrdt::runtime {
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns parsing the --auth file and the token check.
-#include "server/auth.h"
+#include "scenecrdt/server/auth.h"
 
-#include "protocol/json.h"
+#include "scenecrdt/protocol/json.h"
 
 namespace scenecrdt::server {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/result.h"
+#include "scenecrdt/protocol/result.h"
 
 namespace scenecrdt::server {
 

@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "server/auth.h"
-#include "server/config.h"
-#include "server/event_log.h"
-#include "server/metrics.h"
-#include "server/net.h"
+#include "scenecrdt/server/auth.h"
+#include "scenecrdt/server/config.h"
+#include "scenecrdt/server/event_log.h"
+#include "scenecrdt/server/metrics.h"
+#include "scenecrdt/server/net.h"
 
 namespace scenecrdt::server {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns formatting and writing event lines.
-#include "server/event_log.h"
+#include "scenecrdt/server/event_log.h"
 
 #include <chrono>
 #include <cstdio>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the transports: framed TCP sessions, the HTTP session (health, metrics, upgrade
 // dispatch by path) and WebSocket sessions, plus the acceptor loop.
-#include "server/listener.h"
+#include "scenecrdt/server/listener.h"
 
 #include <array>
 #include <cstdio>
 
-#include "server/session.h"
+#include "scenecrdt/server/session.h"
 
 namespace scenecrdt::server {
 

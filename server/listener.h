@@ -9,8 +9,8 @@
 #include <memory>
 #include <string>
 
-#include "protocol/result.h"
-#include "server/context.h"
+#include "scenecrdt/protocol/result.h"
+#include "scenecrdt/server/context.h"
 
 namespace scenecrdt::server {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the Prometheus rendering of Metrics.
-#include "server/metrics.h"
+#include "scenecrdt/server/metrics.h"
 
 #include <cstdio>
 

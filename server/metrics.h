@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <string>
 
-#include "protocol/result.h"
-#include "runtime/crdt_store.h"
+#include "scenecrdt/protocol/result.h"
+#include "scenecrdt/runtime/crdt_store.h"
 
 namespace scenecrdt::server {
 

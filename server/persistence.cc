@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the SQLite schema, the group-commit loop and loading scenes back.
-#include "server/persistence.h"
+#include "scenecrdt/server/persistence.h"
 
 #include <sqlite3.h>
 
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <map>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 
 namespace scenecrdt::server {
 

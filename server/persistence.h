@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/result.h"
-#include "server/metrics.h"
+#include "scenecrdt/protocol/result.h"
+#include "scenecrdt/server/metrics.h"
 
 struct sqlite3;
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the scene strand's work: joins, merges, fan-out, catch-up, group commit and acks.
-#include "server/scene.h"
+#include "scenecrdt/server/scene.h"
 
 #include <algorithm>
 
-#include "protocol/session/envelope.h"
-#include "server/persistence.h"
-#include "server/session.h"
+#include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/server/persistence.h"
+#include "scenecrdt/server/session.h"
 
 namespace scenecrdt::server {
 

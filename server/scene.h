@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/crdt_store.h"
-#include "server/context.h"
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/context.h"
 
 namespace scenecrdt::server {
 

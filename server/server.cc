@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns starting, running and stopping the server, the registries and the demo writer.
-#include "server/server.h"
+#include "scenecrdt/server/server.h"
 
 #include <cmath>
 #include <csignal>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 
 namespace scenecrdt::server {
 

@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "server/context.h"
-#include "server/listener.h"
-#include "server/persistence.h"
-#include "server/scene.h"
-#include "server/session.h"
+#include "scenecrdt/server/context.h"
+#include "scenecrdt/server/listener.h"
+#include "scenecrdt/server/persistence.h"
+#include "scenecrdt/server/scene.h"
+#include "scenecrdt/server/session.h"
 
 namespace scenecrdt::server {
 

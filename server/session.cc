@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the transport-independent session logic: validation, rate limiting, write batching,
 // timeouts, closing, and the session's event lines.
-#include "server/session.h"
+#include "scenecrdt/server/session.h"
 
 #include <arpa/inet.h>
 
@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "protocol/crdt_codec.h"
-#include "server/scene.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/server/scene.h"
 
 namespace scenecrdt::server {
 

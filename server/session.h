@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
-#include "protocol/session/envelope.h"
-#include "server/auth.h"
-#include "server/context.h"
+#include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/server/auth.h"
+#include "scenecrdt/server/context.h"
 
 namespace scenecrdt::server {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the translation between session frames and the flatbuffers Envelope (envelope.fbs).
-#include "protocol/session/envelope.h"
+#include "scenecrdt/protocol/session/envelope.h"
 
 #include <flatbuffers/flatbuffers.h>
 

@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "protocol/result.h"
+#include "scenecrdt/protocol/result.h"
 
 namespace scenecrdt::session {
 

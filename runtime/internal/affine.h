@@ -12,7 +12,7 @@
 
 #include <glm/mat4x4.hpp>
 
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/transform.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

@@ -5,7 +5,7 @@
 // broadcasts become loads (vbroadcastss). Phase 1 additionally has an explicit 8-lane AVX2
 // version. The AVX2 variants are chosen at run time (__builtin_cpu_supports), so the build
 // needs no -march flag. No FMA anywhere: results are bit-identical across variants.
-#include "runtime/internal/block_kernels.h"
+#include "scenecrdt/runtime/internal/block_kernels.h"
 
 #include <cstring>
 

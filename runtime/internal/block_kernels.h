@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <glm/mat4x4.hpp>
 
-#include "runtime/internal/affine.h"
+#include "scenecrdt/runtime/internal/affine.h"
 
 namespace scenecrdt::runtime::internal {
 

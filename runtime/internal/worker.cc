@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the worker thread's loop (see worker.h).
-#include "runtime/internal/worker.h"
+#include "scenecrdt/runtime/internal/worker.h"
 
 namespace scenecrdt::runtime::internal {
 

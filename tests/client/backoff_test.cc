@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Backoff: capped exponential growth, jitter bounds, reset, and seeded determinism.
-#include "client/backoff.h"
+#include "scenecrdt/client/backoff.h"
 
 #include <gtest/gtest.h>
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // scenecrdt::Client against an in-process server on loopback: URL parsing, replica and world
 // matrices, held writes stamped after the snapshot, acks, the caller's io_context.
-#include "client/client.h"
+#include "scenecrdt/client/client.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <thread>
 
-#include "client/url.h"
-#include "protocol/crdt_codec.h"
-#include "server/server.h"
+#include "scenecrdt/client/url.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/server/server.h"
 
 namespace scenecrdt::client {
 namespace {

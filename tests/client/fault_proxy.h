@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "server/net.h"
+#include "scenecrdt/server/net.h"
 
 namespace scenecrdt::client::test {
 

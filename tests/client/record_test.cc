@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/client/client.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tests/client/test_server.h"
 
 extern char** environ;

@@ -13,8 +13,8 @@
 #include <map>
 #include <vector>
 
-#include "client/client.h"
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/client/client.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tests/client/fault_proxy.h"
 #include "tests/client/test_server.h"
 

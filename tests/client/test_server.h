@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "runtime/crdt_store.h"
-#include "server/server.h"
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/server.h"
 
 namespace scenecrdt::client::test {
 

@@ -12,10 +12,10 @@
 #include <cstring>
 #include <vector>
 
-#include "protocol/byte_order.h"
-#include "protocol/crdt_codec.h"
-#include "protocol/crdt_message.h"
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/byte_order.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/transform.h"
 #include "tests/protocol/rapidcheck_util.h"
 #include "tests/protocol/test_util.h"
 

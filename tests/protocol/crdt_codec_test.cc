@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the DCL CRDT codec: a smoke test while the full suites land.
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 
 #include <gtest/gtest.h>
 

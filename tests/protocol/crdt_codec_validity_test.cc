@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "protocol/byte_order.h"
-#include "protocol/crdt_codec.h"
-#include "protocol/hex.h"
+#include "scenecrdt/protocol/byte_order.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/hex.h"
 #include "tests/protocol/test_util.h"
 
 namespace scenecrdt::protocol {

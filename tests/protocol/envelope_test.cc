@@ -2,7 +2,7 @@
 // Tests the session envelope (protocol/session/envelope.h): BuildFrame/ReadFrame round trips
 // for each of the 7 frame types, PeekFrameSize, and that corrupted, truncated, foreign,
 // oversized, wrong-version and out-of-range frames are refused without crashing.
-#include "protocol/session/envelope.h"
+#include "scenecrdt/protocol/session/envelope.h"
 
 #include <flatbuffers/flatbuffers.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "envelope_generated.h"
-#include "protocol/byte_order.h"
+#include "scenecrdt/protocol/byte_order.h"
 #include "tests/protocol/rapidcheck_util.h"
 #include "tests/protocol/test_util.h"
 

@@ -8,11 +8,11 @@
 #include <optional>
 #include <string>
 
-#include "protocol/crdt_codec.h"
-#include "protocol/entity_id.h"
-#include "protocol/hex.h"
-#include "protocol/json.h"
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/entity_id.h"
+#include "scenecrdt/protocol/hex.h"
+#include "scenecrdt/protocol/json.h"
+#include "scenecrdt/protocol/transform.h"
 #include "tests/protocol/test_util.h"
 
 namespace scenecrdt::protocol {

@@ -2,7 +2,7 @@
 // Tests the JSON reader/writer of protocol/json.h (what it accepts and refuses, the depth and
 // size bounds, escapes and surrogates, u32 reading, bit-exact float text round trips including
 // NaN payloads and infinities) and the hex helpers of protocol/hex.h.
-#include "protocol/json.h"
+#include "scenecrdt/protocol/json.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/hex.h"
+#include "scenecrdt/protocol/hex.h"
 #include "tests/protocol/rapidcheck_util.h"
 
 namespace scenecrdt::protocol {

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "protocol/byte_order.h"
-#include "protocol/hex.h"
+#include "scenecrdt/protocol/byte_order.h"
+#include "scenecrdt/protocol/hex.h"
 
 namespace scenecrdt::protocol::test {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "protocol/crdt_codec.h"
-#include "protocol/crdt_message.h"
-#include "protocol/json.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/json.h"
 
 namespace scenecrdt::protocol::test {
 

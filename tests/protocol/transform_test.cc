@@ -2,7 +2,7 @@
 // Tests the packed Transform: identity bytes (DCL-CRDT.md section 2), field offsets of the
 // 44-byte layout against a golden message, IsFinite, BitwiseEqual, and the GLM conversions'
 // quaternion order (wire x, y, z, w; glm::quat's constructor takes w first).
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/transform.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <glm/gtc/quaternion.hpp>
 #include <limits>
 
-#include "protocol/hex.h"
-#include "protocol/transform_glm.h"
+#include "scenecrdt/protocol/hex.h"
+#include "scenecrdt/protocol/transform_glm.h"
 #include "tests/protocol/test_util.h"
 
 namespace scenecrdt::protocol {

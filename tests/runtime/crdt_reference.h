@@ -17,9 +17,9 @@
 #include <tuple>
 #include <vector>
 
-#include "protocol/crdt_message.h"
-#include "protocol/hex.h"
-#include "runtime/crdt_store.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/hex.h"
+#include "scenecrdt/runtime/crdt_store.h"
 
 namespace scenecrdt::runtime::testing {
 

@@ -8,7 +8,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
-#include "runtime/crdt_store.h"
+#include "scenecrdt/runtime/crdt_store.h"
 #include "tests/runtime/crdt_reference.h"
 
 namespace scenecrdt::runtime {

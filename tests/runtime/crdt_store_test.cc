@@ -2,7 +2,7 @@
 // Tests CrdtStore against the @dcl/ecs 7.28 rules of reference/DCL-CRDT.md section 4 (the
 // conflict table), DELETE_ENTITY and versions, append sets, local Lamport writes, limits,
 // exports and the reference conflict case (tests/data/conflicts.*.json).
-#include "runtime/crdt_store.h"
+#include "scenecrdt/runtime/crdt_store.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <set>
 #include <sstream>
 
-#include "protocol/hex.h"
-#include "protocol/json.h"
+#include "scenecrdt/protocol/hex.h"
+#include "scenecrdt/protocol/json.h"
 #include "tests/runtime/crdt_reference.h"
 
 namespace scenecrdt::runtime {

@@ -2,15 +2,15 @@
 // Tests the DOTS pipeline (DESIGN 6) and world composition: every case of TRANSFORM-CASES.md,
 // each formula against a literal 4x4 product, the six Euler orders, precedence rules,
 // ParentScaleInverse, write-group overrides, Static, and decomposition.
-#include "runtime/pipeline.h"
+#include "scenecrdt/runtime/pipeline.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <glm/gtc/matrix_transform.hpp>
 
-#include "runtime/internal/affine.h"
-#include "runtime/transform_system.h"
+#include "scenecrdt/runtime/internal/affine.h"
+#include "scenecrdt/runtime/transform_system.h"
 #include "tests/runtime/transform_test_util.h"
 
 namespace scenecrdt::runtime {

@@ -2,7 +2,7 @@
 // Tests propagation on generated scenes: dirty subtrees only, incremental layout under
 // reparent churn (checked against the invariants and a fresh system), the two-thread split
 // (bit-identical to one thread), changed_entities, and index stability.
-#include "runtime/propagation.h"
+#include "scenecrdt/runtime/propagation.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 #include <set>
 #include <vector>
 
-#include "runtime/scene_shapes.h"
-#include "runtime/transform_system.h"
+#include "scenecrdt/runtime/scene_shapes.h"
+#include "scenecrdt/runtime/transform_system.h"
 #include "tests/runtime/transform_test_util.h"
 
 namespace scenecrdt::runtime {

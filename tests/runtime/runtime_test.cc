@@ -2,7 +2,7 @@
 // Tests the Runtime facade end to end: CRDT bytes in, world matrices out, including deletes,
 // entity deletion, loops formed and broken by messages, and order independence of the
 // resulting matrices.
-#include "runtime/runtime.h"
+#include "scenecrdt/runtime/runtime.h"
 
 #include <gtest/gtest.h>
 

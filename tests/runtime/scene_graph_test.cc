@@ -8,7 +8,7 @@
 #include <array>
 #include <vector>
 
-#include "runtime/transform_system.h"
+#include "scenecrdt/runtime/transform_system.h"
 #include "tests/runtime/transform_test_util.h"
 
 namespace scenecrdt::runtime {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests SHA-256 against the FIPS 180-4 / NIST example vectors.
-#include "runtime/sha256.h"
+#include "scenecrdt/runtime/sha256.h"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include <map>
 #include <vector>
 
-#include "runtime/transform_system.h"
+#include "scenecrdt/runtime/transform_system.h"
 #include "tests/runtime/transform_test_util.h"
 
 namespace scenecrdt::runtime {

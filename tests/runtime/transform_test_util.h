@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "protocol/transform.h"
-#include "protocol/transform_glm.h"
-#include "runtime/pipeline.h"
-#include "runtime/transform_system.h"
+#include "scenecrdt/protocol/transform.h"
+#include "scenecrdt/protocol/transform_glm.h"
+#include "scenecrdt/runtime/pipeline.h"
+#include "scenecrdt/runtime/transform_system.h"
 
 namespace scenecrdt::runtime::testing {
 

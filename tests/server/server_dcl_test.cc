@@ -18,7 +18,7 @@
 #include <limits>
 #include <mutex>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {

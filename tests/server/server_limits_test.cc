@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "envelope_generated.h"
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {

@@ -19,8 +19,8 @@
 #include <sstream>
 #include <thread>
 
-#include "protocol/crdt_codec.h"
-#include "runtime/crdt_store.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/runtime/crdt_store.h"
 
 namespace scenecrdt::testing {
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "client/client.h"
-#include "protocol/session/envelope.h"
-#include "server/net.h"
-#include "server/server.h"
+#include "scenecrdt/client/client.h"
+#include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/server/net.h"
+#include "scenecrdt/server/server.h"
 
 namespace scenecrdt::testing {
 

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "protocol/byte_order.h"
-#include "protocol/crdt_codec.h"
-#include "protocol/hex.h"
-#include "protocol/json.h"
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/byte_order.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/hex.h"
+#include "scenecrdt/protocol/json.h"
+#include "scenecrdt/protocol/transform.h"
 #include "tests/tools/subprocess.h"
 
 namespace scenecrdt::tools::test {

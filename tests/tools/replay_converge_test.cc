@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "protocol/json.h"
+#include "scenecrdt/protocol/json.h"
 #include "tests/tools/subprocess.h"
 #include "tools/cli/schedule_shrink.h"
 

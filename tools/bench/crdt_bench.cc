@@ -3,8 +3,8 @@
 // entities (random order, equal-timestamp ties included): messages per second on one core.
 #include <benchmark/benchmark.h>
 
-#include "runtime/bench_streams.h"
-#include "runtime/crdt_store.h"
+#include "scenecrdt/runtime/bench_streams.h"
+#include "scenecrdt/runtime/crdt_store.h"
 
 namespace {
 

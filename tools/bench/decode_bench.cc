@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 
 namespace {
 

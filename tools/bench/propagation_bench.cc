@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/internal/affine.h"
-#include "runtime/scene_shapes.h"
-#include "runtime/transform_system.h"
+#include "scenecrdt/runtime/internal/affine.h"
+#include "scenecrdt/runtime/scene_shapes.h"
+#include "scenecrdt/runtime/transform_system.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

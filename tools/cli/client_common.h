@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "client/client.h"
+#include "scenecrdt/client/client.h"
 #include "tools/cli/cli_common.h"
 
 namespace scenecrdt::cli {

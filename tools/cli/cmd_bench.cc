@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "runtime/bench_streams.h"
-#include "runtime/crdt_store.h"
+#include "scenecrdt/runtime/bench_streams.h"
+#include "scenecrdt/runtime/crdt_store.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "runtime/crdt_store.h"
+#include "scenecrdt/runtime/crdt_store.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/replica_sim.h"
 #include "tools/cli/schedule_shrink.h"

@@ -2,7 +2,7 @@
 // Owns `scenecrdt decode`: a DCL CRDT stream (file or stdin, read in chunks) to JSON lines.
 #include <cstdio>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/message_json.h"
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "protocol/crdt_codec.h"
-#include "runtime/scene_shapes.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/runtime/scene_shapes.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {

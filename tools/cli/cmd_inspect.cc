@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <map>
 
-#include "runtime/runtime.h"
+#include "scenecrdt/runtime/runtime.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/stream_files.h"
 

@@ -14,8 +14,8 @@
 #include <fstream>
 #include <memory>
 
-#include "client/connection.h"
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/client/connection.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 

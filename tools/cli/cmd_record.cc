@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "runtime/runtime.h"
+#include "scenecrdt/runtime/runtime.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/state_json.h"
 #include "tools/cli/stream_files.h"

@@ -6,7 +6,7 @@
 #include <deque>
 #include <map>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/stream_files.h"

@@ -2,7 +2,7 @@
 // Owns `scenecrdt serve`: flags -> ServerConfig, start, wait for SIGINT/SIGTERM, stop cleanly.
 #include <cstdio>
 
-#include "server/server.h"
+#include "scenecrdt/server/server.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {

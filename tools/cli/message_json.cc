@@ -4,9 +4,9 @@
 
 #include <cstring>
 
-#include "protocol/crdt_codec.h"
-#include "protocol/hex.h"
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/hex.h"
+#include "scenecrdt/protocol/transform.h"
 
 namespace scenecrdt::cli {
 namespace {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "protocol/crdt_message.h"
-#include "protocol/json.h"
-#include "protocol/result.h"
-#include "protocol/transform.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/json.h"
+#include "scenecrdt/protocol/result.h"
+#include "scenecrdt/protocol/transform.h"
 
 namespace scenecrdt::cli {
 

@@ -17,7 +17,7 @@
 #include <queue>
 #include <set>
 
-#include "runtime/runtime.h"
+#include "scenecrdt/runtime/runtime.h"
 #include "tools/cli/stream_files.h"
 
 namespace scenecrdt::cli {

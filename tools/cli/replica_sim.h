@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/crdt_message.h"
+#include "scenecrdt/protocol/crdt_message.h"
 
 namespace scenecrdt::cli {
 

@@ -2,8 +2,8 @@
 // Owns the state JSON writer.
 #include "tools/cli/state_json.h"
 
-#include "protocol/hex.h"
-#include "protocol/json.h"
+#include "scenecrdt/protocol/hex.h"
+#include "scenecrdt/protocol/json.h"
 #include "tools/cli/message_json.h"
 
 namespace scenecrdt::cli {

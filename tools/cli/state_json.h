@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "runtime/crdt_store.h"
+#include "scenecrdt/runtime/crdt_store.h"
 
 namespace scenecrdt::cli {
 

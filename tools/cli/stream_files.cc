@@ -2,7 +2,7 @@
 // Owns reading and strictly decoding stream files for replay-like commands.
 #include "tools/cli/stream_files.h"
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/cli_common.h"
 
 namespace scenecrdt::cli {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "protocol/crdt_message.h"
-#include "protocol/result.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/result.h"
 
 namespace scenecrdt::cli {
 

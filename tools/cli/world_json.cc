@@ -2,7 +2,7 @@
 // Owns the world-matrix JSON writer.
 #include "tools/cli/world_json.h"
 
-#include "protocol/json.h"
+#include "scenecrdt/protocol/json.h"
 
 namespace scenecrdt::cli {
 

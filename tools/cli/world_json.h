@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "runtime/transform_system.h"
+#include "scenecrdt/runtime/transform_system.h"
 
 namespace scenecrdt::cli {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_codec.h"
 
 using scenecrdt::protocol::AppendMessage;
 using scenecrdt::protocol::CrdtMessage;

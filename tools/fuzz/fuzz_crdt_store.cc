@@ -17,10 +17,10 @@
 #include <span>
 #include <vector>
 
-#include "protocol/crdt_codec.h"
-#include "protocol/crdt_message.h"
-#include "protocol/transform.h"
-#include "runtime/crdt_store.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/transform.h"
+#include "scenecrdt/runtime/crdt_store.h"
 
 using scenecrdt::protocol::AppendMessage;
 using scenecrdt::protocol::CrdtMessage;

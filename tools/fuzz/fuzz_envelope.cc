@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <variant>
 
-#include "protocol/session/envelope.h"
+#include "scenecrdt/protocol/session/envelope.h"
 
 using namespace scenecrdt::session;
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/json.h"
+#include "scenecrdt/protocol/json.h"
 
 using scenecrdt::protocol::AppendJsonFloat;
 using scenecrdt::protocol::AppendJsonString;

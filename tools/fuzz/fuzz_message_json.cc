@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/crdt_codec.h"
-#include "protocol/json.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/json.h"
 #include "tools/cli/message_json.h"
 
 using scenecrdt::cli::AppendMessageJson;
