@@ -6,7 +6,6 @@ set(SCENECRDT_TRANSFORM_SOURCES
   pipeline.cc
   propagation.cc
   scene_graph.cc
-  scene_shapes.cc
   transform_system.cc
 )
 target_sources(scenecrdt_runtime PRIVATE ${SCENECRDT_TRANSFORM_SOURCES})

@@ -10,8 +10,8 @@
 #include <set>
 #include <vector>
 
-#include "scenecrdt/runtime/scene_shapes.h"
 #include "scenecrdt/runtime/transform_system.h"
+#include "scenecrdt/testing/scene_shapes.h"
 #include "tests/runtime/transform_test_util.h"
 
 namespace scenecrdt::runtime {
@@ -19,6 +19,7 @@ namespace {
 
 using protocol::EntityId;
 using protocol::Transform;
+using namespace scenecrdt::testing;
 
 EntityId Id(uint32_t index) { return index + 1; }
 
@@ -306,21 +307,6 @@ TEST(PropagationTest, RemovalsAndRespawnsKeepLayoutValid) {
     ASSERT_TRUE(ts.CheckLayout());
   }
   EXPECT_EQ(ts.num_nodes(), n);
-}
-
-TEST(SceneShapesTest, ShapesAreDeterministicAndWellFormed) {
-  for (SceneShape shape :
-       {SceneShape::kWide, SceneShape::kDeepChain, SceneShape::kChains1000, SceneShape::kBalanced,
-        SceneShape::kRandomForest, SceneShape::kHumanoids67}) {
-    const auto a = GenerateParents(shape, 5000, 42);
-    EXPECT_EQ(a, GenerateParents(shape, 5000, 42));
-    for (uint32_t i = 0; i < a.size(); ++i) EXPECT_TRUE(a[i] == kShapeRoot || a[i] < i);
-    EXPECT_EQ(ParseSceneShape(SceneShapeName(shape)), shape);
-  }
-  const auto forest = GenerateParents(SceneShape::kRandomForest, 100000, 1);
-  const auto roots = std::count(forest.begin(), forest.end(), kShapeRoot);
-  EXPECT_GT(roots, 700);
-  EXPECT_LT(roots, 1300);
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 // entities (random order, equal-timestamp ties included): messages per second on one core.
 #include <benchmark/benchmark.h>
 
-#include "scenecrdt/runtime/bench_streams.h"
 #include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/testing/bench_streams.h"
 
 namespace {
 
@@ -15,7 +15,7 @@ void BM_DecodeMergeIntoFreshStore(benchmark::State& state) {
   const auto entities = static_cast<uint32_t>(state.range(0));
   const uint32_t updates = static_cast<uint32_t>((1u << 20) / entities);
   const std::vector<uint8_t> bytes =
-      scenecrdt::runtime::MakeTransformPutStream(entities, updates, 7);
+      scenecrdt::testing::MakeTransformPutStream(entities, updates, 7);
   const int64_t messages = static_cast<int64_t>(bytes.size() / 68);
   for (auto _ : state) {
     CrdtStore store;
@@ -32,9 +32,9 @@ BENCHMARK(BM_DecodeMergeIntoFreshStore)->Arg(10000)->Arg(65024)->Unit(benchmark:
 void BM_DecodeMergeIntoWarmStore(benchmark::State& state) {
   const auto entities = static_cast<uint32_t>(state.range(0));
   const uint32_t updates = static_cast<uint32_t>((1u << 20) / entities);
-  const std::vector<uint8_t> warmup = scenecrdt::runtime::MakeTransformPutStream(entities, 1, 3);
+  const std::vector<uint8_t> warmup = scenecrdt::testing::MakeTransformPutStream(entities, 1, 3);
   const std::vector<uint8_t> bytes =
-      scenecrdt::runtime::MakeTransformPutStream(entities, updates, 7);
+      scenecrdt::testing::MakeTransformPutStream(entities, updates, 7);
   const int64_t messages = static_cast<int64_t>(bytes.size() / 68);
   for (auto _ : state) {
     state.PauseTiming();

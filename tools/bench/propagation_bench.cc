@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Benchmarks TransformSystem propagation over the TRANSFORM-CASES.md shapes (100 k and 1 M):
-// all dirty, few dirty, reparents per frame, deep chain and loop, 1 and 2 threads, feature
-// mix; plus, in the same binary, single-core memcpy bandwidth, a naive baseline (recursive,
-// glm::mat4, storage in a hash map by entity id) and the 3x4-vs-4x4 storage kernel measurement.
+// Benchmarks TransformSystem propagation over the shapes of docs/reference/TRANSFORM-CASES.md
+// (100 k and 1 M): all dirty, few dirty, reparents per frame, deep chain and loop, 1 and 2
+// threads, feature mix; plus, in the same binary, single-core memcpy bandwidth, a naive
+// baseline (recursive, glm::mat4, storage in a hash map by entity id) and the 3x4-vs-4x4
+// storage kernel measurement.
 // Counter ns_per_entity = wall time / scene entities (ms per frame = ns_per_entity * N / 1e6).
 #include <benchmark/benchmark.h>
 
@@ -13,8 +14,8 @@
 #include <vector>
 
 #include "scenecrdt/runtime/internal/affine.h"
-#include "scenecrdt/runtime/scene_shapes.h"
 #include "scenecrdt/runtime/transform_system.h"
+#include "scenecrdt/testing/scene_shapes.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -25,6 +26,7 @@ namespace {
 using scenecrdt::protocol::EntityId;
 using scenecrdt::protocol::Transform;
 using namespace scenecrdt::runtime;
+using namespace scenecrdt::testing;
 
 constexpr uint64_t kSeed = 42;
 EntityId Id(uint32_t index) { return index + 1; }

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "scenecrdt/runtime/bench_streams.h"
 #include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/testing/bench_streams.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {
@@ -76,7 +76,7 @@ int RunStream(ArgScanner& scan) {
     PrintMessage("bench", "stream needs -o OUT and 1 <= entities * updates <= 67108864");
     return kExitBadInput;
   }
-  const auto bytes = runtime::MakeTransformPutStream(static_cast<uint32_t>(entities),
+  const auto bytes = testing::MakeTransformPutStream(static_cast<uint32_t>(entities),
                                                      static_cast<uint32_t>(updates), seed);
   if (auto w = WriteOutput(*output, bytes); !w.has_value()) {
     PrintError("bench", "cannot write '" + *output + "'", w.error());

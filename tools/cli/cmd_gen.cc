@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "scenecrdt/protocol/crdt_codec.h"
-#include "scenecrdt/runtime/scene_shapes.h"
+#include "scenecrdt/testing/scene_shapes.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {
@@ -14,7 +14,7 @@ constexpr const char* kHelp =
     R"(usage: scenecrdt gen --shape SHAPE --entities N [--seed S] [--non-uniform] -o OUT
 
 Writes a DCL CRDT stream of Transform PUTs (timestamp 1) for a benchmark scene shape
-(TRANSFORM-CASES.md), generated deterministically from the seed:
+(docs/reference/TRANSFORM-CASES.md), generated deterministically from the seed:
   wide       one entity at root and N-1 children of it
   deep       one chain of N
   chains     N/1000 chains of 1000
@@ -25,7 +25,7 @@ Entity i gets number 512 + i (version 0); roots have parent 0 and sit on a 4 m g
 
 DCL entity numbers are 16-bit and scene entities start at 512, so a stream holds at most
 65024 entities: N above that is refused (exit 2). Scenes larger than a DCL scene (the 1 M
-benchmarks) use the runtime API directly (runtime/scene_shapes.h, tools/bench/).
+benchmarks) use the runtime API directly (testing/scene_shapes.h, tools/bench/).
 
 options:
   --shape SHAPE    one of the names above (required)
@@ -53,7 +53,7 @@ int RunGen(Args args) {
     PrintMessage("gen", "needs --shape, --entities and -o; see 'scenecrdt gen --help'");
     return kExitBadInput;
   }
-  const auto shape = runtime::ParseSceneShape(*shape_name);
+  const auto shape = testing::ParseSceneShape(*shape_name);
   if (!shape) {
     PrintMessage("gen", "unknown shape '" + *shape_name +
                             "': use wide, deep, chains, balanced, random or humanoids");
@@ -66,22 +66,22 @@ int RunGen(Args args) {
     return kExitBadInput;
   }
   const auto n = static_cast<uint32_t>(*entities);
-  const std::vector<uint32_t> parents = runtime::GenerateParents(*shape, n, seed);
+  const std::vector<uint32_t> parents = testing::GenerateParents(*shape, n, seed);
   std::size_t roots = 0;
-  for (uint32_t p : parents) roots += p == runtime::kShapeRoot;
+  for (uint32_t p : parents) roots += p == testing::kShapeRoot;
   // Roots are laid out on a grid (4 m apart) so the trees do not overlap in a drawing.
   const auto side = static_cast<uint32_t>(std::ceil(std::sqrt(static_cast<double>(roots))));
   uint32_t root_index = 0;
   std::vector<uint8_t> bytes;
   bytes.reserve(std::size_t{n} * 68);
   for (uint32_t i = 0; i < n; ++i) {
-    protocol::Transform t = runtime::ShapeLocalTransform(i, seed, !non_uniform);
-    if (parents[i] == runtime::kShapeRoot && roots > 1) {
+    protocol::Transform t = testing::ShapeLocalTransform(i, seed, !non_uniform);
+    if (parents[i] == testing::kShapeRoot && roots > 1) {
       t.position.x += 4.0f * static_cast<float>(root_index % side);
       t.position.z += 4.0f * static_cast<float>(root_index / side);
       ++root_index;
     }
-    t.parent = parents[i] == runtime::kShapeRoot ? protocol::kRootEntity
+    t.parent = parents[i] == testing::kShapeRoot ? protocol::kRootEntity
                                                  : protocol::MakeEntityId(512 + parents[i], 0);
     protocol::AppendTransformPut(protocol::MakeEntityId(512 + i, 0), 1, t, bytes);
   }

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace scenecrdt::runtime {
+namespace scenecrdt::testing {
 
 // `updates_per_entity` PUTs for each of `entities` scene entities (numbers from 512), with
 // timestamps 1..updates_per_entity, in a seeded random order; one update in eight repeats
@@ -14,4 +14,4 @@ namespace scenecrdt::runtime {
 std::vector<uint8_t> MakeTransformPutStream(uint32_t entities, uint32_t updates_per_entity,
                                             uint64_t seed);
 
-}  // namespace scenecrdt::runtime
+}  // namespace scenecrdt::testing

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the scene shape generators (see scene_shapes.h). Randomness comes from splitmix64 of
 // (seed, index), so output is identical on every platform and library version.
-#include "scenecrdt/runtime/scene_shapes.h"
+#include "scenecrdt/testing/scene_shapes.h"
 
 #include <cmath>
 
-namespace scenecrdt::runtime {
+namespace scenecrdt::testing {
 namespace {
 
 // 67-joint humanoid: hips, spine, neck, head, two legs, two arms with five 4-joint fingers,
@@ -142,4 +142,4 @@ protocol::Transform ShapeLocalTransform(uint32_t index, uint64_t seed, bool unif
   return t;
 }
 
-}  // namespace scenecrdt::runtime
+}  // namespace scenecrdt::testing

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the benchmark scene shapes of TRANSFORM-CASES.md as deterministic parent arrays (from
-// a seed), and deterministic local transforms for them. Used by tools/bench and by
-// `scenecrdt gen`. Entity i's parent is an index < i, or kShapeRoot; callers map indices to
-// entity ids.
+// Owns the benchmark scene shapes of docs/reference/TRANSFORM-CASES.md as deterministic parent
+// arrays (from a seed), and deterministic local transforms for them. Used by tools/bench, the
+// tests and `scenecrdt gen`. Entity i's parent is an index < i, or kShapeRoot; callers map
+// indices to entity ids.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 
 #include "scenecrdt/protocol/transform.h"
 
-namespace scenecrdt::runtime {
+namespace scenecrdt::testing {
 
 inline constexpr uint32_t kShapeRoot = 0xFFFFFFFFu;
 
@@ -25,8 +25,9 @@ enum class SceneShape : uint8_t {
   kHumanoids67,   // N/67 copies of a 67-joint humanoid rig
 };
 
-// "wide", "deep", "chains", "balanced", "random", "humanoids" (and the TRANSFORM-CASES names
-// wide_flat, deep_chain, chains_1000, balanced_k8, random_forest, humanoids67).
+// "wide", "deep", "chains", "balanced", "random", "humanoids" (and the names of
+// docs/reference/TRANSFORM-CASES.md: wide_flat, deep_chain, chains_1000, balanced_k8,
+// random_forest, humanoids67).
 std::optional<SceneShape> ParseSceneShape(std::string_view name);
 const char* SceneShapeName(SceneShape shape);
 
@@ -41,4 +42,4 @@ protocol::Transform ShapeLocalTransform(uint32_t index, uint64_t seed, bool unif
 // A small deterministic hash (splitmix64) used by the generators; exposed for tests and tools.
 uint64_t ShapeHash(uint64_t x);
 
-}  // namespace scenecrdt::runtime
+}  // namespace scenecrdt::testing

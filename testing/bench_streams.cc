@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the generator of benchmark Transform-PUT streams.
-#include "scenecrdt/runtime/bench_streams.h"
+#include "scenecrdt/testing/bench_streams.h"
 
 #include <algorithm>
 
 #include "scenecrdt/protocol/crdt_codec.h"
 
-namespace scenecrdt::runtime {
+namespace scenecrdt::testing {
 namespace {
 uint64_t Mix(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -47,4 +47,4 @@ std::vector<uint8_t> MakeTransformPutStream(uint32_t entities, uint32_t updates_
   return bytes;
 }
 
-}  // namespace scenecrdt::runtime
+}  // namespace scenecrdt::testing
