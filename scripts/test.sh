@@ -52,9 +52,7 @@ for target in $targets; do
   rm -rf "$work"
 done
 
-if [ -f tests/interop/package.json ]; then
-  step "interop with @dcl/ecs"
-  bash tests/interop/run.sh build/asan/tools/scenecrdt
-fi
+step "interop with @dcl/ecs"
+bash tests/interop/run.sh build/asan/tools/scenecrdt
 
 step "all tests passed"
