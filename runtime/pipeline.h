@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the transform pipeline of DESIGN 6 (Unity DOTS transform system, seed
-// unity-dots-transform-system.txt): the local, non-replicated components a renderer attaches
-// (LocalComponents), their precedence rules, and the functions that turn the replicated
-// Transform plus those components into LocalToParent. Also the affine kernels shared by every
+// Owns the transform pipeline (the Unity DOTS transform system rules of docs/PIPELINE.md): the
+// local, non-replicated components a renderer attaches (LocalComponents), their precedence
+// rules, and the functions that turn the replicated Transform plus those components into
+// LocalToParent. Also the affine kernels shared by every
 // propagation path (plain TRS fast path and general matrices), so that one entity is always
 // computed by the same float operations whatever thread or path reaches it.
 //
@@ -23,7 +23,7 @@ namespace scenecrdt::runtime {
 // Euler rotation orders of the DOTS RotationEuler* / PostRotationEuler* components. `kXYZ`
 // rotates about X first, then Y, then Z (Unity.Mathematics quaternion.EulerXYZ): the matrix is
 // Rz * Ry * Rx. In general order ABC gives R_C * R_B * R_A. The enumerator order is also the
-// precedence order when several are attached (seed: XYZ first).
+// precedence order when several are attached (docs/PIPELINE.md: XYZ first).
 enum class EulerOrder : uint8_t { kXYZ = 0, kXZY = 1, kYXZ = 2, kYZX = 3, kZXY = 4, kZYX = 5 };
 inline constexpr int kNumEulerOrders = 6;
 
@@ -87,7 +87,7 @@ bool HasCompositeRotation(const LocalComponents* c);
 bool HasCompositeScale(const LocalComponents* c);
 // CompositeRotation = RotationPivotTranslation * RotationPivot * Rotation * PostRotation *
 // RotationPivot^-1, or the user-written matrix (which wins: Rotation always exists here, so
-// a user CompositeRotation could never be written otherwise; documented in PROPAGATION.md).
+// a user CompositeRotation could never be written otherwise; docs/PIPELINE.md).
 glm::mat4 CompositeRotationMatrix(const protocol::Transform& t, const LocalComponents& c);
 // CompositeScale = ScalePivotTranslation * ScalePivot * (Scale|NonUniformScale) * ScalePivot^-1,
 // or the user-written matrix.

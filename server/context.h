@@ -22,7 +22,7 @@ class Scene;
 class Session;
 
 // One encoded, size-prefixed envelope frame, built once and shared by every session queue
-// that sends it (STYLE.md: a broadcast is encoded once).
+// that sends it (a broadcast is encoded once, never once per session).
 using SharedFrame = std::shared_ptr<const std::vector<uint8_t>>;
 
 inline SharedFrame MakeShared(std::vector<uint8_t> bytes) {

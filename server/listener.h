@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns Listener: an acceptor for one of the two kinds of endpoints, and the sessions it
 // creates. kFramedTcp: size-prefixed envelope frames. kHttp: GET /healthz, GET /metrics, and
-// WebSocket upgrades dispatched by path (/scene/<name>: the envelope; /dcl/<name>: the raw
-// DCL path of issue 6, answered 501 until it exists).
+// WebSocket upgrades dispatched by path (/scene/<name>: the envelope; /dcl/<name>: raw DCL
+// chunks, docs/PROTOCOL.md section 3).
 #pragma once
 
 #include <cstdint>

@@ -91,7 +91,7 @@ ECS_JSON="$ecs_json" OURS_JSON="$ours_json" OURS_STATUS="$ours_status" OURS_ERR=
     console.log(`@dcl/ecs ${process.env.ECS_VERSION} (node ${process.version}): ${fmt(ecs.messagesPerSecond)} messages/s  (${ecs.messages} messages, best ${ecs.seconds.toFixed(3)} s)`)
     if (process.env.OURS_STATUS !== "0") {
       console.log(`scenecrdt bench merge failed (exit ${process.env.OURS_STATUS}): ${process.env.OURS_ERR.trim()}`)
-      console.log("the binary needs the \"bench merge --json FILE\" subcommand (issue 3); rebuild it and retry")
+      console.log("the binary needs the \"bench merge --json FILE\" subcommand; rebuild it and retry")
       process.exit(1)
     }
     const ours = JSON.parse(process.env.OURS_JSON)

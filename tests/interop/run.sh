@@ -72,7 +72,7 @@ if [ "$model" = 1 ]; then
 else
   bin="$(resolve_binary "$bin")"
   if ! "$bin" replay --help >/dev/null 2>&1; then
-    die "$bin has no working 'replay' subcommand ('$bin replay --help' failed): build a scenecrdt with replay (issue 3), or run with --model to self-test the harness"
+    die "$bin has no working 'replay' subcommand ('$bin replay --help' failed): build a scenecrdt with replay, or run with --model to self-test the harness"
   fi
 fi
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict'
-// Owner: server/ (issue 6 item 1). Raw-DCL WebSocket interop: unmodified @dcl/ecs 7.28.0
+// Owner: server/. Raw-DCL WebSocket interop: unmodified @dcl/ecs 7.28.0
 // Engines join a live `scenecrdt serve` scene over ws://HOST:PORT/dcl/<scene> (the `ws` package
 // as their transport), edit Transforms concurrently with a C++ client (`scenecrdt send`), and
 // must all converge to exactly the Transforms `scenecrdt pull` reads, whose stateHash must equal

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the codec against tests/data/golden-messages.jsonl (bytes written by @dcl/ecs 7.28):
 // every line decodes to its listed fields and encoding those fields gives exactly its bytes.
-// Also the entity id packing examples of DCL-CRDT.md section 3.
+// Also the entity id packing examples of docs/reference/DCL-CRDT.md section 3.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -216,7 +216,8 @@ TEST_F(GoldenMessagesTest, WholeStreamDecodesInOrderAndReencodes) {
 }
 
 TEST_F(GoldenMessagesTest, FirstTransformPutMatchesTheDocumentedBytes) {
-  // DCL-CRDT.md section 1 (a): entity 512, timestamp 1, position (1,2,3), rest identity.
+  // docs/reference/DCL-CRDT.md section 1 (a): entity 512, timestamp 1, position (1,2,3), rest
+  // identity.
   const std::vector<uint8_t> expected =
       test::Words({68, 1, 512, 1, 1, 44, 0x3f800000, 0x40000000, 0x40400000, 0, 0, 0, 0x3f800000,
                    0x3f800000, 0x3f800000, 0x3f800000, 0});

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests the packed Transform: identity bytes (DCL-CRDT.md section 2), field offsets of the
-// 44-byte layout against a golden message, IsFinite, BitwiseEqual, and the GLM conversions'
-// quaternion order (wire x, y, z, w; glm::quat's constructor takes w first).
+// Tests the packed Transform: identity bytes (docs/reference/DCL-CRDT.md section 2), field
+// offsets of the 44-byte layout against a golden message, IsFinite, BitwiseEqual, and the GLM
+// conversions' quaternion order (wire x, y, z, w; glm::quat's constructor takes w first).
 #include "scenecrdt/protocol/transform.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ std::array<float*, 10> Floats(Transform& t) {
 }
 
 TEST(TransformTest, IdentityBytesMatchTheReference) {
-  // DCL-CRDT.md section 2, TransformSchema.create() serialized.
+  // docs/reference/DCL-CRDT.md section 2, TransformSchema.create() serialized.
   const std::string expected =
       "000000000000000000000000"
       "000000000000000000000000"

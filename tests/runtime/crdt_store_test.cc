@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests CrdtStore against the @dcl/ecs 7.28 rules of reference/DCL-CRDT.md section 4 (the
+// Tests CrdtStore against the @dcl/ecs 7.28 rules of docs/reference/DCL-CRDT.md section 4 (the
 // conflict table), DELETE_ENTITY and versions, append sets, local Lamport writes, limits,
 // exports and the reference conflict case (tests/data/conflicts.*.json).
 #include "scenecrdt/runtime/crdt_store.h"
@@ -56,7 +56,7 @@ float PositionX(const CrdtStore& store, EntityId e) {
   return t ? t->position.x : -1.0f;
 }
 
-// ---- The conflict table (DCL-CRDT.md section 4) ----
+// ---- The conflict table (docs/reference/DCL-CRDT.md section 4) ----
 
 TEST(CrdtStoreTest, HigherTimestampWinsInBothOrders) {
   for (bool newer_first : {false, true}) {
@@ -278,7 +278,8 @@ TEST(CrdtStoreTest, LocalWritesFollowThePerKeyLamportRule) {
   Transform t = MakeTransform(1);
   t.position = {1, 2, 3};
   ASSERT_TRUE(store.WriteTransform(512, t, out).has_value());
-  // Golden message (a) of DCL-CRDT.md: the first local write of entity 512 has timestamp 1.
+  // Golden message (a) of docs/reference/DCL-CRDT.md: the first local write of entity 512 has
+  // timestamp 1.
   EXPECT_EQ(protocol::ToHex(out),
             "44000000010000000002000001000000010000002c0000000000803f0000004000004040000000000000"
             "0000000000000000803f0000803f0000803f0000803f00000000");

@@ -3,7 +3,7 @@
 // snapshot as one chunk then live changes as plain chunks, cross traffic with envelope
 // sessions and persistence, query-token auth and read-only drops, malformed chunks closing the
 // session, refused messages dropped from their chunk, the rate limit as backpressure, and the
-// metrics and event lines of issue 6.
+// metrics and event lines of docs/SERVER.md.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>

@@ -119,7 +119,7 @@ TEST_F(DecodeEncodeTest, DecodePrintsTheGoldenStreamAsJsonLines) {
   const auto lines = Lines(r.out);
   ASSERT_EQ(lines.size(), golden.size());
 
-  // The first line, exactly as documented in issue 2.
+  // The first line, exactly in the format of docs/CLI.md.
   EXPECT_EQ(lines[0],
             R"({"type":"put","entity":512,"number":512,"version":0,"component":1,"timestamp":1,)"
             R"("dataHex":"0000803f00000040000040400000000000000000000000000000803f0000803f)"

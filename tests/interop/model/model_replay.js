@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict'
-// A small, independent JS model of the store semantics documented in DESIGN.md section 4, with
+// A small, independent JS model of the store semantics documented in docs/CRDT.md, with
 // the same command line as `scenecrdt replay FILE` / `scenecrdt decode FILE`. It exists only to
 // self-test the interop harness when the C++ binary is not built yet (run.sh --model): if the
 // harness reports mismatches against this model, either the model, the documented semantics or
