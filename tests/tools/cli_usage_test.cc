@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the `scenecrdt` command line's usage surface: top-level and per-subcommand --help
-// (every subcommand `scenecrdt --help` lists), --version, and the exit status 2 plus a hint
-// for unknown commands, unknown options and bad arguments.
+// (every subcommand `scenecrdt --help` lists, each with its exit statuses), --version, and the
+// exit status 2 plus a hint for unknown commands, unknown options and bad arguments.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,6 +60,8 @@ TEST_F(CliUsageTest, EverySubcommandHasHelp) {
       EXPECT_EQ(r.exit_code, 0) << r.err;
       EXPECT_EQ(r.out.rfind("usage: scenecrdt " + command, 0), 0u) << r.out;
       EXPECT_EQ(r.err, "");
+      // Every help says what each exit status means.
+      EXPECT_NE(r.out.find("\nexit status: 0 "), std::string::npos) << r.out;
     }
   }
 }
