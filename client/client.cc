@@ -97,6 +97,11 @@ Result<void> Client::Start(net::asio::io_context& ioc) { return StartOn(ioc); }
 Result<void> Client::StartOn(net::asio::io_context& ioc) {
   auto url = ParseServerUrl(options_.url);
   if (!url.has_value()) return url.error();
+  // A ws://HOST:PORT/scene/NAME URL fills an empty options.scene and must agree with a given one.
+  if (options_.scene.empty()) options_.scene = url->scene;
+  if (!url->scene.empty() && url->scene != options_.scene) {
+    return MakeError(ErrorCode::kInvalidArgument, "the server URL names another scene");
+  }
   if (!session::IsValidSceneName(options_.scene)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "scene names are 1..64 characters of A-Z a-z 0-9 _ . -");

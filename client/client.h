@@ -68,8 +68,8 @@ struct ReconnectOptions {
 };
 
 struct ClientOptions {
-  std::string url;  // tcp://HOST:PORT or ws://HOST:PORT
-  std::string scene;
+  std::string url;    // tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME (client/url.h)
+  std::string scene;  // may stay empty when `url` names the scene; must agree when both do
   std::string token;
   std::string client_name = "scenecrdt-client";
   // Resume position of the first Hello (later Hellos use scene_sequence()).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns ServerUrl: the `--server` URLs the client and the command line accept,
-// tcp://HOST:PORT (framed envelope) and ws://HOST:PORT (WebSocket /scene/<name>).
+// tcp://HOST:PORT (framed envelope) and ws://HOST:PORT[/scene/NAME] (WebSocket /scene/<name>).
+// A path is never ignored: ws:// may name the scene, anything else is refused (docs/CLI.md).
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,13 @@ struct ServerUrl {
   Scheme scheme = Scheme::kTcp;
   std::string host;
   uint16_t port = 0;
+  // The scene of a ws://HOST:PORT/scene/NAME URL; empty when the URL names none.
+  std::string scene;
 };
 
-// Errors: kInvalidArgument with a reason naming the expected form.
+// Errors: kInvalidArgument with a reason naming the expected form (a tcp:// path, a ws://
+// path other than /scene/NAME, the raw-DCL /dcl/ path, a query string and a bad scene name
+// are refused).
 Result<ServerUrl> ParseServerUrl(std::string_view url);
 
 }  // namespace scenecrdt::client

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns SHA-256 (FIPS 180-4), used for the canonical CRDT state hash: equal digests mean equal
-// canonical serialisations. Incremental: Update() any number of times, then Finish().
+// canonical serialisations. Incremental: Update() any number of times, then Finish(). Ours
+// rather than OpenSSL's so the runtime builds for WebAssembly and hashes alike everywhere
+// (docs/CRDT.md, canonical state hash).
 #pragma once
 
 #include <array>

@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build clang libclang-rt-14-dev
   libboost-dev libglm-dev libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libsqlite3-dev
+  nlohmann-json3-dev
   nodejs
 )
 

@@ -2,7 +2,8 @@
 // Owns parsing the --auth file and the token check.
 #include "scenecrdt/server/auth.h"
 
-#include "scenecrdt/protocol/json.h"
+#include "scenecrdt/json/reader.h"
+#include "scenecrdt/json/values.h"
 
 namespace scenecrdt::server {
 
@@ -23,31 +24,31 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 }  // namespace
 
 Result<AuthTable> AuthTable::Parse(std::string_view json_text) {
-  auto doc = protocol::ParseJson(json_text);
+  auto doc = json::ReadJson(json_text);
   if (!doc.has_value()) return doc.error();
   const auto bad = [](const char* why) { return MakeError(ErrorCode::kInvalidArgument, why); };
-  const protocol::JsonValue* tokens = doc->Find("tokens");
+  const json::Json* tokens = json::Member(*doc, "tokens");
   if (!tokens || !tokens->is_array()) return bad("expected {\"tokens\":[...]}");
   AuthTable table;
   table.open_ = false;
-  for (const protocol::JsonValue& t : tokens->array()) {
+  for (const json::Json& t : *tokens) {
     if (!t.is_object()) return bad("each token entry must be an object");
-    const protocol::JsonValue* token = t.Find("token");
-    const protocol::JsonValue* scenes = t.Find("scenes");
-    const protocol::JsonValue* role = t.Find("role");
-    if (!token || !token->is_string() || token->text().empty()) {
+    const json::Json* token = json::Member(t, "token");
+    const json::Json* scenes = json::Member(t, "scenes");
+    const json::Json* role = json::Member(t, "role");
+    if (!token || !token->is_string() || token->get_ref<const std::string&>().empty()) {
       return bad("each token entry needs a non-empty \"token\" string");
     }
     if (!scenes || !scenes->is_array()) return bad("each token entry needs a \"scenes\" array");
-    if (!role || !role->is_string() || (role->text() != "read" && role->text() != "write")) {
+    if (!role || (*role != "read" && *role != "write")) {
       return bad("each token entry needs \"role\": \"read\" or \"write\"");
     }
     TokenGrant grant;
-    grant.token = token->text();
-    grant.role = role->text() == "write" ? Role::kWrite : Role::kRead;
-    for (const protocol::JsonValue& s : scenes->array()) {
+    grant.token = token->get<std::string>();
+    grant.role = *role == "write" ? Role::kWrite : Role::kRead;
+    for (const json::Json& s : *scenes) {
       if (!s.is_string()) return bad("\"scenes\" must hold strings");
-      grant.scenes.push_back(s.text());
+      grant.scenes.push_back(s.get<std::string>());
     }
     table.grants_.push_back(std::move(grant));
   }

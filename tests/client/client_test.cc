@@ -59,14 +59,45 @@ TEST(ServerUrlTest, ParsesTcpAndWebSocketAndRefusesTheRest) {
   EXPECT_EQ(tcp->scheme, ServerUrl::Scheme::kTcp);
   EXPECT_EQ(tcp->host, "127.0.0.1");
   EXPECT_EQ(tcp->port, 7600);
+  EXPECT_EQ(tcp->scene, "");
   auto ws = ParseServerUrl("ws://[::1]:80/scene/x");
   ASSERT_TRUE(ws.has_value());
   EXPECT_EQ(ws->scheme, ServerUrl::Scheme::kWebSocket);
   EXPECT_EQ(ws->host, "::1");
-  for (const char* bad :
-       {"http://a:1", "tcp://a", "tcp://:1", "tcp://a:99999", "tcp://a:x", "tcp://a:0", ""}) {
-    EXPECT_FALSE(ParseServerUrl(bad).has_value()) << bad;
+  EXPECT_EQ(ws->port, 80);
+  EXPECT_EQ(ws->scene, "x");  // a path is never ignored: it names the scene
+  for (const char* no_scene : {"ws://a:1", "ws://a:1/", "tcp://a:1/"}) {
+    auto u = ParseServerUrl(no_scene);
+    ASSERT_TRUE(u.has_value()) << no_scene;
+    EXPECT_EQ(u->scene, "") << no_scene;
   }
+  EXPECT_EQ(ParseServerUrl("ws://a:1/scene/demo.v2-x_/")->scene, "demo.v2-x_");
+  for (const char* bad :
+       {"http://a:1", "tcp://a", "tcp://:1", "tcp://a:99999", "tcp://a:x", "tcp://a:0", "",
+        "tcp://a:1/scene/x", "tcp://a:1/x", "ws://a:1/dcl/x", "ws://a:1/other", "ws://a:1/scene",
+        "ws://a:1/scene/", "ws://a:1/scene/a/b", "ws://a:1/scene/a b", "ws://a:1/scene/x?t=1",
+        "ws://a:1?t=1", "ws://a:1#f"}) {
+    auto r = ParseServerUrl(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST_F(ClientTest, AUrlThatNamesTheSceneFillsOrChecksOptionsScene) {
+  ClientOptions other = Options("b", /*ws=*/true);
+  other.url += "/scene/a";
+  Client mismatch(other);
+  auto refused = mismatch.Start();
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+
+  ClientOptions from_url = Options("", /*ws=*/true);
+  from_url.url += "/scene/named";
+  Client c(from_url);
+  ASSERT_TRUE(c.Start().has_value());
+  ASSERT_TRUE(c.PollUntil([&] { return c.state_ready(); }, std::chrono::seconds(10)));
+  EXPECT_EQ(server_->num_scenes(), 1u);
+  c.Stop();
 }
 
 TEST_F(ClientTest, ReplicaExposesWorldMatricesAndChanges) {

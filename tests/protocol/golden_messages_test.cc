@@ -8,46 +8,48 @@
 #include <optional>
 #include <string>
 
+#include "scenecrdt/json/values.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/protocol/hex.h"
-#include "scenecrdt/protocol/json.h"
 #include "scenecrdt/protocol/transform.h"
 #include "tests/protocol/test_util.h"
 
 namespace scenecrdt::protocol {
 namespace {
 
+using json::AsU32;
+using json::Json;
+using json::Member;
 using test::GoldenMessage;
 using test::OwnedMessage;
 
 // An entity as the reference files write it: a u32 or {"number": N, "version": V}.
-std::optional<EntityId> ReadEntity(const JsonValue* v) {
+std::optional<EntityId> ReadEntity(const Json* v) {
   if (v == nullptr) return std::nullopt;
-  if (auto id = v->AsU32()) return *id;
-  const JsonValue* number = v->Find("number");
-  const JsonValue* version = v->Find("version");
+  if (auto id = AsU32(*v)) return *id;
+  const Json* number = Member(*v, "number");
+  const Json* version = Member(*v, "version");
   if (number == nullptr || version == nullptr) return std::nullopt;
-  auto n = number->AsU32();
-  auto ver = version->AsU32();
+  auto n = AsU32(*number);
+  auto ver = AsU32(*version);
   if (!n || !ver || *n > 0xFFFF || *ver > 0xFFFF) return std::nullopt;
   return *n | (*ver << 16);
 }
 
 // Reads `count` floats of `key` (rounded double -> float), or the defaults when absent.
-bool ReadFloats(const JsonValue& obj, const char* key, std::initializer_list<float> defaults,
+bool ReadFloats(const Json& obj, const char* key, std::initializer_list<float> defaults,
                 float* out) {
-  const JsonValue* v = obj.Find(key);
+  const Json* v = Member(obj, key);
   std::size_t i = 0;
   if (v == nullptr) {
     for (float d : defaults) out[i++] = d;
     return true;
   }
-  if (!v->is_array() || v->array().size() != defaults.size()) return false;
-  for (const JsonValue& item : v->array()) {
-    auto d = item.AsDouble();
-    if (!d) return false;
-    out[i++] = static_cast<float>(*d);
+  if (!v->is_array() || v->size() != defaults.size()) return false;
+  for (const Json& item : *v) {
+    if (!item.is_number()) return false;
+    out[i++] = static_cast<float>(item.get<double>());
   }
   return true;
 }
@@ -76,27 +78,27 @@ std::optional<OwnedMessage> ExpectedMessage(const GoldenMessage& g) {
     }
   }
   if (!known) return std::nullopt;
-  auto entity = ReadEntity(g.json.Find("entity"));
+  auto entity = ReadEntity(Member(g.json, "entity"));
   if (!entity) return std::nullopt;
   m.entity = *entity;
   if (HasComponent(m.type)) {
-    const JsonValue* c = g.json.Find("componentId");
-    auto component = c ? c->AsU32() : std::optional<uint32_t>(kTransformComponentId);
-    const JsonValue* ts = g.json.Find("timestamp");
-    auto timestamp = ts ? ts->AsU32() : std::nullopt;
+    const Json* c = Member(g.json, "componentId");
+    auto component = c ? AsU32(*c) : std::optional<uint32_t>(kTransformComponentId);
+    const Json* ts = Member(g.json, "timestamp");
+    auto timestamp = ts ? AsU32(*ts) : std::nullopt;
     if (!component || !timestamp) return std::nullopt;
     m.component = *component;
     m.timestamp = *timestamp;
   }
   if (HasNetworkId(m.type)) {
-    const JsonValue* n = g.json.Find("networkId");
-    auto network_id = n ? n->AsU32() : std::nullopt;
+    const Json* n = Member(g.json, "networkId");
+    auto network_id = n ? AsU32(*n) : std::nullopt;
     if (!network_id) return std::nullopt;
     m.network_id = *network_id;
   }
   if (HasData(m.type)) {
-    if (const JsonValue* hex = g.json.Find("dataHex")) {
-      auto bytes = hex->is_string() ? FromHex(hex->text()) : std::nullopt;
+    if (const Json* hex = Member(g.json, "dataHex")) {
+      auto bytes = hex->is_string() ? FromHex(hex->get<std::string>()) : std::nullopt;
       if (!bytes) return std::nullopt;
       m.data = *bytes;
     } else {
@@ -110,8 +112,8 @@ std::optional<OwnedMessage> ExpectedMessage(const GoldenMessage& g) {
       t.position = {position[0], position[1], position[2]};
       t.rotation = {rotation[0], rotation[1], rotation[2], rotation[3]};
       t.scale = {scale[0], scale[1], scale[2]};
-      if (g.json.Find("parent") != nullptr) {
-        auto parent = ReadEntity(g.json.Find("parent"));
+      if (Member(g.json, "parent") != nullptr) {
+        auto parent = ReadEntity(Member(g.json, "parent"));
         if (!parent) return std::nullopt;
         t.parent = *parent;
       }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "scenecrdt/json/values.h"
 #include "scenecrdt/protocol/byte_order.h"
 #include "scenecrdt/protocol/hex.h"
 
@@ -58,22 +59,22 @@ std::vector<GoldenMessage> LoadGoldenMessages() {
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto json = ParseJson(line);
-    if (!json.has_value()) {
-      ADD_FAILURE() << path << ":" << line_no << ": " << json.error().detail;
+    auto parsed = json::ReadJson(line);
+    if (!parsed.has_value()) {
+      ADD_FAILURE() << path << ":" << line_no << ": " << parsed.error().detail;
       continue;
     }
     GoldenMessage g;
     g.line = line_no;
-    g.json = std::move(json).value();
-    const JsonValue* op = g.json.Find("op");
-    const JsonValue* hex = g.json.Find("hex");
-    auto bytes = hex && hex->is_string() ? FromHex(hex->text()) : std::nullopt;
+    g.json = std::move(parsed).value();
+    const json::Json* op = json::Member(g.json, "op");
+    const json::Json* hex = json::Member(g.json, "hex");
+    auto bytes = hex && hex->is_string() ? FromHex(hex->get<std::string>()) : std::nullopt;
     if (!op || !op->is_string() || !bytes) {
       ADD_FAILURE() << path << ":" << line_no << ": needs \"op\" and \"hex\" strings";
       continue;
     }
-    g.op = op->text();
+    g.op = op->get<std::string>();
     g.bytes = std::move(*bytes);
     out.push_back(std::move(g));
   }

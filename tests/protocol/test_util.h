@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "scenecrdt/json/reader.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/crdt_message.h"
-#include "scenecrdt/protocol/json.h"
 
 namespace scenecrdt::protocol::test {
 
@@ -42,7 +42,7 @@ std::ostream& operator<<(std::ostream& os, const OwnedMessage& m);
 struct GoldenMessage {
   int line = 0;
   std::string op;
-  JsonValue json;
+  json::Json json;
   std::vector<uint8_t> bytes;  // the `hex` field: the whole message
 };
 

@@ -11,8 +11,9 @@
 #include <set>
 #include <sstream>
 
+#include "scenecrdt/json/reader.h"
+#include "scenecrdt/json/values.h"
 #include "scenecrdt/protocol/hex.h"
-#include "scenecrdt/protocol/json.h"
 #include "tests/runtime/crdt_reference.h"
 
 namespace scenecrdt::runtime {
@@ -416,25 +417,28 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-EntityId JsonEntity(const protocol::JsonValue& v) {
-  if (auto id = v.AsU32()) return *id;
-  return MakeEntityId(*v.Find("number")->AsU32(), *v.Find("version")->AsU32());
+using json::AsU32;
+using json::Member;
+
+EntityId JsonEntity(const json::Json& v) {
+  if (auto id = AsU32(v)) return *id;
+  return MakeEntityId(*AsU32(*Member(v, "number")), *AsU32(*Member(v, "version")));
 }
 
 TEST(CrdtStoreTest, ReferenceConflictCaseMatchesDclEcs) {
-  auto ops = protocol::ParseJson(ReadFile(SCENECRDT_TEST_DATA_DIR "/conflicts.ops.json"));
-  auto expected = protocol::ParseJson(ReadFile(SCENECRDT_TEST_DATA_DIR "/conflicts.expected.json"));
+  auto ops = json::ReadJson(ReadFile(SCENECRDT_TEST_DATA_DIR "/conflicts.ops.json"));
+  auto expected = json::ReadJson(ReadFile(SCENECRDT_TEST_DATA_DIR "/conflicts.expected.json"));
   ASSERT_TRUE(ops.has_value());
   ASSERT_TRUE(expected.has_value());
   CrdtStore store;
-  for (const protocol::JsonValue& op : ops->Find("ops")->array()) {
-    const std::string& kind = op.Find("op")->text();
-    const EntityId e = JsonEntity(*op.Find("entity"));
+  for (const json::Json& op : *Member(*ops, "ops")) {
+    const std::string& kind = Member(op, "op")->get<std::string>();
+    const EntityId e = JsonEntity(*Member(op, "entity"));
     if (kind == "delete_entity") {
       Apply(store, DeleteEntity(e));
       continue;
     }
-    const uint32_t ts = *op.Find("timestamp")->AsU32();
+    const uint32_t ts = *AsU32(*Member(op, "timestamp"));
     if (kind == "delete") {
       Apply(store, Delete(e, ts));
       continue;
@@ -442,8 +446,8 @@ TEST(CrdtStoreTest, ReferenceConflictCaseMatchesDclEcs) {
     ASSERT_EQ(kind, "put");
     Transform t;
     auto floats = [&](const char* key, float* out, std::size_t n) {
-      if (const protocol::JsonValue* v = op.Find(key)) {
-        for (std::size_t i = 0; i < n; ++i) out[i] = *protocol::ParseFloatJson(v->array()[i]);
+      if (const json::Json* v = Member(op, key)) {
+        for (std::size_t i = 0; i < n; ++i) out[i] = *json::AsFloat((*v)[i]);
       }
     };
     float p[3] = {0, 0, 0}, r[4] = {0, 0, 0, 1}, s[3] = {1, 1, 1};
@@ -453,12 +457,13 @@ TEST(CrdtStoreTest, ReferenceConflictCaseMatchesDclEcs) {
     t.position = {p[0], p[1], p[2]};
     t.rotation = {r[0], r[1], r[2], r[3]};
     t.scale = {s[0], s[1], s[2]};
-    if (const protocol::JsonValue* parent = op.Find("parent")) t.parent = JsonEntity(*parent);
+    if (const json::Json* parent = Member(op, "parent")) t.parent = JsonEntity(*parent);
     Apply(store, Put(e, ts, t));
   }
   std::map<EntityId, std::pair<uint32_t, std::string>> want;
-  for (const auto& t : expected->Find("transforms")->array()) {
-    want[*t.Find("entity")->AsU32()] = {*t.Find("timestamp")->AsU32(), t.Find("dataHex")->text()};
+  for (const auto& t : *Member(*expected, "transforms")) {
+    want[*AsU32(*Member(t, "entity"))] = {*AsU32(*Member(t, "timestamp")),
+                                          Member(t, "dataHex")->get<std::string>()};
   }
   std::map<EntityId, std::pair<uint32_t, std::string>> got;
   for (const RegisterView& r : store.SortedRegisters()) {
@@ -467,10 +472,10 @@ TEST(CrdtStoreTest, ReferenceConflictCaseMatchesDclEcs) {
     }
   }
   EXPECT_EQ(got, want);
-  for (const auto& e : expected->Find("entities")->array()) {
-    EXPECT_STREQ(EntityStateName(store.GetEntityState(*e.Find("entity")->AsU32())),
-                 e.Find("state")->text().c_str())
-        << "entity " << e.Find("entity")->text();
+  for (const auto& e : *Member(*expected, "entities")) {
+    EXPECT_STREQ(EntityStateName(store.GetEntityState(*AsU32(*Member(e, "entity")))),
+                 Member(e, "state")->get<std::string>().c_str())
+        << "entity " << Member(e, "entity")->dump();
   }
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the `scenecrdt` command line's usage surface: top-level and per-subcommand --help
-// (every subcommand `scenecrdt --help` lists), --version, and the exit status 2 plus a hint
-// for unknown commands, unknown options and bad arguments.
+// (every subcommand `scenecrdt --help` lists, each with its exit statuses), --version, and the
+// exit status 2 plus a hint for unknown commands, unknown options and bad arguments.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -51,6 +51,7 @@ TEST_F(CliUsageTest, HelpListsTheCommandsAndExits0) {
 
 TEST_F(CliUsageTest, EverySubcommandHasHelp) {
   const RunResult top = RunProcess(kCli, {"--help"}, scratch_);
+  ASSERT_EQ(top.exit_code, 0) << top.err;
   const auto commands = ListedCommands(top.out);
   ASSERT_GE(commands.size(), 2u) << top.out;
   for (const std::string& command : commands) {
@@ -60,6 +61,8 @@ TEST_F(CliUsageTest, EverySubcommandHasHelp) {
       EXPECT_EQ(r.exit_code, 0) << r.err;
       EXPECT_EQ(r.out.rfind("usage: scenecrdt " + command, 0), 0u) << r.out;
       EXPECT_EQ(r.err, "");
+      // Every help says what each exit status means.
+      EXPECT_NE(r.out.find("\nexit status: 0 "), std::string::npos) << r.out;
     }
   }
 }
@@ -85,6 +88,7 @@ TEST_F(CliUsageTest, UnknownCommandExits2WithAHint) {
 
 TEST_F(CliUsageTest, UnknownOptionsExit2WithAHint) {
   const RunResult top = RunProcess(kCli, {"--help"}, scratch_);
+  ASSERT_EQ(top.exit_code, 0) << top.err;
   for (const std::string& command : ListedCommands(top.out)) {
     for (const char* option : {"--no-such-option", "--no-such-option=1", "-Z"}) {
       SCOPED_TRACE(command + " " + option);

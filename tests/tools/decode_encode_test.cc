@@ -13,51 +13,54 @@
 #include <string>
 #include <vector>
 
+#include "scenecrdt/json/reader.h"
+#include "scenecrdt/json/values.h"
 #include "scenecrdt/protocol/byte_order.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/hex.h"
-#include "scenecrdt/protocol/json.h"
 #include "scenecrdt/protocol/transform.h"
 #include "tests/tools/subprocess.h"
 
 namespace scenecrdt::tools::test {
 namespace {
 
+using json::AsU32;
+using json::Json;
+using json::Member;
 using protocol::CrdtMessage;
-using protocol::JsonValue;
 using protocol::MessageType;
 
 const std::string kCli = SCENECRDT_CLI_PATH;
 const std::string kDataDir = SCENECRDT_TEST_DATA_DIR;
 const std::string kExamplesDir = SCENECRDT_EXAMPLES_DIR;
 
-JsonValue ParseOrFail(const std::string& text) {
-  auto r = protocol::ParseJson(text);
+Json ParseOrFail(const std::string& text) {
+  auto r = json::ReadJson(text);
   if (!r.has_value()) {
     ADD_FAILURE() << "not JSON (" << r.error().detail << "): " << text;
-    return JsonValue();
+    return Json();
   }
   return std::move(r).value();
 }
 
 // A reference-file entity: a u32 or {"number","version"}.
-uint32_t EntityOf(const JsonValue* v) {
+uint32_t EntityOf(const Json* v) {
   if (v == nullptr) return 0;
-  if (auto id = v->AsU32()) return *id;
-  return protocol::MakeEntityId(v->Find("number")->AsU32().value(),
-                                v->Find("version")->AsU32().value());
+  if (auto id = AsU32(*v)) return *id;
+  return protocol::MakeEntityId(AsU32(*Member(*v, "number")).value(),
+                                AsU32(*Member(*v, "version")).value());
 }
 
 // Floats of a reference op (rounded double -> float), or the defaults.
-std::vector<float> FloatsOf(const JsonValue& op, const char* key, std::vector<float> defaults) {
-  const JsonValue* v = op.Find(key);
+std::vector<float> FloatsOf(const Json& op, const char* key, std::vector<float> defaults) {
+  const Json* v = Member(op, key);
   if (v == nullptr) return defaults;
   std::vector<float> out;
-  for (const JsonValue& item : v->array()) out.push_back(static_cast<float>(*item.AsDouble()));
+  for (const Json& item : *v) out.push_back(static_cast<float>(item.get<double>()));
   return out;
 }
 
-protocol::Transform TransformOf(const JsonValue& op) {
+protocol::Transform TransformOf(const Json& op) {
   const auto p = FloatsOf(op, "position", {0, 0, 0});
   const auto r = FloatsOf(op, "rotation", {0, 0, 0, 1});
   const auto s = FloatsOf(op, "scale", {1, 1, 1});
@@ -65,12 +68,12 @@ protocol::Transform TransformOf(const JsonValue& op) {
   t.position = {p.at(0), p.at(1), p.at(2)};
   t.rotation = {r.at(0), r.at(1), r.at(2), r.at(3)};
   t.scale = {s.at(0), s.at(1), s.at(2)};
-  t.parent = EntityOf(op.Find("parent"));
+  t.parent = EntityOf(Member(op, "parent"));
   return t;
 }
 
-std::vector<JsonValue> GoldenLines() {
-  std::vector<JsonValue> out;
+std::vector<Json> GoldenLines() {
+  std::vector<Json> out;
   for (const std::string& line : Lines(ReadText(kDataDir + "/golden-messages.jsonl"))) {
     if (!line.empty()) out.push_back(ParseOrFail(line));
   }
@@ -79,8 +82,8 @@ std::vector<JsonValue> GoldenLines() {
 
 std::vector<uint8_t> GoldenStream() {
   std::vector<uint8_t> out;
-  for (const JsonValue& g : GoldenLines()) {
-    auto bytes = protocol::FromHex(g.Find("hex")->text());
+  for (const Json& g : GoldenLines()) {
+    auto bytes = protocol::FromHex(Member(g, "hex")->get<std::string>());
     out.insert(out.end(), bytes->begin(), bytes->end());
   }
   return out;
@@ -128,44 +131,44 @@ TEST_F(DecodeEncodeTest, DecodePrintsTheGoldenStreamAsJsonLines) {
 
   for (std::size_t i = 0; i < golden.size(); ++i) {
     SCOPED_TRACE(lines[i]);
-    const JsonValue& g = golden[i];
-    const JsonValue line = ParseOrFail(lines[i]);
-    const std::string op = g.Find("op")->text();
+    const Json& g = golden[i];
+    const Json line = ParseOrFail(lines[i]);
+    const std::string op = Member(g, "op")->get<std::string>();
     const auto type_code = static_cast<MessageType>(
-        protocol::LoadU32Le(protocol::FromHex(g.Find("hex")->text())->data() + 4));
-    EXPECT_EQ(line.Find("type")->text(), op);
-    const uint32_t entity = EntityOf(g.Find("entity"));
-    EXPECT_EQ(line.Find("entity")->AsU32(), entity);
-    EXPECT_EQ(line.Find("number")->AsU32(), protocol::EntityNumber(entity));
-    EXPECT_EQ(line.Find("version")->AsU32(), protocol::EntityVersion(entity));
+        protocol::LoadU32Le(protocol::FromHex(Member(g, "hex")->get<std::string>())->data() + 4));
+    EXPECT_EQ(Member(line, "type")->get<std::string>(), op);
+    const uint32_t entity = EntityOf(Member(g, "entity"));
+    EXPECT_EQ(AsU32(*Member(line, "entity")), entity);
+    EXPECT_EQ(AsU32(*Member(line, "number")), protocol::EntityNumber(entity));
+    EXPECT_EQ(AsU32(*Member(line, "version")), protocol::EntityVersion(entity));
     if (protocol::HasComponent(type_code)) {
-      const JsonValue* component = g.Find("componentId");
-      EXPECT_EQ(line.Find("component")->AsU32(), component ? *component->AsU32() : 1u);
-      EXPECT_EQ(line.Find("timestamp")->AsU32(), g.Find("timestamp")->AsU32());
+      const Json* component = Member(g, "componentId");
+      EXPECT_EQ(AsU32(*Member(line, "component")), component ? *AsU32(*component) : 1u);
+      EXPECT_EQ(AsU32(*Member(line, "timestamp")), AsU32(*Member(g, "timestamp")));
     } else {
-      EXPECT_EQ(line.Find("component"), nullptr);
-      EXPECT_EQ(line.Find("timestamp"), nullptr);
+      EXPECT_EQ(Member(line, "component"), nullptr);
+      EXPECT_EQ(Member(line, "timestamp"), nullptr);
     }
     if (protocol::HasNetworkId(type_code)) {
-      EXPECT_EQ(line.Find("networkId")->AsU32(), g.Find("networkId")->AsU32());
+      EXPECT_EQ(AsU32(*Member(line, "networkId")), AsU32(*Member(g, "networkId")));
     } else {
-      EXPECT_EQ(line.Find("networkId"), nullptr);
+      EXPECT_EQ(Member(line, "networkId"), nullptr);
     }
     if (!protocol::HasData(type_code)) {
-      EXPECT_EQ(line.Find("dataHex"), nullptr);
-      EXPECT_EQ(line.Find("transform"), nullptr);
+      EXPECT_EQ(Member(line, "dataHex"), nullptr);
+      EXPECT_EQ(Member(line, "transform"), nullptr);
       continue;
     }
     // The payload is the tail of the golden bytes after the fixed fields.
-    const std::string hex = g.Find("hex")->text();
+    const std::string hex = Member(g, "hex")->get<std::string>();
     const std::string payload_hex = hex.substr(2 * protocol::BaseSize(type_code));
-    EXPECT_EQ(line.Find("dataHex")->text(), payload_hex);
-    if (const JsonValue* data = g.Find("dataHex")) {
-      EXPECT_EQ(line.Find("dataHex")->text(), data->text());
-      EXPECT_EQ(line.Find("transform"), nullptr);  // APPEND is never shown as a Transform
+    EXPECT_EQ(Member(line, "dataHex")->get<std::string>(), payload_hex);
+    if (const Json* data = Member(g, "dataHex")) {
+      EXPECT_EQ(Member(line, "dataHex")->get<std::string>(), data->get<std::string>());
+      EXPECT_EQ(Member(line, "transform"), nullptr);  // APPEND is never shown as a Transform
       continue;
     }
-    const JsonValue* t = line.Find("transform");
+    const Json* t = Member(line, "transform");
     ASSERT_NE(t, nullptr);
     const protocol::Transform expected = TransformOf(g);
     const float want[] = {expected.position.x, expected.position.y, expected.position.z,
@@ -174,16 +177,16 @@ TEST_F(DecodeEncodeTest, DecodePrintsTheGoldenStreamAsJsonLines) {
                           expected.scale.z};
     std::vector<float> got;
     for (const char* key : {"position", "rotation", "scale"}) {
-      for (const JsonValue& f : t->Find(key)->array()) {
+      for (const Json& f : *Member(*t, key)) {
         ASSERT_TRUE(f.is_number()) << key;
-        got.push_back(static_cast<float>(*f.AsDouble()));
+        got.push_back(static_cast<float>(f.get<double>()));
       }
     }
     ASSERT_EQ(got.size(), 10u);
     for (std::size_t k = 0; k < 10; ++k) {
       EXPECT_EQ(std::bit_cast<uint32_t>(got[k]), std::bit_cast<uint32_t>(want[k])) << "float " << k;
     }
-    EXPECT_EQ(t->Find("parent")->AsU32(), expected.parent);
+    EXPECT_EQ(AsU32(*Member(*t, "parent")), expected.parent);
   }
 }
 
@@ -294,23 +297,23 @@ TEST_F(DecodeEncodeTest, LongStreamsRoundTripAcrossReadChunks) {
 
 TEST_F(DecodeEncodeTest, ConflictOpsEncodeToTheProtocolBytes) {
   const std::string path = kDataDir + "/conflicts.ops.json";
-  const JsonValue doc = ParseOrFail(ReadText(path));
-  const JsonValue* ops = doc.Find("ops");
+  const Json doc = ParseOrFail(ReadText(path));
+  const Json* ops = Member(doc, "ops");
   ASSERT_NE(ops, nullptr);
-  ASSERT_GT(ops->array().size(), 5u);
+  ASSERT_GT(ops->size(), 5u);
   std::vector<uint8_t> expected;
-  for (const JsonValue& op : ops->array()) {
-    const std::string name = op.Find("op")->text();
-    const uint32_t entity = EntityOf(op.Find("entity"));
+  for (const Json& op : *ops) {
+    const std::string name = Member(op, "op")->get<std::string>();
+    const uint32_t entity = EntityOf(Member(op, "entity"));
     if (name == "put") {
-      protocol::AppendTransformPut(entity, *op.Find("timestamp")->AsU32(), TransformOf(op),
+      protocol::AppendTransformPut(entity, *AsU32(*Member(op, "timestamp")), TransformOf(op),
                                    expected);
     } else if (name == "delete") {
       CrdtMessage m;
       m.type = MessageType::kDeleteComponent;
       m.entity = entity;
       m.component = protocol::kTransformComponentId;
-      m.timestamp = *op.Find("timestamp")->AsU32();
+      m.timestamp = *AsU32(*Member(op, "timestamp"));
       protocol::AppendMessage(m, expected);
     } else {
       ASSERT_EQ(name, "delete_entity");
@@ -327,7 +330,7 @@ TEST_F(DecodeEncodeTest, ConflictOpsEncodeToTheProtocolBytes) {
   // And it decodes to one line per op.
   const RunResult decoded = RunProcess(kCli, {"decode", out.string()}, scratch_);
   ASSERT_EQ(decoded.exit_code, 0);
-  EXPECT_EQ(Lines(decoded.out).size(), ops->array().size());
+  EXPECT_EQ(Lines(decoded.out).size(), ops->size());
 }
 
 struct Malformed {

@@ -6,7 +6,8 @@
 
 #include <algorithm>
 
-#include "scenecrdt/protocol/json.h"
+#include "scenecrdt/json/reader.h"
+#include "scenecrdt/json/values.h"
 #include "tests/tools/subprocess.h"
 #include "tools/cli/schedule_shrink.h"
 
@@ -25,10 +26,13 @@ std::filesystem::path ConflictStream(const ScratchDir& scratch) {
   return path;
 }
 
-protocol::JsonValue Json(const std::string& text) {
-  auto v = protocol::ParseJson(text);
+using json::AsU32;
+using json::Member;
+
+json::Json Json(const std::string& text) {
+  auto v = json::ReadJson(text);
   EXPECT_TRUE(v.has_value());
-  return v.has_value() ? *v : protocol::JsonValue();
+  return v.has_value() ? *v : json::Json();
 }
 
 TEST(ReplayCommandTest, ShuffledReplaysGiveTheSameStateAndWorld) {
@@ -36,8 +40,8 @@ TEST(ReplayCommandTest, ShuffledReplaysGiveTheSameStateAndWorld) {
   const auto stream = ConflictStream(scratch);
   const RunResult in_order = RunProcess(kCli, {"replay", stream.string(), "--world"}, scratch);
   ASSERT_EQ(in_order.exit_code, 0) << in_order.err;
-  const protocol::JsonValue base = Json(in_order.out);
-  ASSERT_NE(base.Find("world"), nullptr);
+  const json::Json base = Json(in_order.out);
+  ASSERT_NE(Member(base, "world"), nullptr);
   for (int seed = 1; seed <= 5; ++seed) {
     const RunResult r = RunProcess(
         kCli, {"replay", stream.string(), "--world", "--shuffle", std::to_string(seed)}, scratch);
@@ -46,17 +50,17 @@ TEST(ReplayCommandTest, ShuffledReplaysGiveTheSameStateAndWorld) {
   }
   // The loop 603 <-> 604 is parked at the root; 606 hangs under 600.
   int parked = 0;
-  for (const auto& node : base.Find("world")->array()) {
-    const uint32_t entity = *node.Find("entity")->AsU32();
+  for (const auto& node : *Member(base, "world")) {
+    const uint32_t entity = *AsU32(*Member(node, "entity"));
     if (entity == 603 || entity == 604) {
-      EXPECT_TRUE(node.Find("parked")->bool_value());
-      EXPECT_EQ(*node.Find("parent")->AsU32(), 0u);
+      EXPECT_TRUE(Member(node, "parked")->get<bool>());
+      EXPECT_EQ(*AsU32(*Member(node, "parent")), 0u);
       ++parked;
     }
     if (entity == 606) {
-      EXPECT_EQ(*node.Find("parent")->AsU32(), 600u);
+      EXPECT_EQ(*AsU32(*Member(node, "parent")), 600u);
     }
-    EXPECT_EQ(node.Find("localToWorld")->array().size(), 16u);
+    EXPECT_EQ(Member(node, "localToWorld")->size(), 16u);
   }
   EXPECT_EQ(parked, 2);
 }
@@ -84,7 +88,7 @@ TEST(ConvergeCommandTest, SingleStoreAndReplicaSchedulesConverge) {
   EXPECT_NE(replicas.out.find("world matrices bitwise equal"), std::string::npos) << replicas.out;
   // Both report the in-order state hash.
   const RunResult replay = RunProcess(kCli, {"replay", stream.string()}, scratch);
-  const std::string hash = Json(replay.out).Find("stateHash")->text();
+  const std::string hash = Member(Json(replay.out), "stateHash")->get<std::string>();
   EXPECT_NE(single.out.find(hash), std::string::npos);
   EXPECT_NE(replicas.out.find(hash), std::string::npos);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs a program (the built `scenecrdt`) with posix_spawn, stdin from a file and stdout/stderr
-// captured through files in a scratch directory, for the command-line tests.
+// captured through files in a scratch directory or through pipes, for the command-line tests.
 #pragma once
 
 #include <cstdint>
@@ -32,10 +32,25 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
-// Runs `program` with `args` (argv[1..]); stdin reads `stdin_path` (or /dev/null when empty).
-// Output goes through files in `scratch`.
+struct RunOptions {
+  std::filesystem::path stdin_path;  // empty: /dev/null
+  // stdout and stderr through pipes instead of files in the scratch folder: what a program
+  // sees under `cmd 2>&1 | less` (neither is a terminal either way).
+  bool pipes = false;
+  // Environment changes: "NAME=VALUE" sets NAME, "NAME" removes it.
+  std::vector<std::string> env;
+};
+
+// Runs `program` with `args` (argv[1..]) and waits for it (with pipes: at most 120 s, then
+// SIGKILL and a test failure).
+RunResult RunProcess(const std::string& program, const std::vector<std::string>& args,
+                     const ScratchDir& scratch, const RunOptions& options);
+// Stdin reads `stdin_path` (or /dev/null when empty); output goes through files in `scratch`.
 RunResult RunProcess(const std::string& program, const std::vector<std::string>& args,
                      const ScratchDir& scratch, const std::filesystem::path& stdin_path = {});
+
+// The environment of this process with `changes` applied (RunOptions::env), for posix_spawn.
+std::vector<std::string> ChildEnvironment(const std::vector<std::string>& changes);
 
 std::vector<uint8_t> ReadBytes(const std::filesystem::path& path);
 std::string ReadText(const std::filesystem::path& path);

@@ -1,14 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns argument scanning, I/O helpers and progress output for the command line.
+// Owns argument scanning and the I/O helpers of the command line.
 #include "tools/cli/cli_common.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
-#include <chrono>
-#include <cstdlib>
-#include <cstring>
 
 namespace scenecrdt::cli {
 
@@ -151,40 +145,6 @@ void PrintError(std::string_view command, std::string_view what, const Error& e)
 void PrintMessage(std::string_view command, std::string_view message) {
   std::fprintf(stderr, "scenecrdt %.*s: %.*s\n", static_cast<int>(command.size()), command.data(),
                static_cast<int>(message.size()), message.data());
-}
-
-namespace {
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
-bool ProgressWanted() {
-  const char* env = std::getenv("SCENECRDT_PROGRESS");
-  return (env && std::strcmp(env, "1") == 0) || isatty(STDERR_FILENO) != 0;
-}
-
-Progress::Progress(std::string label) : label_(std::move(label)), enabled_(ProgressWanted()) {}
-
-Progress::~Progress() { Done(); }
-
-void Progress::Update(uint64_t done, uint64_t total) {
-  if (!enabled_) return;
-  const int64_t now = NowMs();
-  if (drawn_ && now - last_draw_ms_ < 200 && done != total) return;
-  last_draw_ms_ = now;
-  drawn_ = true;
-  const double pct = total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100;
-  std::fprintf(stderr, "\r%s: %llu/%llu (%.0f%%)   ", label_.c_str(),
-               static_cast<unsigned long long>(done), static_cast<unsigned long long>(total), pct);
-  std::fflush(stderr);
-}
-
-void Progress::Done() {
-  if (enabled_ && drawn_) std::fprintf(stderr, "\n");
-  drawn_ = false;
 }
 
 }  // namespace scenecrdt::cli

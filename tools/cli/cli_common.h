@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns what every subcommand shares: argument scanning, file and stdin I/O, error printing
-// and the exit-status convention (0 ok, 1 check failed, 2 bad input or usage).
+// and the exit-status convention (0 ok, 1 check failed, 2 bad input or usage). Progress
+// output is in progress.h.
 #pragma once
 
 #include <cstdint>
@@ -75,25 +76,6 @@ class StdoutBuffer {
 
  private:
   std::string buffer_;
-};
-
-// True when progress lines are wanted: stderr is a terminal, or SCENECRDT_PROGRESS=1.
-bool ProgressWanted();
-
-// A progress line on stderr, redrawn at most every 200 ms, only when ProgressWanted().
-// Done() ends the line.
-class Progress {
- public:
-  explicit Progress(std::string label);
-  ~Progress();
-  void Update(uint64_t done, uint64_t total);
-  void Done();
-
- private:
-  std::string label_;
-  bool enabled_ = false;
-  bool drawn_ = false;
-  int64_t last_draw_ms_ = 0;
 };
 
 }  // namespace scenecrdt::cli

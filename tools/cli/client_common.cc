@@ -11,17 +11,35 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
   auto scene = scan.Value("--scene");
   auto token = scan.Value("--token");
   auto timeout = scan.Double("--timeout");
-  if (server) out.server = *server;
-  if (scene) out.scene = *scene;
   if (token) out.token = *token;
   if (timeout) out.timeout_ms = static_cast<uint64_t>(*timeout * 1000.0);
-  if (!server || !scene) {
+  const std::string hint = "; see 'scenecrdt " + std::string(command) + " --help'";
+  if (!server) {
     PrintMessage(command,
-                 "needs --server URL (tcp://HOST:PORT or ws://HOST:PORT) and --scene "
-                 "NAME; see 'scenecrdt " +
-                     std::string(command) + " --help'");
+                 "needs --server URL (tcp://HOST:PORT, ws://HOST:PORT or "
+                 "ws://HOST:PORT/scene/NAME)" +
+                     hint);
     return false;
   }
+  auto url = client::ParseServerUrl(*server);
+  if (!url.has_value()) {
+    PrintError(command, "--server " + *server, url.error());
+    return false;
+  }
+  // The scene comes from --scene or from a ws:// /scene/NAME path; given twice, it must be
+  // the same (a URL path that was silently ignored would join another scene).
+  if (scene && !url->scene.empty() && *scene != url->scene) {
+    PrintMessage(command, "--server names scene '" + url->scene + "' but --scene says '" + *scene +
+                              "': give the scene once");
+    return false;
+  }
+  if (!scene && url->scene.empty()) {
+    PrintMessage(command, "needs --scene NAME (or a ws://HOST:PORT/scene/NAME URL)" + hint);
+    return false;
+  }
+  out.server = *server;
+  out.url = *url;
+  out.scene = scene ? *scene : url->scene;
   return true;
 }
 

@@ -10,18 +10,22 @@
 #include <string>
 
 #include "scenecrdt/client/client.h"
+#include "scenecrdt/client/url.h"
 #include "tools/cli/cli_common.h"
 
 namespace scenecrdt::cli {
 
 struct ClientFlags {
-  std::string server;  // URL
-  std::string scene;
+  std::string server;     // the URL as given
+  client::ServerUrl url;  // parsed
+  std::string scene;      // --scene, or the scene the URL names
   std::string token;
   uint64_t timeout_ms = 10000;
 };
 
-// Reads --server, --scene, --token, --timeout (seconds); prints what is missing.
+// Reads --server, --scene, --token, --timeout (seconds). The scene is --scene or the one a
+// ws://HOST:PORT/scene/NAME URL names (both: they must agree). Prints what is wrong or
+// missing and returns false (the command exits 2).
 bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out);
 
 struct JoinOptions {

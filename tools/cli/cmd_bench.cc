@@ -3,11 +3,14 @@
 // (`bench merge FILE`), and generation of the standard benchmark stream (`bench stream`).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/testing/bench_streams.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/stream_files.h"
 
 namespace scenecrdt::cli {
 
@@ -23,6 +26,8 @@ stream  writes the standard decode+merge benchmark stream: U Transform PUTs (def
         field is used), in a seeded random order with equal-timestamp ties.
 
 Use a release build (`cmake --preset release`) for meaningful figures.
+
+exit status: 0 ok; 2 malformed FILE, bad usage, or OUT cannot be written.
 )";
 
 int RunMerge(ArgScanner& scan) {
@@ -49,6 +54,7 @@ int RunMerge(ArgScanner& scan) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!stats.has_value()) {
       PrintError("bench", "malformed stream", stats.error());
+      if (LooksLikeJsonText(*bytes)) PrintJsonLinesHint("bench");
       return kExitBadInput;
     }
     messages = stats->messages;
@@ -56,8 +62,11 @@ int RunMerge(ArgScanner& scan) {
   }
   const double rate = best > 0 ? static_cast<double>(messages) / best : 0;
   if (json) {
-    std::printf("{\"messages\":%llu,\"seconds\":%.6f,\"messagesPerSecond\":%.0f}\n",
-                static_cast<unsigned long long>(messages), best, rate);
+    nlohmann::ordered_json out;
+    out["messages"] = messages;
+    out["seconds"] = std::round(best * 1e6) / 1e6;
+    out["messagesPerSecond"] = static_cast<uint64_t>(std::llround(rate));
+    std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("merge: %llu messages in %.3f ms (best of %llu): %.1f M messages/s\n",
                 static_cast<unsigned long long>(messages), best * 1e3,

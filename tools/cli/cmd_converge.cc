@@ -9,6 +9,7 @@
 
 #include "scenecrdt/runtime/crdt_store.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/replica_sim.h"
 #include "tools/cli/schedule_shrink.h"
 #include "tools/cli/stream_files.h"
@@ -19,6 +20,7 @@ namespace {
 constexpr const char* kHelp =
     R"(usage: scenecrdt converge FILE... [--trials N] [--seed S] [--duplicate P]
                           [--redeliver P] [--failure-out F]
+                          [--replicas K [--drop P] [--partition P] [--late-join P]]
 
 Checks the CRDT contract on real traffic: the messages of FILE... ('-' for stdin) are applied
 to fresh stores under N seeded random schedules, and every schedule must end in the state
@@ -41,14 +43,18 @@ options:
   --duplicate P     duplication probability, 0..1 (default 0.1)
   --redeliver P     hold-back probability, 0..1 (default 0.1)
   --failure-out F   on divergence, write the shrunk schedule there as a DCL stream
-  --replicas K      simulate K >= 1 replicas and a server (see above)
+  --replicas K      simulate K replicas (1..64) and a server (see above)
   --drop P          with --replicas: loss probability per transmission (default 0.1)
   --partition P     with --replicas: probability that a replica is partitioned (default 0.2)
   --late-join P     with --replicas: probability that a replica joins late (default 0.2)
 
-prints: a progress line on a terminal, then `converged: N schedules, hash H` (exit 0); on
-divergence, the seed, the shrunk schedule's length, both final states' difference and
-(exit 1). exit 2: malformed input or bad usage.
+output: a progress line on stderr when it is a terminal, then on stdout either
+`converged: N schedules, hash H` or, on divergence, the diverging seed, the shrunk
+schedule (message indices) and the difference between the two final states (with
+--replicas: the first replica that differs and how).
+
+exit status: 0 every schedule converged; 1 a schedule diverged; 2 malformed input or bad
+usage.
 )";
 
 using Schedule = std::vector<uint32_t>;  // indices into the message list

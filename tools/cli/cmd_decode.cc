@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns `scenecrdt decode`: a DCL CRDT stream (file or stdin, read in chunks) to JSON lines.
+#include <algorithm>
 #include <cstdio>
 
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/message_json.h"
+#include "tools/cli/stream_files.h"
 
 namespace scenecrdt::cli {
 
@@ -27,7 +29,7 @@ options:
   --reject-unknown       refuse unknown message types instead of skipping them
 
 exit status: 0 ok; 2 malformed input (messages before the fault are printed, then the error
-with its byte offset on stderr) or bad usage.
+with its byte offset on stderr; JSON given by mistake is named as such) or bad usage.
 )";
 }  // namespace
 
@@ -62,9 +64,14 @@ int RunDecode(Args args) {
     out.MaybeFlush();
   };
   std::vector<uint8_t> chunk(1 << 16);
+  std::vector<uint8_t> head;  // the first bytes, to tell JSON given by mistake
   Result<void> status;
   while (true) {
     const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
+    if (head.size() < 256) {
+      head.insert(head.end(), chunk.begin(),
+                  chunk.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(n, 256)));
+    }
     if (n > 0) {
       status = decoder.Feed(std::span<const uint8_t>(chunk.data(), n), emit);
       if (!status.has_value()) break;
@@ -76,6 +83,7 @@ int RunDecode(Args args) {
   out.Flush();
   if (!status.has_value()) {
     PrintError("decode", "malformed stream", status.error());
+    if (LooksLikeJsonText(head)) PrintJsonLinesHint("decode");
     return kExitBadInput;
   }
   if (read_failed) {
@@ -87,6 +95,7 @@ int RunDecode(Args args) {
                MakeError(ErrorCode::kTruncated,
                          "the input ends inside a message (a message was cut short)",
                          decoder.consumed_bytes()));
+    if (LooksLikeJsonText(head)) PrintJsonLinesHint("decode");
     return kExitBadInput;
   }
   return kExitOk;

@@ -18,7 +18,9 @@ binary stream to OUT ('-' for stdout). Input forms:
   - the reference "ops" format: a JSON array of operations or {"ops":[...]}, with "op"
     instead of "type", entities as u32 or {"number","version"}, and position / rotation /
     scale / parent at the top level (identity defaults, component 1 by default).
-Numbers are rounded to float32 as JavaScript's Float32 store does.
+Numbers are rounded to float32 as JavaScript's Float32 store does. Input is strict: a key
+the message type does not use (a typo such as "postion"), a missing field or a value of the
+wrong kind is refused, naming the line, the key and the accepted keys; nothing is written.
 
 options:
   -o, --output OUT  where to write the stream (required)
@@ -50,13 +52,13 @@ int RunEncode(Args args) {
     PrintError("encode", "cannot read '" + path + "'", input.error());
     return kExitBadInput;
   }
-  std::size_t line = 0;
+  EncodeProblem problem;
   auto bytes = EncodeJsonText(
-      std::string_view(reinterpret_cast<const char*>(input->data()), input->size()), &line);
+      std::string_view(reinterpret_cast<const char*>(input->data()), input->size()), problem);
   if (!bytes.has_value()) {
-    std::string where = "invalid input";
-    if (line > 0) where += " on line " + std::to_string(line);
-    PrintError("encode", where, bytes.error());
+    std::string where = path == "-" ? "stdin" : path;
+    if (problem.line > 0) where += ", line " + std::to_string(problem.line);
+    PrintMessage("encode", where + ": " + problem.message);
     return kExitBadInput;
   }
   if (auto w = WriteOutput(*output, *bytes); !w.has_value()) {

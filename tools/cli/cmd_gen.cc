@@ -33,6 +33,8 @@ options:
   --seed S         generator seed (default 1)
   --non-uniform    non-uniform scales (exercise the NonUniformScale path)
   -o, --output OUT where to write the stream (required; '-' for stdout)
+
+exit status: 0 ok; 2 bad usage (unknown shape, N out of range) or OUT cannot be written.
 )";
 constexpr uint64_t kMaxEntities = 65536 - 512;
 }  // namespace

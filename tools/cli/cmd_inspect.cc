@@ -28,6 +28,9 @@ options:
                  parked entities in red, placeholders hollow. Labels are thinned out on large
                  scenes so 10 000 entities stay readable.
   --max-lines N  print at most N tree lines (default: all)
+
+exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr), bad usage, or
+the --svg file cannot be written.
 )";
 
 struct Node {

@@ -13,11 +13,13 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "scenecrdt/client/connection.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/progress.h"
 
 namespace scenecrdt::cli {
 
@@ -27,12 +29,13 @@ constexpr const char* kHelp = R"(usage: scenecrdt load --server URL --scene NAME
 Loopback load generator: --clients connections join the scene; --movers entities (spread
 round-robin over the clients) each get a new Transform --rate times per second, written by
 their owner with increasing timestamps. Every other client measures the delay from the
-owner's send to its own receipt. Prints a live progress line on stderr and a summary at the
+owner's send to its own receipt. Redraws a progress line on stderr when it is a terminal
+(SCENECRDT_PROGRESS=1: a plain line every 5 s on a pipe or file) and prints a summary at the
 end (JSON with --json). Run it against a release build: the generator uses one thread.
 
 options:
-  --server URL       tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT (loopback only)
-  --scene NAME       the scene (use a fresh one per run)
+  --server URL       tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT[/scene/NAME] (loopback only)
+  --scene NAME       the scene (use a fresh one per run), unless the URL names it
   --token T          a write token, when the server runs with --auth
   --clients N        connections (default 200, at most 2000)
   --movers M         moving entities (default 100, at most 10000)
@@ -231,12 +234,8 @@ int RunLoad(Args args) {
                  "--duration (0,600], --warmup [0,60]");
     return kExitBadInput;
   }
-  auto url = client::ParseServerUrl(flags.server);
-  if (!url.has_value()) {
-    PrintError("load", "--server", url.error());
-    return kExitBadInput;
-  }
-  if (url->host != "127.0.0.1" && url->host != "localhost" && url->host != "::1") {
+  const client::ServerUrl& url = flags.url;
+  if (url.host != "127.0.0.1" && url.host != "localhost" && url.host != "::1") {
     PrintMessage("load", "runs against loopback only (127.0.0.1, localhost or ::1)");
     return kExitBadInput;
   }
@@ -265,18 +264,22 @@ int RunLoad(Args args) {
       run.OnFrame(*c, f);
     };
     h.on_closed = [c](const Error&) { c->closed = true; };
-    c->connection = std::make_shared<client::Connection>(run.ioc, url.value(), flags.scene,
+    c->connection = std::make_shared<client::Connection>(run.ioc, url, flags.scene,
                                                          client::ConnectionOptions{}, h);
     c->connection->Start();
   }
   // Phase 1: everyone joins (bounded).
   const auto join_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  StatusLine status;
+  const auto joined = [&] {
+    return "load: " + std::to_string(run.ready) + "/" + std::to_string(n_clients) + " joined";
+  };
   while (run.ready < n_clients && std::chrono::steady_clock::now() < join_deadline) {
     run.ioc.run_for(std::chrono::milliseconds(50));
-    std::fprintf(stderr, "\rload: %u/%llu joined   ", run.ready,
-                 static_cast<unsigned long long>(n_clients));
+    status.Show(joined());
   }
-  std::fprintf(stderr, "\n");
+  status.Show(joined(), /*now=*/true);
+  status.End();
   if (run.ready < n_clients) {
     PrintMessage("load", "only " + std::to_string(run.ready) + " of " + std::to_string(n_clients) +
                              " clients joined within 30 s" +
@@ -337,16 +340,18 @@ int RunLoad(Args args) {
       bytes_out_start = sum_bytes(false);
       last_report = now;
     }
-    if (run.measuring && now - last_report >= std::chrono::seconds(1)) {
+    if (status.enabled() && run.measuring && now - last_report >= std::chrono::seconds(1)) {
       const double dt = std::chrono::duration<double>(now - last_report).count();
-      std::fprintf(
-          stderr,
-          "\rload: %llu clients  in %.0f msg/s  out %.0f msg/s  p50 %.2f ms  p99 %.2f "
-          "ms  max %.2f ms   ",
+      char text[256];
+      std::snprintf(
+          text, sizeof text,
+          "load: %llu clients  in %.0f msg/s  out %.0f msg/s  p50 %.2f ms  p99 %.2f ms  max "
+          "%.2f ms",
           static_cast<unsigned long long>(n_clients),
           static_cast<double>(run.totals.sent_messages - last_totals.sent_messages) / dt,
           static_cast<double>(run.totals.received_messages - last_totals.received_messages) / dt,
           run.Percentile(0.50), run.Percentile(0.99), static_cast<double>(run.totals.max_ns) / 1e6);
+      status.Show(text);
       last_totals = run.totals;
       last_report = now;
     }
@@ -357,7 +362,7 @@ int RunLoad(Args args) {
       server_pid && cpu_server_start >= 0 ? CpuSecondsOf(*server_pid) - cpu_server_start : -1.0;
   const uint64_t bytes_in = sum_bytes(true) - bytes_in_start;
   const uint64_t bytes_out = sum_bytes(false) - bytes_out_start;
-  std::fprintf(stderr, "\n");
+  status.End();
   timer.cancel();
   uint32_t connected = 0;
   for (auto& c : run.clients) {
@@ -368,34 +373,41 @@ int RunLoad(Args args) {
   run.ioc.run_for(std::chrono::seconds(5));
 
   const Totals& t = run.totals;
-  char buf[2048];
-  std::snprintf(
-      buf, sizeof buf,
-      "{\"clients\":%llu,\"connected\":%u,\"movers\":%llu,\"rate_hz\":%g,\"duration_s\":%g,"
-      "\"sent_frames\":%llu,\"sent_messages\":%llu,\"received_frames\":%llu,"
-      "\"received_messages\":%llu,\"messages_per_second_in\":%.1f,"
-      "\"messages_per_second_out\":%.1f,\"bytes_sent\":%llu,\"bytes_received\":%llu,"
-      "\"bytes_per_client_per_second\":%.1f,\"latency_ms\":{\"samples\":%llu,\"p50\":%.3f,"
-      "\"p95\":%.3f,\"p99\":%.3f,\"max\":%.3f},\"acks\":%llu,\"refusals\":%llu,"
-      "\"load_cpu_seconds\":%.3f,\"load_cpu_percent\":%.1f,\"server_cpu_seconds\":%.3f,"
-      "\"server_cpu_percent\":%.1f}\n",
-      static_cast<unsigned long long>(n_clients), connected,
-      static_cast<unsigned long long>(n_movers), rate, duration,
-      static_cast<unsigned long long>(t.sent_frames),
-      static_cast<unsigned long long>(t.sent_messages),
-      static_cast<unsigned long long>(t.received_frames),
-      static_cast<unsigned long long>(t.received_messages),
-      static_cast<double>(t.sent_messages) / duration,
-      static_cast<double>(t.received_messages) / duration,
-      static_cast<unsigned long long>(bytes_out), static_cast<unsigned long long>(bytes_in),
-      static_cast<double>(bytes_in) / static_cast<double>(n_clients) / duration,
-      static_cast<unsigned long long>(t.samples), run.Percentile(0.50), run.Percentile(0.95),
-      run.Percentile(0.99), static_cast<double>(t.max_ns) / 1e6,
-      static_cast<unsigned long long>(t.acks), static_cast<unsigned long long>(t.refusals),
-      cpu_self, 100.0 * cpu_self / duration, cpu_server,
-      cpu_server >= 0 ? 100.0 * cpu_server / duration : -1.0);
+  // Figures rounded to what they can tell (0.1 % of CPU, 1 us of latency), so the JSON holds
+  // 0.501 and not 0.50099999999999989.
+  // Dividing by a power of ten gives the double nearest the decimal, which dump() prints short.
+  const auto rounded = [](double v, double scale) { return std::round(v * scale) / scale; };
+  nlohmann::ordered_json summary;
+  summary["clients"] = n_clients;
+  summary["connected"] = connected;
+  summary["movers"] = n_movers;
+  summary["rate_hz"] = rate;
+  summary["duration_s"] = duration;
+  summary["sent_frames"] = t.sent_frames;
+  summary["sent_messages"] = t.sent_messages;
+  summary["received_frames"] = t.received_frames;
+  summary["received_messages"] = t.received_messages;
+  summary["messages_per_second_in"] = rounded(static_cast<double>(t.sent_messages) / duration, 10);
+  summary["messages_per_second_out"] =
+      rounded(static_cast<double>(t.received_messages) / duration, 10);
+  summary["bytes_sent"] = bytes_out;
+  summary["bytes_received"] = bytes_in;
+  summary["bytes_per_client_per_second"] =
+      rounded(static_cast<double>(bytes_in) / static_cast<double>(n_clients) / duration, 10);
+  summary["latency_ms"] = {{"samples", t.samples},
+                           {"p50", rounded(run.Percentile(0.50), 1000)},
+                           {"p95", rounded(run.Percentile(0.95), 1000)},
+                           {"p99", rounded(run.Percentile(0.99), 1000)},
+                           {"max", rounded(static_cast<double>(t.max_ns) / 1e6, 1000)}};
+  summary["acks"] = t.acks;
+  summary["refusals"] = t.refusals;
+  summary["load_cpu_seconds"] = rounded(cpu_self, 1000);
+  summary["load_cpu_percent"] = rounded(100.0 * cpu_self / duration, 10);
+  summary["server_cpu_seconds"] = rounded(cpu_server, 1000);
+  summary["server_cpu_percent"] =
+      cpu_server >= 0 ? rounded(100.0 * cpu_server / duration, 10) : -1.0;
   if (json) {
-    std::fputs(buf, stdout);
+    std::printf("%s\n", summary.dump().c_str());
   } else {
     std::printf(
         "clients %u/%llu  movers %llu at %g Hz  for %g s\n"

@@ -19,8 +19,8 @@ Joins a scene, applies the snapshot the server sends, prints the state as one JS
 replaying everything that was sent to it give the same stateHash.
 
 options:
-  --server URL     tcp://HOST:PORT or ws://HOST:PORT
-  --scene NAME     the scene
+  --server URL     tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
+  --scene NAME     the scene (not needed when the URL names it)
   --token T        the token, when the server runs with --auth
   --timeout SEC    give up after SEC (default 10)
   --world          also add the "world" array of 'replay --world' (effective parents,

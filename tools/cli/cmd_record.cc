@@ -11,10 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/progress.h"
 
 namespace scenecrdt::cli {
 
@@ -40,8 +42,9 @@ microseconds. State frames also carry "stateFramesLeft" (0 for the last one of a
 after a server restart (snapshot instead of resume), "resync":true.
 
 options:
-  --server URL       tcp://HOST:PORT or ws://HOST:PORT
-  --scene NAME       the scene (e.g. "demo" on 'scenecrdt serve --demo')
+  --server URL       tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
+  --scene NAME       the scene (e.g. "demo" on 'scenecrdt serve --demo'), unless the URL
+                     names it
   -o, --output FILE  the stream to write (replaced)
   --index FILE       the index path (default FILE.index.jsonl)
   --duration SEC     stop after SEC (default: until Ctrl-C or SIGTERM)
@@ -49,8 +52,8 @@ options:
   --timeout SEC      give up joining after SEC (default 10)
   --no-reconnect     stop (exit 1) when the connection is lost instead of reconnecting
 
-A progress line is drawn on stderr when it is a terminal (or SCENECRDT_PROGRESS=1), and a
-summary is printed at the end.
+A progress line is redrawn on stderr when it is a terminal (with SCENECRDT_PROGRESS=1 on a
+pipe or file: a plain line every 5 s), and a summary is printed at the end.
 
 exit status: 0 recorded until --duration, Ctrl-C or SIGTERM; 1 refused, the connection
 failed (or was lost with --no-reconnect), or FILE could not be written; 2 bad usage.
@@ -81,25 +84,23 @@ class Recorder {
       return;
     }
     const char* kind = !crdt.is_state ? "live" : (e.resumed ? "resume" : "snapshot");
-    char line[512];
-    int n = std::snprintf(
-        line, sizeof line,
-        "{\"frame\":%llu,\"connection\":%llu,\"kind\":\"%s\",\"offset\":%llu,\"length\":%zu,"
-        "\"messages\":%llu,\"sceneSequence\":%llu,\"monoUs\":%lld,\"wallUs\":%lld",
-        static_cast<unsigned long long>(frames_ + 1), static_cast<unsigned long long>(e.connection),
-        kind, static_cast<unsigned long long>(offset_), crdt.data.size(),
-        static_cast<unsigned long long>(messages),
-        static_cast<unsigned long long>(crdt.scene_sequence),
-        static_cast<long long>(MicrosSince(start_, e.received)),
-        static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   e.received_wall.time_since_epoch())
-                                   .count()));
-    std::string out(line, static_cast<std::size_t>(std::max(0, n)));
+    nlohmann::ordered_json line;
+    line["frame"] = frames_ + 1;
+    line["connection"] = e.connection;
+    line["kind"] = kind;
+    line["offset"] = offset_;
+    line["length"] = crdt.data.size();
+    line["messages"] = messages;
+    line["sceneSequence"] = crdt.scene_sequence;
+    line["monoUs"] = MicrosSince(start_, e.received);
+    line["wallUs"] =
+        std::chrono::duration_cast<std::chrono::microseconds>(e.received_wall.time_since_epoch())
+            .count();
     if (crdt.is_state) {
-      out += ",\"stateFramesLeft\":" + std::to_string(crdt.frame_sequence);
-      if (e.resync) out += ",\"resync\":true";
+      line["stateFramesLeft"] = crdt.frame_sequence;
+      if (e.resync) line["resync"] = true;
     }
-    out += "}\n";
+    const std::string out = line.dump() + '\n';
     if (std::fwrite(out.data(), 1, out.size(), index_) != out.size()) {
       failed_ = true;
       return;
@@ -173,12 +174,8 @@ int RunRecord(Args args) {
     return kExitCheckFailed;
   }
 
-  const bool progress = ProgressWanted();
-  bool line_drawn = false;
-  const auto end_line = [&] {
-    if (line_drawn) std::fputs("\r\x1b[K", stderr);
-    line_drawn = false;
-  };
+  StatusLine progress;
+  const auto end_line = [&] { progress.End(); };
   const auto start = std::chrono::steady_clock::now();
   Recorder recorder(stream, index, start);
   g_stop.store(false);
@@ -199,7 +196,6 @@ int RunRecord(Args args) {
   if (!c) {
     status = kExitCheckFailed;
   } else {
-    auto next_draw = start;
     while (!g_stop.load()) {
       c->Poll();
       if (!recorder.Flush()) break;
@@ -213,19 +209,17 @@ int RunRecord(Args args) {
         break;
       }
       if (duration && elapsed >= *duration) break;
-      if (progress && now >= next_draw) {
-        next_draw = now + std::chrono::milliseconds(200);
+      if (progress.enabled()) {
         const client::ClientStats s = c->stats();
-        std::fprintf(stderr,
-                     "\r\x1b[Krecord: %.1f s  %llu frames  %llu messages  %llu bytes  "
-                     "%llu reconnects%s",
-                     elapsed, static_cast<unsigned long long>(recorder.frames()),
-                     static_cast<unsigned long long>(recorder.messages()),
-                     static_cast<unsigned long long>(recorder.bytes()),
-                     static_cast<unsigned long long>(s.reconnects),
-                     c->synced() ? "" : "  (reconnecting)");
-        std::fflush(stderr);
-        line_drawn = true;
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "record: %.1f s  %llu frames  %llu messages  %llu bytes  %llu reconnects%s",
+                      elapsed, static_cast<unsigned long long>(recorder.frames()),
+                      static_cast<unsigned long long>(recorder.messages()),
+                      static_cast<unsigned long long>(recorder.bytes()),
+                      static_cast<unsigned long long>(s.reconnects),
+                      c->synced() ? "" : "  (reconnecting)");
+        progress.Show(text);
       }
       auto wait = std::chrono::milliseconds(50);
       if (duration) {

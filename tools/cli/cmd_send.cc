@@ -9,6 +9,7 @@
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/stream_files.h"
 
 namespace scenecrdt::cli {
@@ -21,8 +22,9 @@ timestamps: the server merges them with the @dcl/ecs rules), and waits until the
 acknowledged every frame, which it does once the changes are durable.
 
 options:
-  --server URL          tcp://HOST:PORT or ws://HOST:PORT (see 'scenecrdt serve')
-  --scene NAME          the scene (created on first join)
+  --server URL          tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME (see
+                        'scenecrdt serve')
+  --scene NAME          the scene (created on first join), unless the URL names it
   --token T             the token, when the server runs with --auth
   --frame-messages N    messages per Crdt frame (default 500)
   --window N            frames in flight before waiting for acks (default 8)

@@ -21,8 +21,9 @@ members and placeholder parents, plus update counts. On a terminal the view redr
 otherwise a plain snapshot is printed every --interval. Ctrl-C stops.
 
 options:
-  --server URL      tcp://HOST:PORT or ws://HOST:PORT
-  --scene NAME      the scene (e.g. "demo" on 'scenecrdt serve --demo')
+  --server URL      tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
+  --scene NAME      the scene (e.g. "demo" on 'scenecrdt serve --demo'), unless the URL
+                    names it
   --token T         the token, when the server runs with --auth
   --interval MS     redraw period (default 200 on a terminal, 1000 otherwise)
   --duration SEC    stop after SEC (default: until Ctrl-C)

@@ -3,7 +3,6 @@
 #include "tools/cli/state_json.h"
 
 #include "scenecrdt/protocol/hex.h"
-#include "scenecrdt/protocol/json.h"
 #include "tools/cli/message_json.h"
 
 namespace scenecrdt::cli {

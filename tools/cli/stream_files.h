@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenecrdt/protocol/crdt_message.h"
@@ -21,13 +23,25 @@ struct LoadedStreams {
 struct LoadError {
   std::string file;
   Error error;
+  bool looks_like_json = false;  // the file is text that starts like JSON (LooksLikeJsonText)
 };
+
+// True when `head` (the first bytes of an input) is text that starts like JSON: after white
+// space, '{' or '['; no control bytes in the first 256 bytes. A DCL stream never is: its
+// first u32 is a message length, and four text bytes make it at least 0x20202020.
+bool LooksLikeJsonText(std::span<const uint8_t> head);
+
+// Printed after a decode error on such input: "this looks like JSON lines; use `scenecrdt
+// encode` ...". Every command that reads a DCL stream prints it (decode, replay, converge,
+// inspect, send, bench).
+void PrintJsonLinesHint(std::string_view command);
 
 // Reads and decodes every file ("-" = stdin). On a malformed stream returns the file and the
 // error (with its byte offset); messages before the fault are not returned.
 Result<LoadedStreams> LoadStreams(const std::vector<std::string>& files, LoadError* load_error);
 
-// Prints "scenecrdt <command>: <file>: <reason> (at byte offset N)" for a LoadStreams failure.
+// Prints "scenecrdt <command>: <file>: <reason> (at byte offset N)" for a LoadStreams failure,
+// and the JSON-lines hint when it applies.
 void PrintLoadError(std::string_view command, const LoadError& e);
 
 // A seeded Fisher-Yates permutation with our own generator, identical on every platform

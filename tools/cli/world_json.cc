@@ -2,7 +2,7 @@
 // Owns the world-matrix JSON writer.
 #include "tools/cli/world_json.h"
 
-#include "scenecrdt/protocol/json.h"
+#include "scenecrdt/json/values.h"
 
 namespace scenecrdt::cli {
 
@@ -21,7 +21,7 @@ void AppendWorldJson(const runtime::TransformSystem& transforms, std::string& ou
     for (int c = 0; c < 4; ++c) {
       for (int r = 0; r < 4; ++r) {
         if (c || r) out += ',';
-        protocol::AppendJsonFloat(m[c][r], out);
+        json::AppendFloat(m[c][r], out);
       }
     }
     out += "]}";
