@@ -16,9 +16,9 @@ constexpr double kIntervalAlpha = 1.0 / 8.0;
 // Batch and update gaps shorter than this fraction of the current estimate are bursts (frames
 // read back to back, a backlog after a stall), not a new rate.
 constexpr double kBurstFraction = 0.25;
-// Within this much of its target (at least 1 ms) the delay is left alone.
+// Within this much of its target (1/40, at least 1 ms) the delay is left alone.
 constexpr int64_t kMinToleranceUs = 1000;
-constexpr int64_t kToleranceDivisor = 10;
+constexpr int64_t kToleranceDivisor = 40;
 // Stamps ahead of playback kept for buffer_depth (a bound, not a limit on the stream).
 constexpr std::size_t kMaxAhead = 4096;
 

@@ -17,8 +17,11 @@ constexpr double kMinFitWeight = 8.0;
 constexpr double kMaxPeriodRatio = 2.0;
 // More periods than this without a batch is an idle stream, not lost batches.
 constexpr double kMaxMissedPeriods = 16.0;
-// Skipped periods are counted beyond half a period plus this many mean deviations.
+// Skipped periods are counted beyond half a period plus this many mean deviations, once the
+// period is fitted over this much weight: before, a wrong period would count phantom skips
+// that confirm it.
 constexpr double kSkipDeviations = 3.0;
+constexpr double kMinSkipWeight = 16.0;
 constexpr double kDeviationAlpha = 1.0 / 16.0;
 
 }  // namespace
@@ -85,7 +88,8 @@ ArrivalClock::Stamp ArrivalClock::OnBatch(int64_t receive_us, int64_t sender_us,
       // three mean deviations, so jitter is not mistaken for a skip.
       const double late_us = r - Predict(last_x_ + 1.0);
       double periods = 1.0;
-      if (late_us > 0.5 * period_us_ + kSkipDeviations * deviation_us_) {
+      if (fit_weight_ >= kMinSkipWeight &&
+          late_us > 0.5 * period_us_ + kSkipDeviations * deviation_us_) {
         periods += std::round(late_us / period_us_);
       }
       resync = periods > kMaxMissedPeriods;
