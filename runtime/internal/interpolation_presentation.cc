@@ -4,6 +4,8 @@
 // nothing), and the hand-over of shown poses to the presentation TransformSystem.
 #include "scenecrdt/runtime/internal/interpolation_presentation.h"
 
+#include "scenecrdt/runtime/internal/prefetch.h"
+
 namespace scenecrdt::runtime::internal {
 namespace {
 
@@ -74,7 +76,7 @@ void Presentation::Sample(EntityId e, const CrdtStore& store, int64_t stamp_us, 
       gaps_us_.push_back(stamp_us - last.stamp_us);
     }
   }
-  if (track.samples.Push(s)) ++counters_.dropped_samples;
+  if (track.samples.Push(s, options_.snap_distance)) ++counters_.dropped_samples;
   Activate(index);
 }
 
@@ -129,11 +131,18 @@ void Presentation::Update(int64_t render_time_us, const UpdateOptions& options) 
   params.snap_distance = options_.snap_distance;
   counters_.active_entities = static_cast<uint32_t>(active_.size());
   bool extrapolated = false;
+  // Tracks are visited in no particular order and a large scene's do not fit in cache: ask
+  // for one a few iterations ahead (its header and first samples).
+  constexpr std::size_t kPrefetchAhead = 4;
   for (std::size_t n = 0; n < active_.size();) {
+    if (n + kPrefetchAhead < active_.size()) {
+      const Track& ahead = tracks_[active_[n + kPrefetchAhead]];
+      const char* bytes = reinterpret_cast<const char*>(&ahead);
+      for (int line = 0; line < 4; ++line) PrefetchForWrite(bytes + 64 * line);
+    }
     const uint32_t index = active_[n];
     Track& track = tracks_[index];
-    counters_.snaps +=
-        static_cast<uint64_t>(track.samples.CrossSteps(playback_us_, options_.snap_distance));
+    counters_.snaps += static_cast<uint64_t>(track.samples.CrossSteps(playback_us_));
     track.samples.Prune(playback_us_);
     const Pose pose = track.samples.Evaluate(params);
     Show(track, pose);

@@ -94,12 +94,18 @@ protocol::Transform Blend(const protocol::Transform& a, const protocol::Transfor
   return r;
 }
 
-bool EntityTrack::Push(TrackSample s) {
+bool EntityTrack::Push(TrackSample s, float snap_distance) {
+  // Continuity is decided once per pair, here, not on every frame that shows it.
+  auto link = [&](int i) {
+    TrackSample& b = samples_[static_cast<std::size_t>(i)];
+    b.blends = i > 0 && Continuous(samples_[static_cast<std::size_t>(i - 1)], b, snap_distance);
+  };
   if (count_ > 0) {
     TrackSample& last = samples_[static_cast<std::size_t>(count_ - 1)];
     if (s.stamp_us <= last.stamp_us) {
       s.stamp_us = last.stamp_us;
       last = s;
+      link(count_ - 1);
       return false;
     }
   }
@@ -120,9 +126,11 @@ bool EntityTrack::Push(TrackSample s) {
     }
     std::move(samples_.begin() + victim + 1, samples_.begin() + count_, samples_.begin() + victim);
     --count_;
+    link(victim);
     dropped = true;
   }
   samples_[static_cast<std::size_t>(count_++)] = s;
+  link(count_ - 1);
   return dropped;
 }
 
@@ -130,13 +138,13 @@ void EntityTrack::DropAfter(int64_t stamp_us) {
   while (count_ > 0 && newest().stamp_us > stamp_us) --count_;
 }
 
-int EntityTrack::CrossSteps(int64_t playback_us, float snap_distance) {
+int EntityTrack::CrossSteps(int64_t playback_us) {
   int steps = 0;
   for (int i = 1; i < count_; ++i) {
     const TrackSample& a = samples_[static_cast<std::size_t>(i - 1)];
     const TrackSample& b = samples_[static_cast<std::size_t>(i)];
     if (b.stamp_us <= reached_us_ || b.stamp_us > playback_us) continue;
-    if (a.present && b.present && !b.immediate && !Continuous(a, b, snap_distance)) ++steps;
+    if (a.present && b.present && !b.immediate && !b.blends) ++steps;
   }
   reached_us_ = std::max(reached_us_, playback_us);
   return steps;
@@ -171,7 +179,7 @@ Pose EntityTrack::Evaluate(const PoseParams& params) const {
   pose.value = a.value;
   if (!newest) {
     const TrackSample& b = samples_[static_cast<std::size_t>(k + 1)];
-    if (!Continuous(a, b, params.snap_distance)) return pose;  // a step at b's time
+    if (!b.blends) return pose;  // a step at b's time
     // An entity idle for long holds, then moves over at most max_span (no slow slide).
     const int64_t start_us =
         b.stamp_us - a.stamp_us > params.max_span_us ? b.stamp_us - params.max_span_us : a.stamp_us;
@@ -188,7 +196,7 @@ Pose EntityTrack::Evaluate(const PoseParams& params) const {
   // while batches kept coming, holds: it would otherwise overshoot).
   if (!params.stalled || k == 0) return pose;
   const TrackSample& prev = samples_[static_cast<std::size_t>(k - 1)];
-  if (!Continuous(prev, a, params.snap_distance)) return pose;
+  if (!a.blends) return pose;
   if (a.stamp_us + params.interval_us < params.newest_batch_us) return pose;
   if (SameBits(prev.value.position, a.value.position) &&
       SameBits(prev.value.rotation, a.value.rotation)) {

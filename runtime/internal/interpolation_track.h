@@ -25,6 +25,7 @@ struct TrackSample {
   protocol::Transform value;          // valid when present
   bool present = false;               // the entity had a Transform (false: removed)
   bool immediate = false;             // untimed (local write, snapshot): shown at once
+  bool blends = false;  // set by Push: Continuous(previous sample, this one) when it came
 };
 
 enum class PoseKind : uint8_t {
@@ -64,22 +65,25 @@ class EntityTrack {
   const TrackSample& sample(int i) const { return samples_[static_cast<std::size_t>(i)]; }
   const TrackSample& newest() const { return samples_[static_cast<std::size_t>(count_ - 1)]; }
 
-  // Appends `s`. A stamp not after the newest one takes the newest's stamp and replaces it
-  // (same time: the later value wins). Returns true when a full buffer dropped a sample.
-  bool Push(TrackSample s);
+  // Appends `s`, noting whether it blends from the sample before it (`snap_distance`). A stamp
+  // not after the newest one takes the newest's stamp and replaces it (same time: the later
+  // value wins). Returns true when a full buffer dropped a sample.
+  bool Push(TrackSample s, float snap_distance);
   // Drops samples stamped after `stamp_us` (not yet shown; superseded by an untimed value).
   void DropAfter(int64_t stamp_us);
-  // Number of discontinuous pairs whose second sample playback reached since the last call.
-  int CrossSteps(int64_t playback_us, float snap_distance);
+  // Number of steps between present samples (teleports, reparents, bad floats) that playback
+  // reached since the last call.
+  int CrossSteps(int64_t playback_us);
   // Forgets samples playback has left behind, keeping the one being left (and, at the end of
   // the buffer, the pair before it for extrapolation).
   void Prune(int64_t playback_us);
   Pose Evaluate(const PoseParams& params) const;
 
  private:
-  std::array<TrackSample, kSamplesPerEntity> samples_{};
+  // Counters first: a frame reads them and the first samples, in the same cache lines.
   int count_ = 0;
   int64_t reached_us_ = kDistantPastUs - 1;  // newest stamp playback had reached (CrossSteps)
+  std::array<TrackSample, kSamplesPerEntity> samples_{};
 };
 
 }  // namespace scenecrdt::runtime::internal

@@ -115,8 +115,8 @@ TEST(InterpolationTrackTest, RotationTakesTheShortWayAndKeepsItsLength) {
 
 TEST(InterpolationTrackTest, InterpolatesBetweenTheSamplesAroundPlayback) {
   EntityTrack track;
-  track.Push(At(100, 0.0f));
-  track.Push(At(200, 1.0f));
+  track.Push(At(100, 0.0f), 5.0f);
+  track.Push(At(200, 1.0f), 5.0f);
   EXPECT_EQ(track.Evaluate(Params(50)).kind, PoseKind::kAbsent);  // before the first sample
   EXPECT_FALSE(track.Evaluate(Params(50)).settled);
   Pose p = track.Evaluate(Params(150));
@@ -130,22 +130,22 @@ TEST(InterpolationTrackTest, InterpolatesBetweenTheSamplesAroundPlayback) {
 
 TEST(InterpolationTrackTest, StepsHoldTheFirstSampleUntilTheSecondOnesTime) {
   EntityTrack track;
-  track.Push(At(100, 0.0f));
-  track.Push(At(200, 50.0f));  // a teleport
+  track.Push(At(100, 0.0f), 5.0f);
+  track.Push(At(200, 50.0f), 5.0f);  // a teleport
   Pose p = track.Evaluate(Params(199));
   EXPECT_EQ(p.kind, PoseKind::kSample);
   EXPECT_EQ(p.value.position.x, 0.0f);
-  EXPECT_EQ(track.CrossSteps(199, 5.0f), 0);
+  EXPECT_EQ(track.CrossSteps(199), 0);
   p = track.Evaluate(Params(200));
   EXPECT_EQ(p.value.position.x, 50.0f);
-  EXPECT_EQ(track.CrossSteps(200, 5.0f), 1);
-  EXPECT_EQ(track.CrossSteps(300, 5.0f), 0);  // counted once
+  EXPECT_EQ(track.CrossSteps(200), 1);
+  EXPECT_EQ(track.CrossSteps(300), 0);  // counted once
 }
 
 TEST(InterpolationTrackTest, RemovalShowsAtItsTimeAndSettles) {
   EntityTrack track;
-  track.Push(At(100, 1.0f));
-  track.Push(Removed(200));
+  track.Push(At(100, 1.0f), 5.0f);
+  track.Push(Removed(200), 5.0f);
   EXPECT_EQ(track.Evaluate(Params(150)).kind, PoseKind::kSample);
   const Pose p = track.Evaluate(Params(200));
   EXPECT_EQ(p.kind, PoseKind::kAbsent);
@@ -154,8 +154,8 @@ TEST(InterpolationTrackTest, RemovalShowsAtItsTimeAndSettles) {
 
 TEST(InterpolationTrackTest, AnIdleEntityHoldsThenMovesOverAtMostTheSpan) {
   EntityTrack track;
-  track.Push(At(0, 0.0f));
-  track.Push(At(10'000'000, 1.0f));  // 10 s later
+  track.Push(At(0, 0.0f), 5.0f);
+  track.Push(At(10'000'000, 1.0f), 5.0f);  // 10 s later
   PoseParams params = Params(9'000'000);
   EXPECT_EQ(track.Evaluate(params).value.position.x, 0.0f);
   params.playback_us = 10'000'000 - params.max_span_us / 2;
@@ -164,16 +164,17 @@ TEST(InterpolationTrackTest, AnIdleEntityHoldsThenMovesOverAtMostTheSpan) {
 
 TEST(InterpolationTrackTest, SameStampReplacesAndFullBufferThinsEvenly) {
   EntityTrack track;
-  track.Push(At(100, 0.0f));
-  track.Push(At(100, 3.0f));
+  track.Push(At(100, 0.0f), 5.0f);
+  track.Push(At(100, 3.0f), 5.0f);
   ASSERT_EQ(track.count(), 1);
   EXPECT_EQ(track.newest().value.position.x, 3.0f);
-  track.Push(At(90, 4.0f));  // older stamp: takes the newest's time and replaces it
+  track.Push(At(90, 4.0f), 5.0f);  // older stamp: takes the newest's time and replaces it
   ASSERT_EQ(track.count(), 1);
   EXPECT_EQ(track.newest().stamp_us, 100);
   EXPECT_EQ(track.newest().value.position.x, 4.0f);
   int dropped = 0;
-  for (int i = 1; i <= 20; ++i) dropped += track.Push(At(100 + 10 * i, static_cast<float>(i)));
+  for (int i = 1; i <= 20; ++i)
+    dropped += track.Push(At(100 + 10 * i, static_cast<float>(i)), 5.0f);
   EXPECT_EQ(track.count(), kSamplesPerEntity);
   EXPECT_EQ(dropped, 20 + 1 - kSamplesPerEntity);
   EXPECT_EQ(track.sample(0).stamp_us, 100);  // the first stays
@@ -189,7 +190,7 @@ TEST(InterpolationTrackTest, SameStampReplacesAndFullBufferThinsEvenly) {
 
 TEST(InterpolationTrackTest, PruneKeepsTheSampleBeingLeftAndTheLastPair) {
   EntityTrack track;
-  for (int i = 0; i < 5; ++i) track.Push(At(100 * i, static_cast<float>(i)));
+  for (int i = 0; i < 5; ++i) track.Push(At(100 * i, static_cast<float>(i)), 5.0f);
   track.Prune(250);
   ASSERT_EQ(track.count(), 3);  // 200 (being left), 300, 400
   EXPECT_EQ(track.sample(0).stamp_us, 200);
@@ -203,8 +204,8 @@ TEST(InterpolationTrackTest, PruneKeepsTheSampleBeingLeftAndTheLastPair) {
 
 TEST(InterpolationTrackTest, ExtrapolatesOnlyWhileStalledBoundedThenHolds) {
   EntityTrack track;
-  track.Push(At(950'000, 0.0f));
-  track.Push(At(1'000'000, 0.25f));  // 5 m/s
+  track.Push(At(950'000, 0.0f), 5.0f);
+  track.Push(At(1'000'000, 0.25f), 5.0f);  // 5 m/s
   PoseParams params = Params(1'100'000);
   // Batches keep coming (not stalled): the entity stopped; it holds, exactly.
   Pose p = track.Evaluate(params);
@@ -237,18 +238,18 @@ TEST(InterpolationTrackTest, NoExtrapolationFromStillOrSqueezedOrUntimedPairs) {
   PoseParams params = Params(1'100'000);
   params.stalled = true;
   EntityTrack still;
-  still.Push(At(950'000, 1.0f));
-  still.Push(At(1'000'000, 1.0f));
+  still.Push(At(950'000, 1.0f), 5.0f);
+  still.Push(At(1'000'000, 1.0f), 5.0f);
   EXPECT_TRUE(still.Evaluate(params).settled);
   EntityTrack squeezed;  // a backlog delivered at once: no velocity to trust
-  squeezed.Push(At(999'999, 0.0f));
-  squeezed.Push(At(1'000'000, 0.25f));
+  squeezed.Push(At(999'999, 0.0f), 5.0f);
+  squeezed.Push(At(1'000'000, 0.25f), 5.0f);
   EXPECT_EQ(squeezed.Evaluate(params).kind, PoseKind::kSample);
   EntityTrack untimed;
-  untimed.Push(At(950'000, 0.0f));
+  untimed.Push(At(950'000, 0.0f), 5.0f);
   TrackSample local = At(1'000'000, 0.25f);
   local.immediate = true;
-  untimed.Push(local);
+  untimed.Push(local, 5.0f);
   EXPECT_EQ(untimed.Evaluate(params).kind, PoseKind::kSample);
 }
 
