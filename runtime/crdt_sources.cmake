@@ -6,3 +6,15 @@ target_sources(scenecrdt_runtime PRIVATE
   runtime.cc
   sha256.cc
 )
+# The Runtime's interpolated presentation (docs/INTERPOLATION.md). Built without fused
+# multiply-add like the transform sources, so a presentation is bit-identical across builds.
+set(SCENECRDT_INTERPOLATION_SOURCES
+  interpolation.cc
+  internal/interpolation_clock.cc
+  internal/interpolation_presentation.cc
+  internal/interpolation_track.cc
+  playback_timeline.cc
+)
+target_sources(scenecrdt_runtime PRIVATE ${SCENECRDT_INTERPOLATION_SOURCES})
+set_source_files_properties(${SCENECRDT_INTERPOLATION_SOURCES} PROPERTIES COMPILE_OPTIONS
+                            -ffp-contract=off)
