@@ -22,7 +22,7 @@ struct ClusterConfig {
   std::string key_prefix = "scenecrdt";  // namespace of every key; 1..64 of [A-Za-z0-9_.:-]
   std::string node_id;                   // unique per running node; 1..64 of [A-Za-z0-9_.:-]
   protocol::DecodeOptions decode;        // how entry and snapshot chunks are checked
-  uint32_t max_entry_bytes = 16u << 20;  // largest chunk Append accepts
+  uint32_t max_entry_bytes = 1u << 20;   // largest chunk Append accepts (split bigger flushes)
   uint32_t page_entries = 1024;          // XRANGE page size when loading a scene
 };
 

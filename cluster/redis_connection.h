@@ -27,8 +27,8 @@ struct redisContext;  // hiredis, kept out of this header
 
 namespace scenecrdt::cluster {
 
-// Receives one log line (no trailing newline). Called on the thread using the object; empty:
-// the line goes to stderr prefixed with "scenecrdt cluster: ".
+// Receives one log line (no trailing newline), on the thread using the connection: a sink shared
+// by several connections must be thread-safe. Empty: stderr, prefixed "scenecrdt cluster: ".
 using LogSink = std::function<void(std::string_view line)>;
 // Monotonic milliseconds. Empty: std::chrono::steady_clock. Tests inject a fake clock.
 using MonotonicClock = std::function<int64_t()>;

@@ -84,6 +84,12 @@ bool IsIpv6Char(char c) { return HexValue(c) >= 0 || c == ':' || c == '.'; }
 constexpr uint64_t kMaxDb = 0x7FFFFFFF;
 constexpr std::size_t kMaxHostBytes = 253;
 
+Result<void> CheckCredentialSizes(const RedisEndpoint& e) {
+  if (e.user.size() > kMaxRedisUserBytes) return Invalid("user longer than 256 bytes");
+  if (e.password.size() > kMaxRedisPasswordBytes) return Invalid("password longer than 512 bytes");
+  return {};
+}
+
 // user:password (percent-encoded). A user needs a password; ":password" is the default user.
 Result<void> ParseUserInfo(std::string_view info, RedisEndpoint& e) {
   const std::size_t colon = info.find(':');
@@ -93,7 +99,7 @@ Result<void> ParseUserInfo(std::string_view info, RedisEndpoint& e) {
     return Invalid("malformed percent escape in the user info");
   }
   if (!e.user.empty() && e.password.empty()) return Invalid("a user without a password");
-  return {};
+  return CheckCredentialSizes(e);
 }
 
 Result<RedisEndpoint> ParseTcp(std::string_view rest) {
@@ -196,13 +202,14 @@ Result<RedisEndpoint> ParseUnix(std::string_view rest) {
     query = query.substr(amp + 1);
   }
   if (!e.user.empty() && e.password.empty()) return Invalid("a user without a password");
+  if (auto sizes = CheckCredentialSizes(e); !sizes.has_value()) return sizes.error();
   return e;
 }
 
 }  // namespace
 
 Result<RedisEndpoint> ParseRedisUrl(std::string_view url) {
-  if (url.size() > kMaxRedisUrlBytes) return Invalid("URL longer than 2048 bytes");
+  if (url.size() > kMaxRedisUrlBytes) return Invalid("URL longer than 4096 bytes");
   for (const char c : url) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte <= 0x20 || byte >= 0x7F)

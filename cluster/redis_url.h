@@ -2,8 +2,9 @@
 // Owns RedisEndpoint and the Redis URL grammar (docs/CLUSTER.md "Connecting"):
 //   redis://[[user]:password@]host[:port][/db]      host: name, IPv4, or [IPv6]; port 6379
 //   unix:///absolute/socket/path[?db=N&user=U&password=P]
-// User, password and path are percent-decoded. TLS (rediss://) is not offered: hiredis 0.14
-// has no TLS. Pure code, no I/O: fuzzed by tools/fuzz/fuzz_redis_url.cc.
+// User, password and path are percent-decoded (user <= 256, password <= 512 bytes decoded, so
+// the canonical form of any accepted URL fits the 4096-byte URL limit). TLS (rediss://) is not
+// offered: hiredis 0.14 has no TLS. Pure code, no I/O: fuzzed by tools/fuzz/fuzz_redis_url.cc.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,9 @@
 
 namespace scenecrdt::cluster {
 
-inline constexpr std::size_t kMaxRedisUrlBytes = 2048;
+inline constexpr std::size_t kMaxRedisUrlBytes = 4096;
+inline constexpr std::size_t kMaxRedisUserBytes = 256;      // decoded
+inline constexpr std::size_t kMaxRedisPasswordBytes = 512;  // decoded
 inline constexpr uint16_t kDefaultRedisPort = 6379;
 inline constexpr std::size_t kMaxUnixSocketPathBytes = 107;  // sun_path minus its NUL
 

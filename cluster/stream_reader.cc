@@ -281,12 +281,20 @@ Result<ReadRound> StreamReader::RunOnce(uint32_t block_ms) {
     blocked_.store(false);
     if (!replies.has_value()) return fail(replies.error());
     RedisReply& reply = replies->front();
-    if (reply.is_error()) {
+    std::string refusal = reply.is_error() ? reply.str : std::string();
+    Result<std::vector<StreamBatch>> batches =
+        reply.is_error() ? Result<std::vector<StreamBatch>>(ErrorFromRedisError(refusal))
+                         : ParseXreadReply(std::move(reply), config_.decode);
+    if (!batches.has_value()) {
       // Redis refused the shared read as a whole: find the culprits scene by scene.
+      const uint32_t failing_before = CountFailing();
       if (auto r = ReadEach(healthy, round); !r.has_value()) return fail(r.error());
-    } else if (auto batches = ParseXreadReply(std::move(reply), config_.decode);
-               !batches.has_value()) {
-      if (auto r = ReadEach(healthy, round); !r.has_value()) return fail(r.error());
+      round.shared_read_refused = CountFailing() == failing_before;
+      if (round.shared_read_refused && !shared_read_refused_) {
+        connection_.Log("the shared XREAD is refused though each scene reads alone (" +
+                        (refusal.empty() ? std::string(batches.error().detail) : refusal) +
+                        "); reading scene by scene");
+      }
     } else {
       round.scenes += static_cast<uint32_t>(healthy.size());
       for (StreamBatch& batch : *batches) {
@@ -301,6 +309,10 @@ Result<ReadRound> StreamReader::RunOnce(uint32_t block_ms) {
     if (auto r = ReloadSnapshots(); !r.has_value()) return fail(r.error());
   }
 
+  if (shared_read_refused_ && !round.shared_read_refused) {
+    connection_.Log("the shared XREAD works again");
+  }
+  shared_read_refused_ = round.shared_read_refused;
   now = Now();
   for (const auto& [name, state] : scenes_) {
     if (!state.failing) continue;
@@ -310,6 +322,12 @@ Result<ReadRound> StreamReader::RunOnce(uint32_t block_ms) {
   }
   Publish();
   return round;
+}
+
+uint32_t StreamReader::CountFailing() const {
+  uint32_t failing = 0;
+  for (const auto& [name, state] : scenes_) failing += state.failing ? 1 : 0;
+  return failing;
 }
 
 void StreamReader::Publish() {
@@ -372,6 +390,8 @@ void StreamReader::Loop() {
       wait_ms = std::max<int64_t>(connection_.retry_in_ms(), 1);
     } else if (round->scenes == 0 && round->next_retry_in_ms > 0) {
       wait_ms = round->next_retry_in_ms;  // every scene is failing: wait for the first retry
+    } else if (round->shared_read_refused) {
+      wait_ms = options_.retry_initial_ms;  // per-scene reads do not block: pace them
     }
     lock.lock();
     if (wait_ms > 0) {

@@ -36,7 +36,7 @@ namespace scenecrdt::cluster {
 
 struct ReaderOptions {
   uint32_t block_ms = 500;          // longest XREAD BLOCK wait (Start()'s loop)
-  uint32_t count = 256;             // entries per scene per read
+  uint32_t count = 64;              // entries per scene per read (memory: x max_entry_bytes)
   uint32_t retry_initial_ms = 100;  // a failing scene is retried alone after this ...
   uint32_t retry_max_ms = 5000;     // ... doubling up to this
   bool skip_own = true;             // drop entries written by config.node_id
@@ -64,6 +64,9 @@ struct ReadRound {
   uint64_t entries = 0;           // data entries delivered
   uint32_t failing_scenes = 0;    // scenes out of the shared read, waiting for a retry
   int64_t next_retry_in_ms = -1;  // until the next failing scene's retry (-1: none)
+  // Redis refused the shared read though every scene reads alone (a sharded Redis refusing
+  // keys of several slots): the round fell back to one read per scene, without blocking.
+  bool shared_read_refused = false;
 };
 
 class StreamReader {
@@ -137,6 +140,7 @@ class StreamReader {
   void HandleEntries(SceneState& state, std::vector<StreamEntry>&& entries, ReadRound& round);
   void MarkFailed(SceneState& state, const Error& error);
   void MarkHealthy(SceneState& state);
+  uint32_t CountFailing() const;
   Result<void> ReloadSnapshots();
   void Publish();
   void Wake();
@@ -149,6 +153,7 @@ class StreamReader {
   SceneLog log_;                                           // snapshot reads, on connection_
   std::map<std::string, SceneState, std::less<>> scenes_;  // loop thread only
   uint64_t client_id_epoch_ = 0;
+  bool shared_read_refused_ = false;  // last round's state, to log changes only
   std::atomic<int64_t> client_id_{-1};
   std::atomic<bool> blocked_{false};
 

@@ -60,7 +60,17 @@ TEST(RedisUrlTest, Validity) {
   }
   EXPECT_FALSE(ParseRedisUrl("redis://" + std::string(254, 'h')).has_value());
   EXPECT_FALSE(ParseRedisUrl("unix:///" + std::string(107, 's')).has_value());
-  EXPECT_FALSE(ParseRedisUrl("redis://h/" + std::string(2048, '1')).has_value());
+  EXPECT_FALSE(ParseRedisUrl("redis://h/" + std::string(4096, '1')).has_value());
+  EXPECT_FALSE(ParseRedisUrl("redis://" + std::string(257, 'u') + ":p@h").has_value());
+  EXPECT_FALSE(ParseRedisUrl("redis://:" + std::string(513, 'p') + "@h").has_value());
+  EXPECT_FALSE(ParseRedisUrl("unix:///s?password=" + std::string(513, 'p')).has_value());
+  // The longest credentials, each byte percent-encoded, still fit.
+  std::string user, password;
+  for (int i = 0; i < 256; ++i) user += "%3F";
+  for (int i = 0; i < 512; ++i) password += "%3F";
+  auto longest = ParseRedisUrl("redis://" + user + ":" + password + "@h");
+  ASSERT_TRUE(longest.has_value());
+  EXPECT_TRUE(ParseRedisUrl(FormatRedisUrl(*longest, true)).has_value());
 }
 
 TEST(RedisUrlTest, TcpForms) {
