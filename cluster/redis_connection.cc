@@ -214,8 +214,7 @@ Result<RedisReply> RedisConnection::RawCommand(std::span<const std::string_view>
     last_error_text_ = "unexpected reply shape";
     return Unavailable("redis connection lost or command timed out");
   }
-  if (converted->is_error()) errors_.fetch_add(1, std::memory_order_relaxed);
-  return converted;
+  return converted;  // an error reply is counted by the caller (once, even in the handshake)
 }
 
 Result<RedisReply> RedisConnection::Command(std::span<const std::string_view> args) {
@@ -223,6 +222,7 @@ Result<RedisReply> RedisConnection::Command(std::span<const std::string_view> ar
   Result<RedisReply> reply = RawCommand(args);
   if (!reply.has_value()) return LoseConnection(last_error_text_);
   if (reply->is_error()) {
+    errors_.fetch_add(1, std::memory_order_relaxed);
     last_error_text_ = reply->str;
     Log(std::string("command ") + std::string(args.empty() ? "" : args[0]) +
         " failed: " + reply->str);

@@ -91,18 +91,23 @@ Result<void> CheckCredentialSizes(const RedisEndpoint& e) {
 }
 
 // user:password (percent-encoded). A user needs a password; ":password" is the default user.
-Result<void> ParseUserInfo(std::string_view info, RedisEndpoint& e) {
+// With an external password, "user@" (no ':') is allowed: the password comes from elsewhere.
+Result<void> ParseUserInfo(std::string_view info, bool external_password, RedisEndpoint& e) {
   const std::size_t colon = info.find(':');
-  if (colon == std::string_view::npos) return Invalid("user info without ':' before '@'");
+  if (colon == std::string_view::npos && !external_password) {
+    return Invalid("user info without ':' before '@'");
+  }
   if (!PercentDecode(info.substr(0, colon), e.user) ||
-      !PercentDecode(info.substr(colon + 1), e.password)) {
+      (colon != std::string_view::npos && !PercentDecode(info.substr(colon + 1), e.password))) {
     return Invalid("malformed percent escape in the user info");
   }
-  if (!e.user.empty() && e.password.empty()) return Invalid("a user without a password");
+  if (!e.user.empty() && e.password.empty() && !external_password) {
+    return Invalid("a user without a password");
+  }
   return CheckCredentialSizes(e);
 }
 
-Result<RedisEndpoint> ParseTcp(std::string_view rest) {
+Result<RedisEndpoint> ParseTcp(std::string_view rest, bool external_password) {
   RedisEndpoint e;
   e.kind = RedisEndpoint::Kind::kTcp;
   const std::size_t slash = rest.find('/');
@@ -117,7 +122,9 @@ Result<RedisEndpoint> ParseTcp(std::string_view rest) {
   }
   const std::size_t at = authority.rfind('@');
   if (at != std::string_view::npos) {
-    if (auto r = ParseUserInfo(authority.substr(0, at), e); !r.has_value()) return r.error();
+    if (auto r = ParseUserInfo(authority.substr(0, at), external_password, e); !r.has_value()) {
+      return r.error();
+    }
     authority = authority.substr(at + 1);
   }
   std::string_view port_text;
@@ -162,7 +169,7 @@ Result<RedisEndpoint> ParseTcp(std::string_view rest) {
   return e;
 }
 
-Result<RedisEndpoint> ParseUnix(std::string_view rest) {
+Result<RedisEndpoint> ParseUnix(std::string_view rest, bool external_password) {
   RedisEndpoint e;
   e.kind = RedisEndpoint::Kind::kUnix;
   e.port = kDefaultRedisPort;
@@ -201,26 +208,46 @@ Result<RedisEndpoint> ParseUnix(std::string_view rest) {
     if (amp == std::string_view::npos) break;
     query = query.substr(amp + 1);
   }
-  if (!e.user.empty() && e.password.empty()) return Invalid("a user without a password");
+  if (!e.user.empty() && e.password.empty() && !external_password) {
+    return Invalid("a user without a password");
+  }
   if (auto sizes = CheckCredentialSizes(e); !sizes.has_value()) return sizes.error();
   return e;
 }
 
 }  // namespace
 
-Result<RedisEndpoint> ParseRedisUrl(std::string_view url) {
+namespace {
+
+Result<RedisEndpoint> Parse(std::string_view url, bool external_password) {
   if (url.size() > kMaxRedisUrlBytes) return Invalid("URL longer than 4096 bytes");
   for (const char c : url) {
     const auto byte = static_cast<unsigned char>(c);
     if (byte <= 0x20 || byte >= 0x7F)
       return Invalid("URL holds a space, control or non-ASCII byte");
   }
-  if (StartsWithNoCase(url, "redis://")) return ParseTcp(url.substr(8));
-  if (StartsWithNoCase(url, "unix://")) return ParseUnix(url.substr(7));
+  if (StartsWithNoCase(url, "redis://")) return ParseTcp(url.substr(8), external_password);
+  if (StartsWithNoCase(url, "unix://")) return ParseUnix(url.substr(7), external_password);
   if (StartsWithNoCase(url, "rediss://")) {
     return Invalid("rediss:// (TLS) is not supported: hiredis 0.14 has no TLS");
   }
   return Invalid("URL scheme is not redis:// or unix://");
+}
+
+}  // namespace
+
+Result<RedisEndpoint> ParseRedisUrl(std::string_view url) { return Parse(url, false); }
+
+Result<RedisEndpoint> ParseRedisUrl(std::string_view url, std::string_view password) {
+  if (password.empty()) return Parse(url, false);
+  if (password.size() > kMaxRedisPasswordBytes) return Invalid("password longer than 512 bytes");
+  for (const char c : password) {
+    if (c == '\0') return Invalid("password holds a NUL byte");
+  }
+  auto e = Parse(url, true);
+  if (!e.has_value()) return e;
+  e->password = std::string(password);
+  return e;
 }
 
 std::string FormatRedisUrl(const RedisEndpoint& endpoint, bool include_password) {

@@ -36,6 +36,9 @@ struct RedisEndpoint {
 
 // Errors: kInvalidArgument with a static reason naming the faulty part.
 Result<RedisEndpoint> ParseRedisUrl(std::string_view url);
+// The password option: a non-empty `password` (from a flag or a secret file, kept off the URL)
+// replaces the URL's; the URL may then name a user without one ("redis://bob@host").
+Result<RedisEndpoint> ParseRedisUrl(std::string_view url, std::string_view password);
 
 // The canonical URL of `endpoint`: ParseRedisUrl(FormatRedisUrl(e, true)) == e for every parsed
 // `e`. With include_password false the password is written as "***" (for logs).

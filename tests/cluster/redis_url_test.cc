@@ -113,6 +113,28 @@ TEST(RedisUrlTest, UnixForms) {
   EXPECT_EQ(options->db, 2u);
 }
 
+TEST(RedisUrlTest, PasswordOption) {
+  auto replaced = ParseRedisUrl("redis://:inurl@h:1", "fromflag");
+  ASSERT_TRUE(replaced.has_value());
+  EXPECT_EQ(replaced->password, "fromflag");
+  auto user = ParseRedisUrl("redis://bob@h", "s3cret");
+  ASSERT_TRUE(user.has_value());
+  EXPECT_EQ(user->user, "bob");
+  EXPECT_EQ(user->password, "s3cret");
+  EXPECT_EQ(ParseRedisUrl(FormatRedisUrl(*user, true)).value(), *user);
+  auto unix_user = ParseRedisUrl("unix:///s.sock?user=bob", "pw");
+  ASSERT_TRUE(unix_user.has_value());
+  EXPECT_EQ(unix_user->user, "bob");
+  EXPECT_EQ(unix_user->password, "pw");
+  // Without the option the same URLs are refused; an empty option changes nothing.
+  EXPECT_FALSE(ParseRedisUrl("redis://bob@h").has_value());
+  EXPECT_FALSE(ParseRedisUrl("redis://bob@h", "").has_value());
+  EXPECT_EQ(ParseRedisUrl("redis://:u@h", "")->password, "u");
+  EXPECT_FALSE(ParseRedisUrl("redis://h", std::string(513, 'p')).has_value());
+  EXPECT_FALSE(ParseRedisUrl("redis://h", std::string("a\0b", 3)).has_value());
+  EXPECT_FALSE(ParseRedisUrl("redis://h:0", "pw").has_value());  // the URL is still checked
+}
+
 TEST(RedisUrlTest, CanonicalFormRoundTrips) {
   const char* urls[] = {
       "redis://localhost",

@@ -2,7 +2,7 @@
 // Fuzz target for the Redis URL grammar (cluster/redis_url.h): any text parses or fails with
 // kInvalidArgument and a reason; an accepted URL prints to a canonical form that parses back to
 // the same endpoint and prints identically; the redacted form parses too and never shows a
-// password other than "***".
+// password other than "***"; the password option replaces the password and nothing else.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -31,5 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!shown.has_value()) std::abort();
   if (!parsed->password.empty() && shown->password != "***") std::abort();
   if (parsed->password.empty() && !shown->password.empty()) std::abort();
+  // The password option replaces the URL's password and nothing else.
+  auto with_option = ParseRedisUrl(text, "option");
+  if (!with_option.has_value() || with_option->password != "option") std::abort();
+  auto expected = *parsed;
+  expected.password = "option";
+  if (!(*with_option == expected)) std::abort();
   return 0;
 }
