@@ -15,7 +15,24 @@ namespace scenecrdt::cluster {
 SceneLog::SceneLog(RedisConnection& connection, ClusterConfig config)
     : connection_(connection), config_(std::move(config)), valid_(ValidateClusterConfig(config_)) {}
 
-Result<StreamId> SceneLog::Append(std::string_view scene, std::span<const uint8_t> chunk) {
+namespace {
+
+std::string_view AsText(std::span<const uint8_t> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+Result<StreamId> EntryIdFromReply(const RedisReply& reply) {
+  if (reply.is_error()) return ErrorFromRedisError(reply.str);
+  if (!reply.is_string()) return MakeError(ErrorCode::kIo, "XADD did not answer an entry ID");
+  auto id = ParseStreamId(reply.str);
+  if (!id.has_value()) return MakeError(ErrorCode::kIo, "XADD answered an unparsable entry ID");
+  return *id;
+}
+
+}  // namespace
+
+Result<void> SceneLog::CheckAppend(std::string_view scene, std::span<const uint8_t> chunk,
+                                   std::string& log_key) const {
   if (!valid_.has_value()) return valid_.error();
   auto keys = MakeSceneKeys(config_.key_prefix, scene);
   if (!keys.has_value()) return keys.error();
@@ -24,14 +41,45 @@ Result<StreamId> SceneLog::Append(std::string_view scene, std::span<const uint8_
   }
   auto decoded = protocol::DecodeStream(chunk, config_.decode, [](const protocol::CrdtMessage&) {});
   if (!decoded.has_value()) return decoded.error();
-  const std::string_view data(reinterpret_cast<const char*>(chunk.data()), chunk.size());
-  auto reply =
-      connection_.Command({"XADD", keys->log, "*", kFieldNode, config_.node_id, kFieldData, data});
+  log_key = std::move(keys->log);
+  return {};
+}
+
+Result<StreamId> SceneLog::Append(std::string_view scene, std::span<const uint8_t> chunk) {
+  std::string log_key;
+  if (auto checked = CheckAppend(scene, chunk, log_key); !checked.has_value()) {
+    return checked.error();
+  }
+  auto reply = connection_.Command(
+      {"XADD", log_key, "*", kFieldNode, config_.node_id, kFieldData, AsText(chunk)});
   if (!reply.has_value()) return reply.error();
-  if (!reply->is_string()) return MakeError(ErrorCode::kIo, "XADD did not answer an entry ID");
-  auto id = ParseStreamId(reply->str);
-  if (!id.has_value()) return MakeError(ErrorCode::kIo, "XADD answered an unparsable entry ID");
-  return *id;
+  return EntryIdFromReply(*reply);
+}
+
+Result<std::vector<Result<StreamId>>> SceneLog::AppendBatch(std::span<const SceneChunk> chunks) {
+  std::vector<Result<StreamId>> results;
+  results.reserve(chunks.size());
+  std::vector<std::string> keys(chunks.size());
+  std::vector<RedisArgs> commands;
+  std::vector<std::size_t> sent;  // index in `chunks` of each command
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    auto checked = CheckAppend(chunks[i].scene, chunks[i].chunk, keys[i]);
+    if (!checked.has_value()) {
+      results.emplace_back(checked.error());
+      continue;
+    }
+    results.emplace_back(StreamId{});
+    commands.push_back(
+        {"XADD", keys[i], "*", kFieldNode, config_.node_id, kFieldData, AsText(chunks[i].chunk)});
+    sent.push_back(i);
+  }
+  if (commands.empty()) return results;
+  auto replies = connection_.Pipeline(commands);
+  if (!replies.has_value()) return replies.error();
+  for (std::size_t j = 0; j < sent.size(); ++j) {
+    results[sent[j]] = EntryIdFromReply((*replies)[j]);
+  }
+  return results;
 }
 
 Result<SceneSnapshot> SceneLog::ReadSnapshot(std::string_view scene) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,6 +39,16 @@ class SceneLog {
   // size), the decode error, kUnavailable (not appended, or not known to be), Redis errors.
   Result<StreamId> Append(std::string_view scene, std::span<const uint8_t> chunk);
 
+  // Several appends in one round trip (one XADD each, pipelined): Redis fsyncs them together
+  // under appendfsync always. One result per chunk, in order; a chunk refused here or by Redis
+  // (a wrong-type key) fails alone. The call fails as a whole (kUnavailable) only when the
+  // connection does: then no entry is known to be in Redis, none is acknowledged.
+  struct SceneChunk {
+    std::string_view scene;
+    std::span<const uint8_t> chunk;
+  };
+  Result<std::vector<Result<StreamId>>> AppendBatch(std::span<const SceneChunk> chunks);
+
   // The snapshot and its tail. Restarts (up to kMaxLoadAttempts) when a trim removed entries
   // between two pages; then fails with kUnavailable.
   static constexpr uint32_t kMaxLoadAttempts = 4;
@@ -50,6 +61,10 @@ class SceneLog {
   const ClusterConfig& config() const { return config_; }
 
  private:
+  // Checks a chunk before it may be appended; on success fills `log_key`.
+  Result<void> CheckAppend(std::string_view scene, std::span<const uint8_t> chunk,
+                           std::string& log_key) const;
+
   RedisConnection& connection_;
   ClusterConfig config_;
   Result<void> valid_;

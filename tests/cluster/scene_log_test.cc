@@ -89,6 +89,38 @@ TEST_F(SceneLogTest, AppendWritesOneTaggedEntry) {
   EXPECT_EQ(*log.StreamLength("scene"), 2u);
 }
 
+TEST_F(SceneLogTest, AppendBatchPipelinesAndFailsPerChunk) {
+  RedisConnection c(testing::TestRedisOptions(redis_.url(), &clock_));
+  SceneLog log(c, Config("node-a"));
+  runtime::CrdtStore wa, wb;
+  const std::vector<uint8_t> a = testing::TransformChunk(wa, 600, 2, 1.0f);
+  const std::vector<uint8_t> b = testing::TransformChunk(wb, 600, 2, 2.0f);
+  const std::vector<uint8_t> a2 = testing::TransformChunk(wa, 600, 2, 3.0f);
+  const std::vector<uint8_t> bad(a.begin(), a.end() - 1);
+  ASSERT_TRUE(c.Command({"SET", "test:{wrong}:log", "x"}).has_value());
+  const SceneLog::SceneChunk batch[] = {{"a", a},   {"b", b},  {"wrong", a},
+                                        {"a", bad}, {"a", a2}, {"bad{name}", a}};
+  const uint64_t commands_before = c.counters().commands;
+  auto results = log.AppendBatch(batch);
+  ASSERT_TRUE(results.has_value());
+  ASSERT_EQ(results->size(), 6u);
+  EXPECT_TRUE((*results)[0].has_value());
+  EXPECT_TRUE((*results)[1].has_value());
+  EXPECT_EQ((*results)[2].error().code, ErrorCode::kCorruptData);  // refused by Redis, alone
+  EXPECT_EQ((*results)[3].error().code, ErrorCode::kTruncated);    // refused here
+  ASSERT_TRUE((*results)[4].has_value());
+  EXPECT_EQ((*results)[5].error().code, ErrorCode::kInvalidArgument);
+  EXPECT_LT((*results)[0].value(), (*results)[4].value());
+  EXPECT_EQ(c.counters().commands - commands_before, 4u);  // only the valid chunks were sent
+  EXPECT_EQ(*log.StreamLength("a"), 2u);
+  EXPECT_EQ(*log.StreamLength("b"), 1u);
+
+  redis_.Kill(SIGKILL);
+  auto down = log.AppendBatch(batch);
+  ASSERT_FALSE(down.has_value());
+  EXPECT_EQ(down.error().code, ErrorCode::kUnavailable);
+}
+
 TEST_F(SceneLogTest, LoadOfAnEmptySceneIsEmpty) {
   RedisConnection c(testing::TestRedisOptions(redis_.url(), &clock_));
   SceneLog log(c, Config("node-a"));
