@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,6 +60,7 @@ bool RedisTestServer::Spawn() {
                                    "--loglevel",
                                    "notice"};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -66,6 +68,9 @@ bool RedisTestServer::Spawn() {
     return false;
   }
   if (pid == 0) {
+    // If the test process dies (a crash, an abort), Redis dies with it instead of lingering.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
