@@ -54,6 +54,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "scene_full";
     case ErrorCode::kBadRequest:
       return "bad_request";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
     case ErrorCode::kIo:
       return "io";
     case ErrorCode::kParse:

@@ -43,6 +43,7 @@ enum class ErrorCode : uint16_t {
   kShuttingDown = 64,  // the server is stopping
   kSceneFull = 65,     // too many sessions in the scene
   kBadRequest = 66,    // malformed request (HTTP path, scene name, ...)
+  kUnavailable = 67,   // a backend the write needs (the cluster's Redis) is unreachable: not acked
   // Local failures (files, text formats, arguments).
   kIo = 80,
   kParse = 81,

@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libsqlite3-dev
   nlohmann-json3-dev
   nodejs
+  pkg-config redis-server libhiredis-dev
 )
 
 missing=()

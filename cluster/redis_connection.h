@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns RedisConnection: one blocking hiredis connection (RAII) with connect and command
+// timeouts, AUTH/SELECT after every connect, and reconnection with capped, jittered
+// exponential backoff. Every failure is a Result: kUnavailable while Redis cannot be reached
+// (nothing sent is known to have been applied), the ErrorFromRedisError code for an error reply.
+//
+// One thread uses a connection at a time (the cluster gives each thread its own: the append
+// path, the read loop, the compactor); counters() may be read from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenecrdt/cluster/redis_reply.h"
+#include "scenecrdt/cluster/redis_url.h"
+#include "scenecrdt/protocol/result.h"
+
+struct redisContext;  // hiredis, kept out of this header
+
+namespace scenecrdt::cluster {
+
+// Receives one log line (no trailing newline), on the thread using the connection: a sink shared
+// by several connections must be thread-safe. Empty: stderr, prefixed "scenecrdt cluster: ".
+using LogSink = std::function<void(std::string_view line)>;
+// Monotonic milliseconds. Empty: std::chrono::steady_clock. Tests inject a fake clock.
+using MonotonicClock = std::function<int64_t()>;
+
+struct RedisOptions {
+  RedisEndpoint endpoint;
+  uint32_t connect_timeout_ms = 1000;  // TCP/unix connect
+  uint32_t command_timeout_ms = 2000;  // each reply (a blocking command adds its own wait)
+  uint32_t backoff_initial_ms = 50;    // first wait after a failed connect
+  uint32_t backoff_max_ms = 2000;      // the wait doubles up to this
+  std::string client_name;             // CLIENT SETNAME after connect (empty: none)
+  uint64_t jitter_seed = 0;            // backoff jitter PRNG seed (0: random)
+  MonotonicClock now_ms;
+  LogSink log;
+};
+
+struct RedisCounters {
+  uint64_t commands = 0;    // commands sent (each command of a pipeline counts)
+  uint64_t errors = 0;      // failed connects, lost connections, timeouts, error replies
+  uint64_t connects = 0;    // successful connects, the first included
+  uint64_t reconnects = 0;  // successful connects after the first
+};
+
+// One command's arguments; binary safe (a DCL chunk is one argument).
+using RedisArgs = std::vector<std::string_view>;
+
+class RedisConnection {
+ public:
+  explicit RedisConnection(RedisOptions options);
+  ~RedisConnection();
+  RedisConnection(const RedisConnection&) = delete;
+  RedisConnection& operator=(const RedisConnection&) = delete;
+
+  // Connects unless connected. Within the backoff wait after a failure it returns kUnavailable
+  // at once, without touching the network.
+  Result<void> Connect();
+  // Closes the connection; the next command reconnects at once.
+  void Disconnect();
+  bool connected() const { return context_ != nullptr; }
+  // +1 on every successful connect: state tied to one connection (CLIENT ID) must be refreshed.
+  uint64_t connection_epoch() const { return epoch_; }
+  // Milliseconds until Connect() may try again (0: now).
+  int64_t retry_in_ms() const;
+
+  // One command. An error reply becomes its Error (text in last_error_text() and the log).
+  Result<RedisReply> Command(std::span<const std::string_view> args);
+  Result<RedisReply> Command(std::initializer_list<std::string_view> args) {
+    return Command(std::span<const std::string_view>(args.begin(), args.size()));
+  }
+  // Several commands in one round trip; error replies stay in the result as kError replies so
+  // the caller can isolate them. Fails as a whole only when the connection does.
+  Result<std::vector<RedisReply>> Pipeline(std::span<const RedisArgs> commands);
+
+  RedisCounters counters() const;
+  const RedisOptions& options() const { return options_; }
+  // Writes one line to options().log (or stderr): the cluster objects using this connection
+  // log through it.
+  void Log(std::string_view line) const;
+  // Text of the last failure (connect error, error reply), for diagnostics.
+  const std::string& last_error_text() const { return last_error_text_; }
+
+ private:
+  struct ContextDeleter {
+    void operator()(redisContext* c) const;
+  };
+
+  int64_t Now() const;
+  Result<void> Handshake();
+  Result<RedisReply> RawCommand(std::span<const std::string_view> args);
+  Error FailConnect(std::string_view why);
+  Error LoseConnection(std::string why);
+  void PrepareArgs(std::span<const std::string_view> args);
+
+  RedisOptions options_;
+  std::unique_ptr<redisContext, ContextDeleter> context_;
+  uint64_t epoch_ = 0;
+  int64_t next_attempt_ms_ = 0;
+  uint32_t backoff_ms_;
+  std::mt19937_64 jitter_;
+  std::string last_error_text_;
+  std::vector<const char*> argv_;  // scratch for hiredis's argv form
+  std::vector<std::size_t> argv_len_;
+
+  std::atomic<uint64_t> commands_{0};
+  std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> connects_{0};
+  std::atomic<uint64_t> reconnects_{0};
+};
+
+}  // namespace scenecrdt::cluster

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the entry format of a scene stream and the parsers of the replies that carry entries
+// and snapshots (docs/CLUSTER.md "Entries"). A data entry is `n <node id> d <DCL chunk>`; a trim
+// marker, written by compaction right after it trimmed, is `n <node id> t <last trimmed ID>`.
+// Unknown extra fields are ignored (room for later versions). Redis is trusted not to send
+// malformed RESP, but entry contents are not: anyone with access can XADD, so a bad entry is
+// reported as kBad with its reason and skipped, never merged and never fatal to its stream.
+// Fuzzed by tools/fuzz/fuzz_stream_reply.cc.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenecrdt/cluster/redis_reply.h"
+#include "scenecrdt/cluster/stream_id.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/result.h"
+
+namespace scenecrdt::cluster {
+
+inline constexpr std::string_view kFieldNode = "n";
+inline constexpr std::string_view kFieldData = "d";
+inline constexpr std::string_view kFieldTrimmed = "t";
+
+struct StreamEntry {
+  enum class Kind : uint8_t {
+    kData,  // `chunk` is a DCL chunk that decodes strictly
+    kTrim,  // compaction removed every entry up to `trimmed_through`
+    kBad,   // unusable (`error` says why); its ID still advances the cursor
+  };
+  StreamId id;
+  Kind kind = Kind::kBad;
+  std::string node;          // kData, kTrim: the writer's node id
+  std::string chunk;         // kData
+  StreamId trimmed_through;  // kTrim
+  Error error;               // kBad
+
+  std::span<const uint8_t> bytes() const {
+    return {reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size()};
+  }
+};
+
+// An XRANGE reply (array of [id, [field, value, ...]]) in stream order. Errors (kCorruptData)
+// only for a reply whose shape is not an entry list, an unparsable ID or IDs out of order.
+Result<std::vector<StreamEntry>> ParseStreamEntries(RedisReply&& reply,
+                                                    const protocol::DecodeOptions& decode);
+
+// One stream's part of an XREAD reply.
+struct StreamBatch {
+  std::string key;
+  std::vector<StreamEntry> entries;
+};
+// An XREAD reply: nil (nothing new) is an empty list.
+Result<std::vector<StreamBatch>> ParseXreadReply(RedisReply&& reply,
+                                                 const protocol::DecodeOptions& decode);
+
+// A scene snapshot: the merged state of every entry up to `covers`, as one DCL chunk.
+struct SceneSnapshot {
+  bool exists = false;  // false: no snapshot yet (covers 0-0, empty data)
+  StreamId covers;
+  std::string data;
+
+  std::span<const uint8_t> bytes() const {
+    return {reinterpret_cast<const uint8_t*>(data.data()), data.size()};
+  }
+};
+// The `id` and `data` fields of a snapshot hash (HMGET replies). Both nil: no snapshot. Errors:
+// kCorruptData (one missing, an unparsable ID, a chunk that does not decode).
+Result<SceneSnapshot> ParseSnapshotFields(RedisReply&& id, RedisReply&& data,
+                                          const protocol::DecodeOptions& decode);
+
+// The first page of a scene load, read atomically by a script: [id, data, entries].
+struct LoadPage {
+  SceneSnapshot snapshot;
+  std::vector<StreamEntry> entries;
+};
+Result<LoadPage> ParseLoadPage(RedisReply&& reply, const protocol::DecodeOptions& decode);
+
+}  // namespace scenecrdt::cluster
