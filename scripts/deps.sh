@@ -8,6 +8,7 @@ PACKAGES=(
   libboost-dev libglm-dev libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libsqlite3-dev
   nodejs
+  libssl-dev openssl nlohmann-json3-dev
 )
 
 missing=()
