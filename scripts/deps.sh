@@ -10,6 +10,7 @@ PACKAGES=(
   nlohmann-json3-dev
   nodejs
   pkg-config redis-server libhiredis-dev
+  libssl-dev openssl nlohmann-json3-dev
 )
 
 missing=()

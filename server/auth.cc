@@ -76,4 +76,14 @@ Result<Role> AuthTable::Check(std::string_view token, std::string_view scene) co
   return MakeError(ErrorCode::kUnauthorized, "token not granted for this scene");
 }
 
+Result<AccessGrant> AuthTable::Check(std::string_view token, std::string_view scene,
+                                     std::chrono::sys_seconds /*now*/) const {
+  Result<Role> role = Check(token, scene);
+  if (!role.has_value()) {
+    return MakeError(ErrorCode::kUnauthorized,
+                     Knows(token) ? auth_reason::kMissingGrant : auth_reason::kUnknownToken);
+  }
+  return AccessGrant{*role, open_ ? "open" : "auth-file", std::nullopt};
+}
+
 }  // namespace scenecrdt::server

@@ -9,10 +9,9 @@
 #include <vector>
 
 #include "scenecrdt/protocol/result.h"
+#include "scenecrdt/server/authenticator.h"
 
 namespace scenecrdt::server {
-
-enum class Role : uint8_t { kRead, kWrite };
 
 struct TokenGrant {
   std::string token;
@@ -20,7 +19,7 @@ struct TokenGrant {
   Role role = Role::kRead;
 };
 
-class AuthTable {
+class AuthTable : public Authenticator {
  public:
   // Open mode: every token (even empty) may write to every scene.
   static AuthTable Open() { return AuthTable(); }
@@ -36,6 +35,10 @@ class AuthTable {
   // "unknown token" (HTTP 401) from "scene not granted" (403) on the /dcl/ path. Constant time
   // in the token length, like Check.
   bool Knows(std::string_view token) const;
+  // Authenticator: Check above as an AccessGrant that never expires (subject "auth-file", or
+  // "open" in open mode); refusals are auth_reason::kUnknownToken or kMissingGrant.
+  Result<AccessGrant> Check(std::string_view token, std::string_view scene,
+                            std::chrono::sys_seconds now) const override;
 
  private:
   bool open_ = true;
