@@ -3,6 +3,7 @@
 # Runtime facade joining it to the transform side.
 target_sources(scenecrdt_runtime PRIVATE
   bench_streams.cc
+  crdt_admission.cc
   crdt_store.cc
   runtime.cc
   sha256.cc

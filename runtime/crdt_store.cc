@@ -89,13 +89,20 @@ CrdtStore::CrdtStore(StoreLimits limits) : limits_(limits) {}
 // Merge
 
 MergeResult CrdtStore::Merge(const CrdtMessage& m) {
+  if (const ErrorCode e = CheckMessage(m, limits_); e != ErrorCode::kOk) {
+    return {MergeOutcome::kRefused, e};
+  }
+  return MergeChecked(m);
+}
+
+MergeResult CrdtStore::MergeChecked(const CrdtMessage& m) {
   if (log_.size() >= compact_at_) CompactLog();
   switch (m.type) {
     case MessageType::kPutComponent:
     case MessageType::kPutComponentNetwork:
     case MessageType::kDeleteComponent:
     case MessageType::kDeleteComponentNetwork: {
-      if (const ErrorCode e = Validate(m); e != ErrorCode::kOk) {
+      if (const ErrorCode e = CheckStateLimits(m); e != ErrorCode::kOk) {
         return {MergeOutcome::kRefused, e};
       }
       const bool is_delete = IsDeleteType(m.type);
@@ -103,7 +110,7 @@ MergeResult CrdtStore::Merge(const CrdtMessage& m) {
       return MergeOpaque(m, is_delete);
     }
     case MessageType::kAppendValue: {
-      if (const ErrorCode e = Validate(m); e != ErrorCode::kOk) {
+      if (const ErrorCode e = CheckStateLimits(m); e != ErrorCode::kOk) {
         return {MergeOutcome::kRefused, e};
       }
       return MergeAppend(m);
@@ -127,19 +134,8 @@ Result<MergeStats> CrdtStore::MergeStream(std::span<const uint8_t> bytes,
   return stats;
 }
 
-ErrorCode CrdtStore::Validate(const CrdtMessage& m) const {
-  const bool is_delete = IsDeleteType(m.type);
-  if (!is_delete) {
-    if (m.data.size() > limits_.max_payload_bytes) return ErrorCode::kPayloadTooLarge;
-    if (m.component == protocol::kTransformComponentId && m.type != MessageType::kAppendValue) {
-      if (m.data.size() != Transform::kSize) return ErrorCode::kBadTransformSize;
-      if (limits_.refuse_non_finite_transforms &&
-          !protocol::IsFinite(protocol::LoadTransform(m.data.first<Transform::kSize>()))) {
-        return ErrorCode::kNonFiniteTransform;
-      }
-    }
-  }
-  // Limits that depend on the state: a new entity, a new tombstone from version retirement.
+ErrorCode CrdtStore::CheckStateLimits(const CrdtMessage& m) const {
+  // A new entity, or a new tombstone from version retirement.
   const uint32_t number = protocol::EntityNumber(m.entity);
   const uint32_t version = protocol::EntityVersion(m.entity);
   if (!protocol::IsReservedEntityNumber(number) && (version > 0 || !tombstones_.empty())) {
@@ -312,8 +308,8 @@ MergeResult CrdtStore::MergeAppend(const CrdtMessage& m) {
 MergeResult CrdtStore::MergeDeleteEntity(EntityId entity) {
   const uint32_t number = protocol::EntityNumber(entity);
   const uint32_t version = protocol::EntityVersion(entity);
-  // @dcl/ecs wipes a reserved entity's data without tombstoning it, which does not commute
-  // with later messages for it. We refuse instead (docs/CRDT.md).
+  // CheckMessage refuses reserved numbers before any merge; this guard only keeps a reserved
+  // number from ever being tombstoned, whatever the path.
   if (protocol::IsReservedEntityNumber(number)) {
     return {MergeOutcome::kRefused, ErrorCode::kReservedEntity};
   }

@@ -140,60 +140,23 @@ void Scene::Leave(uint64_t session_id, CloseReason reason) {
   });
 }
 
-void Scene::Submit(uint64_t session_id, uint64_t frame_sequence, std::vector<uint8_t> dcl,
-                   uint32_t messages) {
-  net::asio::post(strand_, [this, session_id, frame_sequence, dcl = std::move(dcl), messages]() {
+void Scene::Submit(uint64_t session_id, uint64_t frame_sequence, runtime::AdmittedBatch batch) {
+  net::asio::post(strand_, [this, session_id, frame_sequence, batch = std::move(batch)]() {
     Member* member = FindMember(session_id);
     if (!member) return;  // left meanwhile
-    // Limits that depend on the state are checked for the whole frame before anything merges,
-    // so a refused frame leaves the store untouched. Counts are upper bounds (a newer version
-    // retiring a live one does not really add an entity).
-    const runtime::StoreLimits& limits = store_.limits();
-    std::vector<uint32_t> new_entities;
-    std::vector<uint32_t> new_tombstones;
-    (void)protocol::DecodeStream(dcl, {}, [&](const protocol::CrdtMessage& m) {
-      const uint32_t number = protocol::EntityNumber(m.entity);
-      const uint32_t version = protocol::EntityVersion(m.entity);
-      const bool reserved = protocol::IsReservedEntityNumber(number);
-      if (!reserved && (m.type == protocol::MessageType::kDeleteEntity ||
-                        m.type == protocol::MessageType::kDeleteEntityNetwork || version > 0)) {
-        if (!store_.DeletedVersion(number)) new_tombstones.push_back(number);
-      }
-      if (protocol::HasComponent(m.type)) {
-        const runtime::EntityState state = store_.GetEntityState(m.entity);
-        if (state == runtime::EntityState::kUnknown ||
-            (state == runtime::EntityState::kReserved && !store_.FindTransform(m.entity))) {
-          new_entities.push_back(m.entity);
-        }
-      }
-    });
-    const auto distinct = [](std::vector<uint32_t>& v) {
-      std::sort(v.begin(), v.end());
-      return static_cast<std::size_t>(std::unique(v.begin(), v.end()) - v.begin());
-    };
-    ErrorCode refusal = ErrorCode::kOk;
-    if (!new_entities.empty() &&
-        store_.num_entities() + distinct(new_entities) > limits.max_entities) {
-      refusal = ErrorCode::kTooManyEntities;
-    } else if (!new_tombstones.empty() &&
-               store_.num_tombstones() + distinct(new_tombstones) > limits.max_tombstones) {
-      refusal = ErrorCode::kTooManyTombstones;
-    }
+    Metrics& metrics = ctx_.metrics();
+    const uint64_t before = store_.sequence();
+    const ErrorCode refusal = store_.MergeAdmitted(
+        batch, [&](const protocol::CrdtMessage&, const runtime::MergeResult& r) {
+          metrics.CountMerge(r.outcome);
+          if (r.outcome == runtime::MergeOutcome::kRefused) metrics.CountRefusal(r.reason);
+        });
     if (refusal != ErrorCode::kOk) {
-      member->session->PostRefusal(refusal,
-                                   refusal == ErrorCode::kTooManyEntities
-                                       ? "the scene is at its entity limit"
-                                       : "the scene is at its tombstone limit",
-                                   frame_sequence, messages);
+      member->session->PostRefusal(refusal, runtime::RefusalText(refusal), frame_sequence,
+                                   batch.size());
       return;
     }
-    const uint64_t before = store_.sequence();
-    (void)protocol::DecodeStream(dcl, {}, [&](const protocol::CrdtMessage& m) {
-      const runtime::MergeResult r = store_.Merge(m);
-      ctx_.metrics().CountMerge(r.outcome);
-      if (r.outcome == runtime::MergeOutcome::kRefused) ctx_.metrics().CountRefusal(r.reason);
-    });
-    Metrics::Add(ctx_.metrics().messages_in, messages);
+    Metrics::Add(metrics.messages_in, batch.size());
     if (store_.sequence() != before) {
       if (sole_writer_ == 0 && !mixed_writers_) {
         sole_writer_ = session_id;

@@ -9,125 +9,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/scene.h"
 
 namespace scenecrdt::server {
 
 namespace {
-
-struct MessageVerdict {
-  ErrorCode code = ErrorCode::kOk;
-  const char* text = "";
-};
-
-// The stateless checks of one DCL message: what the store (with the server's limits) would
-// refuse, decided before anything reaches the scene.
-MessageVerdict CheckMessage(const protocol::CrdtMessage& m, const Limits& limits) {
-  using protocol::MessageType;
-  if (protocol::HasData(m.type) && m.data.size() > limits.max_payload_bytes) {
-    return {ErrorCode::kPayloadTooLarge, "a component payload is above the limit"};
-  }
-  if (m.component == protocol::kTransformComponentId &&
-      (m.type == MessageType::kPutComponent || m.type == MessageType::kPutComponentNetwork)) {
-    if (m.data.size() != protocol::Transform::kSize) {
-      return {ErrorCode::kBadTransformSize, "a Transform payload is not 44 bytes"};
-    }
-    if (!protocol::IsFinite(protocol::LoadTransform(m.data.first<protocol::Transform::kSize>()))) {
-      return {ErrorCode::kNonFiniteTransform, "a Transform holds NaN or infinite floats"};
-    }
-  } else if ((m.type == MessageType::kDeleteEntity ||
-              m.type == MessageType::kDeleteEntityNetwork) &&
-             protocol::IsReservedEntity(m.entity)) {
-    return {ErrorCode::kReservedEntity, "DELETE_ENTITY of a reserved entity number"};
-  }
-  return {};
-}
-
-protocol::DecodeOptions StrictDecode(const Limits& limits) {
-  protocol::DecodeOptions options;
-  options.max_message_bytes = limits.max_message_bytes;
-  options.reject_unknown_types = true;
-  return options;
-}
-
-struct CrdtCheck {
-  ErrorCode code = ErrorCode::kOk;
-  const char* text = "";
-  bool fatal = false;
-  uint32_t messages = 0;
-};
-
-// Everything about a client Crdt frame that does not depend on the scene state. A malformed
-// stream is a protocol violation (fatal); a message the store would refuse refuses the frame.
-CrdtCheck CheckCrdt(std::span<const uint8_t> data, const Limits& limits) {
-  CrdtCheck check;
-  auto decoded = protocol::DecodeStream(data, StrictDecode(limits), [&](const auto& m) {
-    ++check.messages;
-    if (check.code != ErrorCode::kOk) return;
-    if (const MessageVerdict v = CheckMessage(m, limits); v.code != ErrorCode::kOk) {
-      check.code = v.code;
-      check.text = v.text;
-    }
-  });
-  if (!decoded.has_value()) {
-    return {decoded.error().code, "malformed DCL stream in a Crdt frame", true, check.messages};
-  }
-  return check;
-}
-
-// A raw-DCL chunk: strictly decoded as a whole first (an error rejects all of it); then the
-// messages the store would refuse are left out and the rest is kept, in order, as sent.
-struct DclChunkCheck {
-  Error error;  // code kOk: decoded
-  uint32_t messages = 0;
-  uint32_t kept = 0;
-  // Refused messages, by reason, with the first one's text.
-  std::vector<std::pair<MessageVerdict, uint32_t>> dropped;
-  // The kept bytes, only when something was dropped (otherwise the chunk itself is kept).
-  std::vector<uint8_t> filtered;
-};
-
-DclChunkCheck CheckDclChunk(std::span<const uint8_t> chunk, const Limits& limits) {
-  DclChunkCheck check;
-  const protocol::DecodeOptions options = StrictDecode(limits);
-  std::size_t pos = 0;
-  while (pos < chunk.size()) {
-    auto step = protocol::DecodeMessage(chunk.subspan(pos), options, pos);
-    if (!step.has_value()) {
-      check.error = step.error();
-      return check;
-    }
-    if (step->kind == protocol::DecodeStep::Kind::kNeedMore) {
-      check.error = MakeError(ErrorCode::kTruncated, "the chunk ends inside a message", pos);
-      return check;
-    }
-    ++check.messages;
-    const MessageVerdict v = CheckMessage(step->message, limits);
-    if (v.code == ErrorCode::kOk) {
-      if (!check.dropped.empty()) {
-        check.filtered.insert(check.filtered.end(),
-                              chunk.begin() + static_cast<std::ptrdiff_t>(pos),
-                              chunk.begin() + static_cast<std::ptrdiff_t>(pos + step->size));
-      }
-      ++check.kept;
-    } else {
-      if (check.dropped.empty()) {
-        // Everything before the first refused message is kept as it was.
-        check.filtered.assign(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(pos));
-      }
-      auto it = std::find_if(check.dropped.begin(), check.dropped.end(),
-                             [&](const auto& d) { return d.first.code == v.code; });
-      if (it == check.dropped.end()) {
-        check.dropped.emplace_back(v, 1);
-      } else {
-        ++it->second;
-      }
-    }
-    pos += step->size;
-  }
-  return check;
-}
 
 // The decoder's verdicts on a malformed DCL chunk.
 bool IsMalformedDcl(ErrorCode code) {
@@ -339,24 +226,26 @@ void Session::HandleCrdt(const session::Crdt& crdt) {
     PostRefusal(ErrorCode::kReadOnly, "this session's token is read-only", crdt.frame_sequence);
     return;
   }
-  const CrdtCheck check = CheckCrdt(crdt.data, ctx_.config().limits);
-  if (check.fatal) {
-    Fatal(check.code, check.text);
+  // The frame's one decode: a malformed stream is a protocol violation (fatal); a message the
+  // store would refuse refuses the frame.
+  runtime::Admission admission = runtime::CrdtStore::Admit(
+      crdt.data, scene_->store_limits(), {max_message_bytes(), runtime::AdmitMode::kWholeChunk});
+  if (admission.verdict == runtime::Admission::Verdict::kMalformed) {
+    Fatal(admission.error.code, "malformed DCL stream in a Crdt frame");
     return;
   }
-  if (check.code != ErrorCode::kOk) {
-    PostRefusal(check.code, check.text, crdt.frame_sequence);
+  if (admission.verdict == runtime::Admission::Verdict::kRefused) {
+    PostRefusal(admission.error.code, admission.error.detail, crdt.frame_sequence);
     return;
   }
   // Token bucket over messages: a frame is admitted whole or refused whole.
-  if (RefillTokens() < check.messages) {
+  if (RefillTokens() < admission.messages) {
     PostRefusal(ErrorCode::kRateLimited, "over the messages-per-second limit", crdt.frame_sequence);
     return;
   }
-  tokens_ -= check.messages;
-  messages_in_ += check.messages;
-  scene_->Submit(id_, crdt.frame_sequence, std::vector<uint8_t>(crdt.data.begin(), crdt.data.end()),
-                 check.messages);
+  tokens_ -= admission.messages;
+  messages_in_ += admission.messages;
+  scene_->Submit(id_, crdt.frame_sequence, std::move(admission.batch));
 }
 
 void Session::HandleDclChunk(std::span<const uint8_t> chunk) {
@@ -368,40 +257,41 @@ void Session::HandleDclChunk(std::span<const uint8_t> chunk) {
   last_read_ms_ = NowMs();
   ++chunks_in_;
   if (chunk.empty()) return;  // an @dcl/ecs engine sends one per update, even with nothing new
-  const Limits& limits = ctx_.config().limits;
-  DclChunkCheck check = CheckDclChunk(chunk, limits);
-  if (check.error.code != ErrorCode::kOk) {
+  // Strictly decoded as a whole first (an error rejects all of it); the messages the store
+  // would refuse are left out and the rest is kept, in order, as sent.
+  runtime::Admission admission = runtime::CrdtStore::Admit(
+      chunk, scene_->store_limits(), {max_message_bytes(), runtime::AdmitMode::kDropRefused});
+  if (admission.verdict != runtime::Admission::Verdict::kAdmitted) {
     // Nothing of the chunk reaches the scene: close with 1007 and say where it broke.
     char text[96];
     std::snprintf(text, sizeof text, "malformed DCL chunk: %s at byte %llu",
-                  ErrorCodeName(check.error.code), U(check.error.offset));
-    Fatal(check.error.code, text);
+                  ErrorCodeName(admission.error.code), U(admission.error.offset));
+    Fatal(admission.error.code, text);
     return;
   }
   if (!can_write_) {
     // Dropped, not closed: a spectator engine still emits incidental messages (the
     // DELETE_COMPONENTs @dcl/ecs sends after a remote DELETE_ENTITY), and must stay joined.
-    metrics.CountDclDrop(ErrorCode::kReadOnly, check.messages);
+    metrics.CountDclDrop(ErrorCode::kReadOnly, admission.messages);
     LogRefusal(ErrorCode::kReadOnly, "read-only token: the chunk was dropped", false,
-               check.messages);
+               admission.messages);
     return;
   }
-  for (const auto& [verdict, count] : check.dropped) {
-    metrics.CountDclDrop(verdict.code, count);
-    LogRefusal(verdict.code, verdict.text, false, count);
+  for (const runtime::RefusalCount& dropped : admission.dropped) {
+    metrics.CountDclDrop(dropped.code, dropped.messages);
+    LogRefusal(dropped.code, runtime::RefusalText(dropped.code), false, dropped.messages);
   }
-  if (check.kept == 0) return;
+  if (admission.batch.empty()) return;
   // The rate limit delays instead of refusing: there is no refusal a raw client could act on.
   // The chunk is admitted; a bucket in debt pauses reading until it has refilled, so the
   // peer's later chunks wait in its socket (TCP backpressure) and nothing is lost.
+  const auto kept = static_cast<double>(admission.batch.size());
   RefillTokens();
-  tokens_ -= check.kept;
-  messages_in_ += check.kept;
-  std::vector<uint8_t> dcl = check.dropped.empty()
-                                 ? std::vector<uint8_t>(chunk.begin(), chunk.end())
-                                 : std::move(check.filtered);
-  scene_->Submit(id_, chunks_in_, std::move(dcl), check.kept);
+  tokens_ -= kept;
+  messages_in_ += admission.batch.size();
+  scene_->Submit(id_, chunks_in_, std::move(admission.batch));
   if (tokens_ < 0.0) {
+    const Limits& limits = ctx_.config().limits;
     throttled_ = true;
     Metrics::Add(metrics.dcl_throttles);
     const double rate = std::max<double>(1.0, limits.messages_per_second);

@@ -94,6 +94,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void JoinPathScene();
   bool writing() const { return writing_; }
   uint32_t max_frame_bytes() const { return ctx_.config().limits.max_frame_bytes; }
+  uint32_t max_message_bytes() const { return ctx_.config().limits.max_message_bytes; }
   // A fatal protocol violation: typed Error (fatal; raw: close code), flush, close.
   void Fatal(ErrorCode code, const char* text);
   // Raw sessions: the WebSocket close code and reason to close with (1000 "" by default).
