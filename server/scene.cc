@@ -89,7 +89,8 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     if (departed != departures_.end()) departures_.erase(departed);
     const auto build_start = std::chrono::steady_clock::now();
     std::vector<SharedFrame> frames;
-    if (session->raw()) {
+    const bool raw = session->kind() == SessionKind::kDcl;  // plain DCL chunks, no envelope
+    if (raw) {
       frames.push_back(BuildRaw(0));  // one chunk: the whole state (empty for a new scene)
     } else {
       frames = BuildFrames(from, seq, /*is_state=*/true);
@@ -105,7 +106,7 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     m.session = session;
     m.id = session->id();
     m.cursor = seq;
-    m.raw = session->raw();
+    m.raw = raw;
     m.busy_since_ms = now;
     members_.push_back(std::move(m));
     ctx_.log().Write("open",
@@ -287,7 +288,7 @@ std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
   }
   std::size_t bytes = 0;
   for (const SharedFrame& f : frames) bytes += f->size();
-  m.session->PostSceneFrames(std::move(frames), 0);
+  m.session->PostSceneFrames(std::move(frames));
   m.cursor = seq;
   m.ready = false;
   m.busy_since_ms = now_ms;

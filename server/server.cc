@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/server/endpoint.h"
 
 namespace scenecrdt::server {
 
