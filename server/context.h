@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "scenecrdt/net/net.h"
 #include "scenecrdt/server/auth.h"
 #include "scenecrdt/server/config.h"
 #include "scenecrdt/server/event_log.h"
 #include "scenecrdt/server/metrics.h"
-#include "scenecrdt/server/net.h"
 
 namespace scenecrdt::server {
 
@@ -34,11 +34,6 @@ inline int64_t NowMs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-// Scene wire sequences: (server incarnation << 40) | store sequence. A resume position from
-// another incarnation (a restart) is recognised and answered with a full snapshot.
-inline constexpr int kSequenceShift = 40;
-inline constexpr uint64_t kLocalSequenceMask = (uint64_t{1} << kSequenceShift) - 1;
 
 class ServerContext {
  public:

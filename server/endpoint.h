@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/result.h"
-#include "scenecrdt/server/net.h"
 
 namespace scenecrdt::server {
 

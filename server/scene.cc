@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/protocol/session/sequence.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/session.h"
 
@@ -33,7 +34,7 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       name_(std::move(name)),
       strand_(net::asio::make_strand(ctx.ioc())),
       store_(StoreLimitsFrom(ctx.config().limits)),
-      wire_base_(ctx.incarnation() << kSequenceShift),
+      wire_base_(session::MakeSceneSequence(ctx.incarnation(), 0)),
       retry_timer_(strand_),
       rate_timer_(strand_),
       flush_timer_(strand_) {
@@ -61,8 +62,9 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     JoinState state = JoinState::kSnapshot;
     if (resume) {
       state = JoinState::kResumeStale;
-      if ((*resume & ~kLocalSequenceMask) == wire_base_ && (*resume & kLocalSequenceMask) <= seq) {
-        from = *resume & kLocalSequenceMask;
+      if ((*resume & ~session::kLocalSequenceMask) == wire_base_ &&
+          session::LocalSequence(*resume) <= seq) {
+        from = session::LocalSequence(*resume);
         state = JoinState::kResume;
       }
     }

@@ -92,7 +92,7 @@ class Scene {
     uint64_t frame_sequence;
   };
 
-  uint64_t Wire(uint64_t local) const { return wire_base_ | local; }
+  uint64_t Wire(uint64_t local) const { return wire_base_ | local; }  // wire_base_: local 0
   Member* FindMember(uint64_t id);
   void ScheduleFlush();
   void FanOut();

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "scenecrdt/client/client.h"
+#include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/session/envelope.h"
-#include "scenecrdt/server/net.h"
 #include "scenecrdt/server/server.h"
 
 namespace scenecrdt::testing {
