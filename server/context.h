@@ -45,6 +45,9 @@ class ServerContext {
   virtual const EventLog& log() const = 0;
   virtual Persistence& persistence() = 0;
   virtual uint64_t incarnation() const = 0;
+  // The bound listener ports (0: that listener is off); hints for peers on the wrong port.
+  virtual uint16_t tcp_port() const = 0;
+  virtual uint16_t http_port() const = 0;
   // The scene called `name`, created on first use. Thread-safe. nullptr while stopping.
   virtual Scene* FindOrCreateScene(std::string_view name) = 0;
   // Session registry (shutdown walks it). Thread-safe.

@@ -127,8 +127,7 @@ void EnvelopeSession::QueueControl(const session::Frame& frame) {
 
 void EnvelopeSession::QueueGoodbye(ErrorCode code, std::string_view text) {
   // The fatal Error goes out even when the control queue is full.
-  control_.push_back(
-      MakeShared(session::BuildFrame(session::ErrorFrame{code, std::string(text), 0, true})));
+  QueueRaw(MakeShared(session::BuildFrame(session::ErrorFrame{code, std::string(text), 0, true})));
 }
 
 void EnvelopeSession::PostAck(uint64_t frame_sequence) {

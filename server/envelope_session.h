@@ -35,6 +35,8 @@ class EnvelopeSession : public Session {
   void OnMessage(std::span<const uint8_t> message, bool text) override;
   // Queues a frame the peer provoked; a peer that leaves too many unread is dropped.
   void QueueControl(const session::Frame& frame);
+  // Queues bytes ahead of scene data, outside the control limit (a goodbye).
+  void QueueRaw(SharedFrame bytes) { control_.push_back(std::move(bytes)); }
 
   void QueueGoodbye(ErrorCode code, std::string_view text) override;
   void Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,

@@ -78,12 +78,50 @@ void HttpSession::Read() {
                    [self = shared_from_this()](const net::error_code& ec, std::size_t) {
                      self->deadline_.cancel();
                      if (ec) {
-                       net::error_code ignored;
-                       self->socket_.close(ignored);
+                       self->OnReadError(ec);
                        return;
                      }
                      self->Route();
                    });
+}
+
+void HttpSession::OnReadError(const net::error_code& ec) {
+  const auto data = buffer_.cdata();
+  const std::span<const uint8_t> received(static_cast<const uint8_t*>(data.data()), data.size());
+  if (ec == net::asio::error::operation_aborted || !session::HasFrameIdentifier(received)) {
+    net::error_code ignored;
+    socket_.close(ignored);
+    return;
+  }
+  // An envelope frame where a request line should be: a tcp:// client dialled the HTTP port.
+  // Answered in its own language, a fatal Error frame naming the port it wanted.
+  constexpr const char* kDetail = "an envelope frame on the HTTP port (tcp:// belongs on --tcp)";
+  ctx_.metrics().CountRefusal(ErrorCode::kBadRequest);
+  ctx_.log().Write("refusal",
+                   "scene=- session=- kind=tcp peer=%s reason=bad_request fatal=yes messages=0 "
+                   "detail=\"%s\"",
+                   EndpointText(peer_).c_str(), kDetail);
+  const uint16_t tcp = ctx_.tcp_port();
+  std::string text = "this is scenecrdt's HTTP port: WebSocket clients use ws://HOST:" +
+                     std::to_string(ctx_.http_port()) + "/scene/<name> (or /dcl/<name>) here. ";
+  text += tcp != 0 ? "Framed TCP (tcp://) is on the --tcp port: tcp://HOST:" + std::to_string(tcp)
+                   : std::string("This server has no --tcp listener.");
+  auto frame = std::make_shared<const std::vector<uint8_t>>(
+      session::BuildFrame(session::ErrorFrame{ErrorCode::kBadRequest, text, 0, true}));
+  deadline_.expires_after(std::chrono::milliseconds(ctx_.config().limits.slow_consumer_ms));
+  deadline_.async_wait([self = shared_from_this()](const net::error_code& e) {
+    if (!e) {
+      net::error_code ignored;
+      self->socket_.close(ignored);
+    }
+  });
+  net::asio::async_write(socket_, net::asio::buffer(*frame),
+                         [self = shared_from_this(), frame](const net::error_code&, std::size_t) {
+                           self->deadline_.cancel();
+                           net::error_code ignored;
+                           self->socket_.shutdown(net::tcp::socket::shutdown_send, ignored);
+                           self->socket_.close(ignored);
+                         });
 }
 
 void HttpSession::Route() {

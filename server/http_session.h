@@ -3,7 +3,8 @@
 // session: GET /healthz, GET /metrics, and WebSocket upgrades dispatched by path
 // (/scene/<name>: WebSocketSession<EnvelopeSession>; /dcl/<name>?token=T: authorised here,
 // then WebSocketSession<DclSession>). Keep-alive requests are served one after the other;
-// each read and write has a deadline.
+// each read and write has a deadline. A framed-TCP client on this port (an envelope frame
+// where a request line should be) gets a fatal Error frame naming the --tcp port.
 #pragma once
 
 #include <memory>
@@ -24,6 +25,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   using Request = net::beast::http::request<net::beast::http::string_body>;
 
   void Read();
+  // A request that does not parse; a tcp:// client's Hello gets a fatal Error frame.
+  void OnReadError(const net::error_code& ec);
   void Route();
   void UpgradeDcl(std::string scene, std::string token, Request req);
   void Respond(net::beast::http::status status, std::string body, const Request& req,

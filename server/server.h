@@ -44,8 +44,6 @@ class Server final : public ServerContext {
   // every scene was flushed, 1 when a final commit failed.
   int Wait();
 
-  uint16_t tcp_port() const { return tcp_ ? tcp_->port() : 0; }
-  uint16_t http_port() const { return http_ ? http_->port() : 0; }
   std::size_t num_scenes() const;
 
   // Runs `read` on the scene's strand and waits for it (not from an io thread). False when
@@ -61,6 +59,8 @@ class Server final : public ServerContext {
   const EventLog& log() const override { return log_; }
   Persistence& persistence() override { return *persistence_; }
   uint64_t incarnation() const override { return persistence_->incarnation(); }
+  uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }
+  uint16_t http_port() const override { return http_ ? http_->port() : 0; }
   Scene* FindOrCreateScene(std::string_view name) override;
   uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;
   void UnregisterSession(uint64_t id) override;
