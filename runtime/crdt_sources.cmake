@@ -4,6 +4,8 @@
 target_sources(scenecrdt_runtime PRIVATE
   bench_streams.cc
   crdt_admission.cc
+  crdt_local_writes.cc
+  crdt_state_hash.cc
   crdt_store.cc
   runtime.cc
   sha256.cc
