@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/session/sequence.h"
 
 namespace scenecrdt::client {
 
@@ -60,9 +61,9 @@ std::string Format(const char* fmt, auto... args) {
 
 unsigned long long Ull(uint64_t v) { return static_cast<unsigned long long>(v); }
 
-// Scene sequences are (incarnation << 40) | store sequence; logs show both halves.
+// Logs show both halves of a scene sequence: incarnation:store sequence.
 std::string SequenceText(uint64_t s) {
-  return Format("%llu:%llu", Ull(s >> 40), Ull(s & ((uint64_t{1} << 40) - 1)));
+  return Format("%llu:%llu", Ull(session::SequenceIncarnation(s)), Ull(session::LocalSequence(s)));
 }
 
 }  // namespace

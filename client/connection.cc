@@ -17,8 +17,19 @@ struct Connection::Impl {
   std::optional<net::tcp::socket> tcp;
   std::optional<websocket::stream<net::tcp::socket>> ws;
   net::beast::flat_buffer ws_buffer;
+  websocket::response_type upgrade_response;
 
   net::tcp::socket& lowest() { return tcp ? *tcp : ws->next_layer(); }
+  // Why the upgrade failed: a scenecrdt framed-TCP port says so in its answer.
+  Error UpgradeError() const {
+    if (upgrade_response.find(session::kFramedTcpPortHeader) != upgrade_response.end()) {
+      return MakeError(ErrorCode::kBadRequest,
+                       "WebSocket upgrade refused: ws:// reached scenecrdt's framed-TCP port "
+                       "(serve --tcp); use tcp://HOST:PORT for that port, or ws:// with the "
+                       "server's --http port");
+    }
+    return MakeError(ErrorCode::kIo, "WebSocket upgrade refused");
+  }
 };
 
 Connection::Connection(net::asio::io_context& ioc, ServerUrl url, std::string scene,
@@ -74,16 +85,16 @@ void Connection::Start() {
                 auto& ws = *self->impl_->ws;
                 ws.binary(true);
                 ws.read_message_max(self->options_.max_frame_bytes);
-                ws.async_handshake(
-                    self->url_.host + ":" + std::to_string(self->url_.port),
-                    "/scene/" + self->scene_, [self](const net::error_code& h) {
-                      if (self->closed_) return;
-                      if (h) {
-                        self->Fail(MakeError(ErrorCode::kIo, "WebSocket upgrade refused"));
-                        return;
-                      }
-                      self->OnConnected();
-                    });
+                ws.async_handshake(self->impl_->upgrade_response,
+                                   self->url_.host + ":" + std::to_string(self->url_.port),
+                                   "/scene/" + self->scene_, [self](const net::error_code& h) {
+                                     if (self->closed_) return;
+                                     if (h) {
+                                       self->Fail(self->impl_->UpgradeError());
+                                       return;
+                                     }
+                                     self->OnConnected();
+                                   });
               });
         });
   });
@@ -173,6 +184,14 @@ void Connection::OnBytes(std::size_t) {
     const auto size = session::PeekFrameSize(rest);
     if (!size) break;
     if (*size > options_.max_frame_bytes) {
+      if (std::memcmp(rest.data(), "HTTP", 4) == 0) {
+        // An HTTP status line where a size prefix should be: tcp:// dialled an HTTP port.
+        Fail(MakeError(ErrorCode::kBadRequest,
+                       "the server answered in HTTP: tcp:// reached an HTTP port (scenecrdt "
+                       "serve --http); use ws://HOST:PORT for that port, or tcp:// with the "
+                       "server's --tcp port"));
+        return;
+      }
       Fail(MakeError(ErrorCode::kFrameTooLarge, "frame above the client's limit"));
       return;
     }

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "scenecrdt/client/url.h"
+#include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/session/envelope.h"
-#include "scenecrdt/server/net.h"
 
 namespace scenecrdt::client {
 

@@ -47,6 +47,11 @@ function(scenecrdt_expose_headers target folder)
   if(NOT EXISTS ${link})
     file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${folder} ${link} SYMBOLIC)
   endif()
-  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${SCENECRDT_BUILD_INCLUDE_DIR}>
-                                              $<INSTALL_INTERFACE:include>)
+  get_target_property(type ${target} TYPE)
+  set(scope PUBLIC)
+  if(type STREQUAL "INTERFACE_LIBRARY")
+    set(scope INTERFACE)  # header-only targets (scenecrdt::net)
+  endif()
+  target_include_directories(${target} ${scope} $<BUILD_INTERFACE:${SCENECRDT_BUILD_INCLUDE_DIR}>
+                                                $<INSTALL_INTERFACE:include>)
 endfunction()

@@ -2,6 +2,9 @@
 # CRDT side of scenecrdt::runtime (store, Lamport writes, snapshots, state hash) and the
 # Runtime facade joining it to the transform side.
 target_sources(scenecrdt_runtime PRIVATE
+  crdt_admission.cc
+  crdt_local_writes.cc
+  crdt_state_hash.cc
   crdt_store.cc
   runtime.cc
   sha256.cc

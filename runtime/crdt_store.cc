@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the merge rules, local writes, exports and state hash of CrdtStore (docs/CRDT.md).
+// Owns the merge rules, entity bookkeeping, reads and the change log / exports of CrdtStore
+// (docs/CRDT.md).
 #include "scenecrdt/runtime/crdt_store.h"
 
 #include <algorithm>
 #include <cstring>
-
-#include "scenecrdt/protocol/hex.h"
 
 namespace scenecrdt::runtime {
 
@@ -89,13 +88,20 @@ CrdtStore::CrdtStore(StoreLimits limits) : limits_(limits) {}
 // Merge
 
 MergeResult CrdtStore::Merge(const CrdtMessage& m) {
+  if (const ErrorCode e = CheckMessage(m, limits_); e != ErrorCode::kOk) {
+    return {MergeOutcome::kRefused, e};
+  }
+  return MergeChecked(m);
+}
+
+MergeResult CrdtStore::MergeChecked(const CrdtMessage& m) {
   if (log_.size() >= compact_at_) CompactLog();
   switch (m.type) {
     case MessageType::kPutComponent:
     case MessageType::kPutComponentNetwork:
     case MessageType::kDeleteComponent:
     case MessageType::kDeleteComponentNetwork: {
-      if (const ErrorCode e = Validate(m); e != ErrorCode::kOk) {
+      if (const ErrorCode e = CheckStateLimits(m); e != ErrorCode::kOk) {
         return {MergeOutcome::kRefused, e};
       }
       const bool is_delete = IsDeleteType(m.type);
@@ -103,7 +109,7 @@ MergeResult CrdtStore::Merge(const CrdtMessage& m) {
       return MergeOpaque(m, is_delete);
     }
     case MessageType::kAppendValue: {
-      if (const ErrorCode e = Validate(m); e != ErrorCode::kOk) {
+      if (const ErrorCode e = CheckStateLimits(m); e != ErrorCode::kOk) {
         return {MergeOutcome::kRefused, e};
       }
       return MergeAppend(m);
@@ -127,19 +133,8 @@ Result<MergeStats> CrdtStore::MergeStream(std::span<const uint8_t> bytes,
   return stats;
 }
 
-ErrorCode CrdtStore::Validate(const CrdtMessage& m) const {
-  const bool is_delete = IsDeleteType(m.type);
-  if (!is_delete) {
-    if (m.data.size() > limits_.max_payload_bytes) return ErrorCode::kPayloadTooLarge;
-    if (m.component == protocol::kTransformComponentId && m.type != MessageType::kAppendValue) {
-      if (m.data.size() != Transform::kSize) return ErrorCode::kBadTransformSize;
-      if (limits_.refuse_non_finite_transforms &&
-          !protocol::IsFinite(protocol::LoadTransform(m.data.first<Transform::kSize>()))) {
-        return ErrorCode::kNonFiniteTransform;
-      }
-    }
-  }
-  // Limits that depend on the state: a new entity, a new tombstone from version retirement.
+ErrorCode CrdtStore::CheckStateLimits(const CrdtMessage& m) const {
+  // A new entity, or a new tombstone from version retirement.
   const uint32_t number = protocol::EntityNumber(m.entity);
   const uint32_t version = protocol::EntityVersion(m.entity);
   if (!protocol::IsReservedEntityNumber(number) && (version > 0 || !tombstones_.empty())) {
@@ -312,8 +307,8 @@ MergeResult CrdtStore::MergeAppend(const CrdtMessage& m) {
 MergeResult CrdtStore::MergeDeleteEntity(EntityId entity) {
   const uint32_t number = protocol::EntityNumber(entity);
   const uint32_t version = protocol::EntityVersion(entity);
-  // @dcl/ecs wipes a reserved entity's data without tombstoning it, which does not commute
-  // with later messages for it. We refuse instead (docs/CRDT.md).
+  // CheckMessage refuses reserved numbers before any merge; this guard only keeps a reserved
+  // number from ever being tombstoned, whatever the path.
   if (protocol::IsReservedEntityNumber(number)) {
     return {MergeOutcome::kRefused, ErrorCode::kReservedEntity};
   }
@@ -453,43 +448,6 @@ std::optional<uint32_t> CrdtStore::DeletedVersion(uint32_t number) const {
   return tomb->version;
 }
 
-std::vector<RegisterView> CrdtStore::SortedRegisters() const {
-  std::vector<RegisterView> out;
-  out.reserve(num_registers());
-  for (std::size_t i = 0; i < tr_.size(); ++i) {
-    out.push_back(TransformView(static_cast<uint32_t>(i)));
-  }
-  for (const OpaqueRegister& r : regs_) {
-    out.push_back(
-        RegisterView{r.component, r.entity, r.timestamp, r.has_data, r.sequence, r.data, nullptr});
-  }
-  std::sort(out.begin(), out.end(), [](const RegisterView& a, const RegisterView& b) {
-    return Key(a.component, a.entity) < Key(b.component, b.entity);
-  });
-  return out;
-}
-
-std::vector<CrdtStore::AppendSetView> CrdtStore::SortedAppendSets() const {
-  std::vector<AppendSetView> out;
-  out.reserve(appends_.size());
-  for (const AppendSet& s : appends_) out.push_back({s.component, s.entity, s.elements});
-  std::sort(out.begin(), out.end(), [](const AppendSetView& a, const AppendSetView& b) {
-    return Key(a.component, a.entity) < Key(b.component, b.entity);
-  });
-  return out;
-}
-
-std::vector<CrdtStore::Tombstone> CrdtStore::SortedTombstones() const {
-  std::vector<Tombstone> out;
-  out.reserve(tombstones_.size());
-  tombstones_.ForEach([&](uint32_t number, const TombstoneValue& t) {
-    out.push_back(Tombstone{number, t.version});
-  });
-  std::sort(out.begin(), out.end(),
-            [](const Tombstone& a, const Tombstone& b) { return a.number < b.number; });
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Sequence log, snapshot and delta
 
@@ -597,172 +555,6 @@ std::size_t CrdtStore::ExportChangesSince(uint64_t since, std::vector<uint8_t>& 
     ++count;
   }
   return count;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Canonical state hash
-
-Sha256::Digest CrdtStore::StateHash() const {
-  // Canonical form (docs/CRDT.md): a version tag, then registers sorted by (component,
-  // entity), tombstones sorted by number, append sets sorted by (component, entity), each
-  // section prefixed by its count so sections cannot run into each other.
-  Sha256 h;
-  static constexpr char kTag[] = "scenecrdt-state-v1";
-  h.Update(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(kTag), sizeof kTag - 1));
-  const std::vector<RegisterView> registers = SortedRegisters();
-  h.UpdateU64(registers.size());
-  for (const RegisterView& r : registers) {
-    h.UpdateU32(r.component);
-    h.UpdateU32(r.entity);
-    h.UpdateU32(r.timestamp);
-    const uint8_t has_data = r.has_data ? 1 : 0;
-    h.Update(std::span<const uint8_t>(&has_data, 1));
-    if (!r.has_data) continue;
-    if (r.transform) {
-      const protocol::TransformBytes bytes = protocol::StoreTransform(*r.transform);
-      h.UpdateU32(static_cast<uint32_t>(bytes.size()));
-      h.Update(bytes);
-    } else {
-      h.UpdateU32(static_cast<uint32_t>(r.data.size()));
-      h.Update(r.data);
-    }
-  }
-  const std::vector<Tombstone> tombstones = SortedTombstones();
-  h.UpdateU64(tombstones.size());
-  for (const Tombstone& t : tombstones) {
-    h.UpdateU32(t.number);
-    h.UpdateU32(t.version);
-  }
-  const std::vector<AppendSetView> sets = SortedAppendSets();
-  h.UpdateU64(sets.size());
-  for (const AppendSetView& s : sets) {
-    h.UpdateU32(s.component);
-    h.UpdateU32(s.entity);
-    h.UpdateU64(s.elements.size());
-    for (const AppendElement& e : s.elements) {
-      h.UpdateU32(e.timestamp);
-      h.UpdateU32(static_cast<uint32_t>(e.data.size()));
-      h.Update(e.data);
-    }
-  }
-  return h.Finish();
-}
-
-std::string CrdtStore::CanonicalText() const {
-  std::string out;
-  for (const RegisterView& r : SortedRegisters()) {
-    out += "R " + std::to_string(r.component) + " " + std::to_string(r.entity) + " " +
-           std::to_string(r.timestamp) + " ";
-    if (!r.has_data) {
-      out += "deleted\n";
-      continue;
-    }
-    out += r.transform ? protocol::ToHex(protocol::StoreTransform(*r.transform))
-                       : protocol::ToHex(r.data);
-    out += "\n";
-  }
-  for (const Tombstone& t : SortedTombstones()) {
-    out += "T " + std::to_string(t.number) + " " + std::to_string(t.version) + "\n";
-  }
-  for (const AppendSetView& s : SortedAppendSets()) {
-    out += "A " + std::to_string(s.component) + " " + std::to_string(s.entity);
-    for (const AppendElement& e : s.elements) {
-      out += " " + std::to_string(e.timestamp) + ":" + protocol::ToHex(e.data);
-    }
-    out += "\n";
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Local writes
-
-uint32_t CrdtStore::StoredTimestamp(ComponentId component, EntityId entity, bool* exists) const {
-  auto r = FindRegister(component, entity);
-  *exists = r.has_value();
-  return r ? r->timestamp : 0;
-}
-
-Result<MergeOutcome> CrdtStore::WriteLocal(const CrdtMessage& m, std::vector<uint8_t>& out) {
-  const MergeResult result = Merge(m);
-  if (result.outcome == MergeOutcome::kRefused) {
-    return MakeError(result.reason, "the local write was refused by the store limits");
-  }
-  if (result.outcome == MergeOutcome::kEntityWasDeleted) {
-    return MakeError(ErrorCode::kInvalidArgument, "the entity is deleted");
-  }
-  if (ChangedState(result.outcome)) protocol::AppendMessage(m, out);
-  return result.outcome;
-}
-
-Result<MergeOutcome> CrdtStore::WriteComponent(EntityId entity, ComponentId component,
-                                               std::span<const uint8_t> data,
-                                               std::vector<uint8_t>& out) {
-  if (GetEntityState(entity) == EntityState::kRemoved) {
-    return MakeError(ErrorCode::kInvalidArgument, "the entity is deleted");
-  }
-  bool exists = false;
-  const uint32_t stored = StoredTimestamp(component, entity, &exists);
-  if (exists) {
-    // No echo for unchanged data (@dcl/ecs compares with the last sent bytes).
-    if (component == protocol::kTransformComponentId) {
-      const Transform* cur = FindTransform(entity);
-      if (cur && data.size() == Transform::kSize &&
-          std::ranges::equal(protocol::StoreTransform(*cur), data)) {
-        return MergeOutcome::kNoChange;
-      }
-    } else if (auto r = FindRegister(component, entity);
-               r && r->has_data && std::ranges::equal(r->data, data)) {
-      return MergeOutcome::kNoChange;
-    }
-    if (stored == 0xFFFFFFFFu) {
-      return MakeError(ErrorCode::kInvalidArgument, "the key's Lamport timestamp is exhausted");
-    }
-  }
-  const CrdtMessage m{MessageType::kPutComponent, entity, component,
-                      exists ? stored + 1 : 1,    0,      data};
-  return WriteLocal(m, out);
-}
-
-Result<MergeOutcome> CrdtStore::WriteTransform(EntityId entity, const Transform& t,
-                                               std::vector<uint8_t>& out) {
-  const protocol::TransformBytes bytes = protocol::StoreTransform(t);
-  return WriteComponent(entity, protocol::kTransformComponentId, bytes, out);
-}
-
-Result<MergeOutcome> CrdtStore::WriteDeleteComponent(EntityId entity, ComponentId component,
-                                                     std::vector<uint8_t>& out) {
-  auto r = FindRegister(component, entity);
-  if (!r || !r->has_data) return MergeOutcome::kNoChange;
-  if (r->timestamp == 0xFFFFFFFFu) {
-    return MakeError(ErrorCode::kInvalidArgument, "the key's Lamport timestamp is exhausted");
-  }
-  const CrdtMessage m{MessageType::kDeleteComponent, entity, component, r->timestamp + 1, 0, {}};
-  return WriteLocal(m, out);
-}
-
-Result<MergeOutcome> CrdtStore::WriteDeleteEntity(EntityId entity, std::vector<uint8_t>& out) {
-  if (protocol::IsReservedEntity(entity)) {
-    return MakeError(ErrorCode::kReservedEntity, "entities below 512 cannot be deleted");
-  }
-  const CrdtMessage m{MessageType::kDeleteEntity, entity, 0, 0, 0, {}};
-  return WriteLocal(m, out);
-}
-
-Result<MergeOutcome> CrdtStore::WriteAppend(EntityId entity, ComponentId component,
-                                            std::span<const uint8_t> data,
-                                            std::vector<uint8_t>& out) {
-  if (GetEntityState(entity) == EntityState::kRemoved) {
-    return MakeError(ErrorCode::kInvalidArgument, "the entity is deleted");
-  }
-  // Appends carry a timestamp too; use one above every element already in the set.
-  std::span<const AppendElement> set = FindAppendSet(component, entity);
-  if (!set.empty() && set.back().timestamp == 0xFFFFFFFFu) {
-    return MakeError(ErrorCode::kInvalidArgument, "the set's Lamport timestamp is exhausted");
-  }
-  const uint32_t ts = set.empty() ? 1 : set.back().timestamp + 1;
-  const CrdtMessage m{MessageType::kAppendValue, entity, component, ts, 0, data};
-  return WriteLocal(m, out);
 }
 
 }  // namespace scenecrdt::runtime

@@ -2,8 +2,9 @@
 // Owns CrdtStore: the merged CRDT state of one scene, with exactly the @dcl/ecs 7.28 rules
 // (docs/CRDT.md): one last-write-wins register per (component, entity), DELETE_ENTITY as a
 // per-number max-version grow-only set, newer versions retiring older ones, APPEND_VALUE
-// bounded grow-only sets. Also local Lamport writes, snapshot / delta export by store
-// sequence, and a canonical state hash.
+// bounded grow-only sets. Also the admission rules (what may merge: one place for every
+// caller), local Lamport writes, snapshot / delta export by store sequence, and a canonical
+// state hash.
 //
 // Transforms (component 1, 44 bytes) live decoded in dense columns for the scene graph; other
 // components are opaque bytes (a scene server relays every component). Single-threaded.
@@ -20,6 +21,7 @@
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/protocol/transform.h"
+#include "scenecrdt/runtime/crdt_admission.h"
 #include "scenecrdt/runtime/internal/flat_map.h"
 #include "scenecrdt/runtime/internal/prefetch.h"
 #include "scenecrdt/runtime/sha256.h"
@@ -56,20 +58,6 @@ struct MergeResult {
 // @dcl/ecs EntityState, as getEntityState reports it.
 enum class EntityState : uint8_t { kUnknown = 0, kUsedEntity = 1, kRemoved = 2, kReserved = 3 };
 const char* EntityStateName(EntityState state);  // "Unknown", "UsedEntity", ...
-
-struct StoreLimits {
-  // Component payloads above this are refused (kPayloadTooLarge).
-  uint32_t max_payload_bytes = protocol::kDefaultMaxMessageBytes;
-  // Distinct entity ids holding registers; a message creating one more is refused.
-  uint32_t max_entities = 0xFFFFFFFFu;
-  // Entity numbers with a tombstone; a message creating one more is refused.
-  uint32_t max_tombstones = 0xFFFFFFFFu;
-  // APPEND_VALUE sets keep their greatest `max_append_values` elements by (timestamp, bytes):
-  // a bounded grow-only set that still merges order-independently.
-  uint32_t max_append_values = 100;
-  // Refuse Transforms with NaN or infinite floats (servers); @dcl/ecs accepts them.
-  bool refuse_non_finite_transforms = false;
-};
 
 // A read-only view of one register.
 struct RegisterView {
@@ -113,6 +101,25 @@ class CrdtStore {
                            OnResult&& on_result);
   Result<MergeStats> MergeStream(std::span<const uint8_t> bytes,
                                  const protocol::DecodeOptions& options = {});
+
+  // ---- Admission (docs/CRDT.md "Admission"): every rule deciding what may merge ----
+  // The stateless rules, which Merge also applies first: payload size, Transform size,
+  // non-finite Transforms (when `limits` asks), DELETE_ENTITY of a reserved number, unknown
+  // types. kOk when acceptable. Pure: any thread.
+  static ErrorCode CheckMessage(const protocol::CrdtMessage& m, const StoreLimits& limits);
+  // Decodes `chunk` once, strictly (unknown types rejected, options.max_message_bytes), into
+  // a batch that owns a copy of it, and applies CheckMessage to every message as
+  // options.mode says. Pure: any thread (a server calls it on the session's strand).
+  static Admission Admit(std::span<const uint8_t> chunk, const StoreLimits& limits,
+                         const AdmitOptions& options);
+  // The state-dependent limits for a whole batch before any of it merges: the entities and
+  // tombstones it could add (upper bounds) against max_entities / max_tombstones. kOk,
+  // kTooManyEntities or kTooManyTombstones.
+  ErrorCode CheckBatchLimits(std::span<const protocol::CrdtMessage> messages) const;
+  // CheckBatchLimits, then (if kOk) each message merged in order without CheckMessage again;
+  // on_result(message, result) sees each. Returns the batch refusal (nothing merged) or kOk.
+  template <class OnResult>
+  ErrorCode MergeAdmitted(const AdmittedBatch& batch, OnResult&& on_result);
 
   // ---- Local writes (a client, or a server-side script) ----
   // Lamport rule per key: timestamp = stored + 1 (1 for a new key). The merged message is
@@ -234,8 +241,10 @@ class CrdtStore {
 
   static uint64_t Key(ComponentId c, EntityId e) { return (uint64_t{c} << 32) | e; }
 
-  // Validates a component message before any mutation; kOk when acceptable.
-  ErrorCode Validate(const protocol::CrdtMessage& m) const;
+  // Merge after CheckMessage passed (against limits_ or stricter ones).
+  MergeResult MergeChecked(const protocol::CrdtMessage& m);
+  // The state-dependent limits of one component message; kOk when acceptable.
+  ErrorCode CheckStateLimits(const protocol::CrdtMessage& m) const;
   // Tombstone filter and version retirement shared by every component message. Returns
   // false when the message must be dropped (entity deleted).
   bool AdmitEntity(EntityId entity);
@@ -315,6 +324,49 @@ class CrdtStore {
   bool track_transform_changes_ = false;
   std::vector<EntityId> transform_changes_;
 };
+
+inline ErrorCode CrdtStore::CheckMessage(const protocol::CrdtMessage& m,
+                                         const StoreLimits& limits) {
+  using protocol::MessageType;
+  switch (m.type) {
+    case MessageType::kPutComponent:
+    case MessageType::kPutComponentNetwork:
+      if (m.data.size() > limits.max_payload_bytes) return ErrorCode::kPayloadTooLarge;
+      if (m.component == protocol::kTransformComponentId) {
+        if (m.data.size() != protocol::Transform::kSize) return ErrorCode::kBadTransformSize;
+        if (limits.refuse_non_finite_transforms &&
+            !protocol::IsFinite(
+                protocol::LoadTransform(m.data.first<protocol::Transform::kSize>()))) {
+          return ErrorCode::kNonFiniteTransform;
+        }
+      }
+      return ErrorCode::kOk;
+    case MessageType::kAppendValue:
+      return m.data.size() > limits.max_payload_bytes ? ErrorCode::kPayloadTooLarge
+                                                      : ErrorCode::kOk;
+    case MessageType::kDeleteComponent:
+    case MessageType::kDeleteComponentNetwork:
+      return ErrorCode::kOk;
+    case MessageType::kDeleteEntity:
+    case MessageType::kDeleteEntityNetwork:
+      // @dcl/ecs wipes a reserved entity's data without tombstoning it, which does not
+      // commute with later messages for it: refused instead (docs/CRDT.md).
+      return protocol::IsReservedEntity(m.entity) ? ErrorCode::kReservedEntity : ErrorCode::kOk;
+    default:
+      return ErrorCode::kUnknownMessageType;
+  }
+}
+
+template <class OnResult>
+ErrorCode CrdtStore::MergeAdmitted(const AdmittedBatch& batch, OnResult&& on_result) {
+  if (const ErrorCode e = CheckBatchLimits(batch.messages()); e != ErrorCode::kOk) return e;
+  // A batch checked under looser stateless limits than this store's goes through Merge.
+  const bool checked = batch.CheckedAgainst(limits_);
+  for (const protocol::CrdtMessage& m : batch.messages()) {
+    on_result(m, checked ? MergeChecked(m) : Merge(m));
+  }
+  return ErrorCode::kOk;
+}
 
 template <class OnResult>
 Result<void> CrdtStore::MergeStream(std::span<const uint8_t> bytes,

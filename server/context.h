@@ -9,11 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "scenecrdt/net/net.h"
 #include "scenecrdt/server/auth.h"
 #include "scenecrdt/server/config.h"
 #include "scenecrdt/server/event_log.h"
 #include "scenecrdt/server/metrics.h"
-#include "scenecrdt/server/net.h"
 
 namespace scenecrdt::server {
 
@@ -35,11 +35,6 @@ inline int64_t NowMs() {
       .count();
 }
 
-// Scene wire sequences: (server incarnation << 40) | store sequence. A resume position from
-// another incarnation (a restart) is recognised and answered with a full snapshot.
-inline constexpr int kSequenceShift = 40;
-inline constexpr uint64_t kLocalSequenceMask = (uint64_t{1} << kSequenceShift) - 1;
-
 class ServerContext {
  public:
   virtual ~ServerContext() = default;
@@ -50,6 +45,9 @@ class ServerContext {
   virtual const EventLog& log() const = 0;
   virtual Persistence& persistence() = 0;
   virtual uint64_t incarnation() const = 0;
+  // The bound listener ports (0: that listener is off); hints for peers on the wrong port.
+  virtual uint16_t tcp_port() const = 0;
+  virtual uint16_t http_port() const = 0;
   // The scene called `name`, created on first use. Thread-safe. nullptr while stopping.
   virtual Scene* FindOrCreateScene(std::string_view name) = 0;
   // Session registry (shutdown walks it). Thread-safe.

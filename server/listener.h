@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns Listener: an acceptor for one of the two kinds of endpoints, and the sessions it
-// creates. kFramedTcp: size-prefixed envelope frames. kHttp: GET /healthz, GET /metrics, and
-// WebSocket upgrades dispatched by path (/scene/<name>: the envelope; /dcl/<name>: raw DCL
-// chunks, docs/PROTOCOL.md section 3).
+// Owns Listener: an acceptor for one of the two kinds of endpoints. kFramedTcp hands each
+// connection to a TcpSession (size-prefixed envelope frames); kHttp to an HttpSession
+// (health, metrics, WebSocket upgrades by path). Each connection gets its own strand.
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <string>
 
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/server/context.h"
@@ -15,9 +12,6 @@
 namespace scenecrdt::server {
 
 enum class ListenerKind : uint8_t { kFramedTcp, kHttp };
-
-// "HOST:PORT" (IPv4, IPv6 in brackets, or a name resolved once) -> endpoint.
-Result<net::tcp::endpoint> ParseEndpoint(const std::string& host_port);
 
 // Owned by the Server, which outlives the io_context threads.
 class Listener {

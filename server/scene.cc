@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/protocol/session/sequence.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/session.h"
 
@@ -33,7 +34,7 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       name_(std::move(name)),
       strand_(net::asio::make_strand(ctx.ioc())),
       store_(StoreLimitsFrom(ctx.config().limits)),
-      wire_base_(ctx.incarnation() << kSequenceShift),
+      wire_base_(session::MakeSceneSequence(ctx.incarnation(), 0)),
       retry_timer_(strand_),
       rate_timer_(strand_),
       flush_timer_(strand_) {
@@ -61,8 +62,9 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     JoinState state = JoinState::kSnapshot;
     if (resume) {
       state = JoinState::kResumeStale;
-      if ((*resume & ~kLocalSequenceMask) == wire_base_ && (*resume & kLocalSequenceMask) <= seq) {
-        from = *resume & kLocalSequenceMask;
+      if ((*resume & ~session::kLocalSequenceMask) == wire_base_ &&
+          session::LocalSequence(*resume) <= seq) {
+        from = session::LocalSequence(*resume);
         state = JoinState::kResume;
       }
     }
@@ -89,7 +91,8 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     if (departed != departures_.end()) departures_.erase(departed);
     const auto build_start = std::chrono::steady_clock::now();
     std::vector<SharedFrame> frames;
-    if (session->raw()) {
+    const bool raw = session->kind() == SessionKind::kDcl;  // plain DCL chunks, no envelope
+    if (raw) {
       frames.push_back(BuildRaw(0));  // one chunk: the whole state (empty for a new scene)
     } else {
       frames = BuildFrames(from, seq, /*is_state=*/true);
@@ -105,7 +108,7 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     m.session = session;
     m.id = session->id();
     m.cursor = seq;
-    m.raw = session->raw();
+    m.raw = raw;
     m.busy_since_ms = now;
     members_.push_back(std::move(m));
     ctx_.log().Write("open",
@@ -140,60 +143,23 @@ void Scene::Leave(uint64_t session_id, CloseReason reason) {
   });
 }
 
-void Scene::Submit(uint64_t session_id, uint64_t frame_sequence, std::vector<uint8_t> dcl,
-                   uint32_t messages) {
-  net::asio::post(strand_, [this, session_id, frame_sequence, dcl = std::move(dcl), messages]() {
+void Scene::Submit(uint64_t session_id, uint64_t frame_sequence, runtime::AdmittedBatch batch) {
+  net::asio::post(strand_, [this, session_id, frame_sequence, batch = std::move(batch)]() {
     Member* member = FindMember(session_id);
     if (!member) return;  // left meanwhile
-    // Limits that depend on the state are checked for the whole frame before anything merges,
-    // so a refused frame leaves the store untouched. Counts are upper bounds (a newer version
-    // retiring a live one does not really add an entity).
-    const runtime::StoreLimits& limits = store_.limits();
-    std::vector<uint32_t> new_entities;
-    std::vector<uint32_t> new_tombstones;
-    (void)protocol::DecodeStream(dcl, {}, [&](const protocol::CrdtMessage& m) {
-      const uint32_t number = protocol::EntityNumber(m.entity);
-      const uint32_t version = protocol::EntityVersion(m.entity);
-      const bool reserved = protocol::IsReservedEntityNumber(number);
-      if (!reserved && (m.type == protocol::MessageType::kDeleteEntity ||
-                        m.type == protocol::MessageType::kDeleteEntityNetwork || version > 0)) {
-        if (!store_.DeletedVersion(number)) new_tombstones.push_back(number);
-      }
-      if (protocol::HasComponent(m.type)) {
-        const runtime::EntityState state = store_.GetEntityState(m.entity);
-        if (state == runtime::EntityState::kUnknown ||
-            (state == runtime::EntityState::kReserved && !store_.FindTransform(m.entity))) {
-          new_entities.push_back(m.entity);
-        }
-      }
-    });
-    const auto distinct = [](std::vector<uint32_t>& v) {
-      std::sort(v.begin(), v.end());
-      return static_cast<std::size_t>(std::unique(v.begin(), v.end()) - v.begin());
-    };
-    ErrorCode refusal = ErrorCode::kOk;
-    if (!new_entities.empty() &&
-        store_.num_entities() + distinct(new_entities) > limits.max_entities) {
-      refusal = ErrorCode::kTooManyEntities;
-    } else if (!new_tombstones.empty() &&
-               store_.num_tombstones() + distinct(new_tombstones) > limits.max_tombstones) {
-      refusal = ErrorCode::kTooManyTombstones;
-    }
+    Metrics& metrics = ctx_.metrics();
+    const uint64_t before = store_.sequence();
+    const ErrorCode refusal = store_.MergeAdmitted(
+        batch, [&](const protocol::CrdtMessage&, const runtime::MergeResult& r) {
+          metrics.CountMerge(r.outcome);
+          if (r.outcome == runtime::MergeOutcome::kRefused) metrics.CountRefusal(r.reason);
+        });
     if (refusal != ErrorCode::kOk) {
-      member->session->PostRefusal(refusal,
-                                   refusal == ErrorCode::kTooManyEntities
-                                       ? "the scene is at its entity limit"
-                                       : "the scene is at its tombstone limit",
-                                   frame_sequence, messages);
+      member->session->PostRefusal(refusal, runtime::RefusalText(refusal), frame_sequence,
+                                   batch.size());
       return;
     }
-    const uint64_t before = store_.sequence();
-    (void)protocol::DecodeStream(dcl, {}, [&](const protocol::CrdtMessage& m) {
-      const runtime::MergeResult r = store_.Merge(m);
-      ctx_.metrics().CountMerge(r.outcome);
-      if (r.outcome == runtime::MergeOutcome::kRefused) ctx_.metrics().CountRefusal(r.reason);
-    });
-    Metrics::Add(ctx_.metrics().messages_in, messages);
+    Metrics::Add(metrics.messages_in, batch.size());
     if (store_.sequence() != before) {
       if (sole_writer_ == 0 && !mixed_writers_) {
         sole_writer_ = session_id;
@@ -324,7 +290,7 @@ std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
   }
   std::size_t bytes = 0;
   for (const SharedFrame& f : frames) bytes += f->size();
-  m.session->PostSceneFrames(std::move(frames), 0);
+  m.session->PostSceneFrames(std::move(frames));
   m.cursor = seq;
   m.ready = false;
   m.busy_since_ms = now_ms;

@@ -42,15 +42,17 @@ class Scene {
   Scene& operator=(const Scene&) = delete;
 
   const std::string& name() const { return name_; }
+  // The limits of the scene's store (immutable: any thread). Sessions admit chunks under them.
+  const runtime::StoreLimits& store_limits() const { return store_.limits(); }
 
   // ---- Any thread (each posts to the strand) ----
   void Join(std::shared_ptr<Session> session, bool can_write, std::optional<uint64_t> resume);
   // `reason`: why the session ended (abnormal ends are remembered for 30 s so that a rejoin
   // from the same address and kind is recognised as a reconnect).
   void Leave(uint64_t session_id, CloseReason reason);
-  // A Crdt frame the session validated (envelope, DCL stream, stateless limits, rate).
-  void Submit(uint64_t session_id, uint64_t frame_sequence, std::vector<uint8_t> dcl,
-              uint32_t messages);
+  // A chunk the session admitted (CrdtStore::Admit under store_limits(), then its own rate
+  // and role checks). The store's batch limits decide here; a refusal goes back to the session.
+  void Submit(uint64_t session_id, uint64_t frame_sequence, runtime::AdmittedBatch batch);
   // Nothing of the scene is in flight to the session any more.
   void Ready(uint64_t session_id);
   // Runs `write(store, out)` on the strand; `out` gets the local writes' messages (Lamport
@@ -90,7 +92,7 @@ class Scene {
     uint64_t frame_sequence;
   };
 
-  uint64_t Wire(uint64_t local) const { return wire_base_ | local; }
+  uint64_t Wire(uint64_t local) const { return wire_base_ | local; }  // wire_base_: local 0
   Member* FindMember(uint64_t id);
   void ScheduleFlush();
   void FanOut();

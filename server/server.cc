@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns starting, running and stopping the server, the registries and the demo writer.
+// Owns starting, running and stopping the server and the registries.
 #include "scenecrdt/server/server.h"
 
-#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/server/endpoint.h"
 
 namespace scenecrdt::server {
 
@@ -73,7 +73,10 @@ Result<void> Server::Start(bool handle_signals) {
   work_.emplace(ioc_.get_executor());
   if (tcp_) tcp_->Start();
   if (http_) http_->Start();
-  if (config_.demo) StartDemo();
+  if (config_.demo) {
+    demo_ = std::make_unique<Demo>(*this, config_.demo_hz);
+    demo_->Start();
+  }
   const int threads = std::max(1, config_.threads);
   for (int i = 0; i < threads; ++i) {
     threads_.emplace_back([this] {
@@ -144,9 +147,7 @@ int Server::Wait() {
       signals_->cancel(ec);
     });
   }
-  if (demo_timer_) {
-    net::asio::post(demo_timer_->get_executor(), [this] { demo_timer_->cancel(); });
-  }
+  if (demo_) demo_->Stop();
   std::vector<Scene*> scenes;
   {
     std::lock_guard<std::mutex> lock(scenes_mu_);
@@ -246,63 +247,6 @@ void Server::UnregisterSession(uint64_t id) {
     sessions_.erase(id);
   }
   phase_cv_.notify_all();
-}
-
-// ---- Demo: a small solar system written by the server itself at demo_hz ----
-
-namespace {
-
-struct Body {
-  uint32_t number;
-  uint32_t parent;  // 0 = root
-  float orbit_radius;
-  float orbit_period_s;
-  float spin_period_s;
-  float scale;
-};
-
-// Sun 512; planets 513..516 orbit it; moons 517..520 orbit planets.
-constexpr Body kBodies[] = {
-    {512, 0, 0.0f, 1.0f, 20.0f, 2.0f},     {513, 512, 3.0f, 4.0f, 2.0f, 0.3f},
-    {514, 512, 5.0f, 7.0f, 3.0f, 0.45f},   {515, 512, 8.0f, 12.0f, 1.5f, 0.5f},
-    {516, 512, 12.0f, 20.0f, 1.0f, 0.35f}, {517, 514, 2.5f, 1.5f, 1.0f, 0.4f},
-    {518, 515, 2.0f, 2.0f, 1.0f, 0.3f},    {519, 515, 3.2f, 3.5f, 1.0f, 0.25f},
-    {520, 516, 2.8f, 2.5f, 1.0f, 0.35f},
-};
-
-}  // namespace
-
-void Server::StartDemo() {
-  demo_scene_ = FindOrCreateScene("demo");
-  demo_timer_ = std::make_unique<net::asio::steady_timer>(net::asio::make_strand(ioc_));
-  demo_timer_->expires_after(std::chrono::milliseconds(0));
-  demo_timer_->async_wait([this](const net::error_code& ec) {
-    if (!ec) DemoTick();
-  });
-}
-
-void Server::DemoTick() {
-  const double hz = config_.demo_hz > 0.0 ? config_.demo_hz : 25.0;
-  const double t = static_cast<double>(demo_tick_++) / hz;
-  demo_scene_->LocalWrite([t](runtime::CrdtStore& store) {
-    std::vector<uint8_t> out;  // the store records the change; fan-out exports it
-    for (const Body& b : kBodies) {
-      protocol::Transform tr;
-      const double orbit = 2.0 * M_PI * t / b.orbit_period_s;
-      tr.position = {static_cast<float>(b.orbit_radius * std::cos(orbit)), 0.0f,
-                     static_cast<float>(b.orbit_radius * std::sin(orbit))};
-      const double spin = M_PI * t / b.spin_period_s;  // half angle
-      tr.rotation = {0.0f, static_cast<float>(std::sin(spin)), 0.0f,
-                     static_cast<float>(std::cos(spin))};
-      tr.scale = {b.scale, b.scale, b.scale};
-      tr.parent = b.parent;
-      (void)store.WriteTransform(b.number, tr, out);
-    }
-  });
-  demo_timer_->expires_after(std::chrono::microseconds(static_cast<int64_t>(1e6 / hz)));
-  demo_timer_->async_wait([this](const net::error_code& ec) {
-    if (!ec) DemoTick();
-  });
 }
 
 }  // namespace scenecrdt::server

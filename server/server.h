@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns Server: the io_context and its threads, the listeners, the scene and session
-// registries, persistence and the graceful stop. `scenecrdt serve` is a thin wrapper; tests
-// run it in process on ephemeral ports.
+// registries, persistence, the demo writer and the graceful stop. `scenecrdt serve` is a thin
+// wrapper; tests run it in process on ephemeral ports.
 //
 // Stop sequence (SIGINT/SIGTERM or RequestStop): stop accepting; stop reading from every
 // session; every scene commits what it merged and sends the last acks; every session gets a
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/demo.h"
 #include "scenecrdt/server/listener.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/scene.h"
@@ -44,8 +45,6 @@ class Server final : public ServerContext {
   // every scene was flushed, 1 when a final commit failed.
   int Wait();
 
-  uint16_t tcp_port() const { return tcp_ ? tcp_->port() : 0; }
-  uint16_t http_port() const { return http_ ? http_->port() : 0; }
   std::size_t num_scenes() const;
 
   // Runs `read` on the scene's strand and waits for it (not from an io thread). False when
@@ -61,13 +60,13 @@ class Server final : public ServerContext {
   const EventLog& log() const override { return log_; }
   Persistence& persistence() override { return *persistence_; }
   uint64_t incarnation() const override { return persistence_->incarnation(); }
+  uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }
+  uint16_t http_port() const override { return http_ ? http_->port() : 0; }
   Scene* FindOrCreateScene(std::string_view name) override;
   uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;
   void UnregisterSession(uint64_t id) override;
 
  private:
-  void StartDemo();
-  void DemoTick();
   std::vector<std::shared_ptr<Session>> LiveSessions();
   // Posts `start(done)` for each item and waits (bounded) until every done ran.
   template <class Items, class Fn>
@@ -104,10 +103,7 @@ class Server final : public ServerContext {
   uint64_t phase_id_ = 0;
   std::size_t phase_pending_ = 0;
 
-  // Demo writer (scene "demo"), on the scene's strand.
-  std::unique_ptr<net::asio::steady_timer> demo_timer_;
-  Scene* demo_scene_ = nullptr;
-  uint64_t demo_tick_ = 0;
+  std::unique_ptr<Demo> demo_;  // --demo
 };
 
 }  // namespace scenecrdt::server

@@ -5,6 +5,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "envelope_generated.h"
@@ -75,6 +76,13 @@ std::optional<uint64_t> PeekFrameSize(std::span<const uint8_t> bytes) {
   const uint64_t body = uint64_t{bytes[0]} | (uint64_t{bytes[1]} << 8) |
                         (uint64_t{bytes[2]} << 16) | (uint64_t{bytes[3]} << 24);
   return body + kSizePrefixBytes;
+}
+
+bool HasFrameIdentifier(std::span<const uint8_t> bytes) {
+  constexpr std::size_t kIdentifierAt = kSizePrefixBytes + sizeof(flatbuffers::uoffset_t);
+  if (bytes.size() < kIdentifierAt + flatbuffers::kFileIdentifierLength) return false;
+  return std::memcmp(bytes.data() + kIdentifierAt, fb::EnvelopeIdentifier(),
+                     flatbuffers::kFileIdentifierLength) == 0;
 }
 
 bool IsValidSceneName(std::string_view name) {

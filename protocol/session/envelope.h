@@ -80,6 +80,14 @@ std::optional<uint64_t> PeekFrameSize(std::span<const uint8_t> bytes);
 // be 8-byte aligned (flatbuffers reads scalars in place).
 Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& options = {});
 
+// True when `bytes` begin like a size-prefixed envelope frame (the file identifier "SCRD" at
+// bytes 8..11): how an HTTP port recognises a tcp:// client that dialled it.
+bool HasFrameIdentifier(std::span<const uint8_t> bytes);
+
+// The HTTP header a server's framed-TCP port puts on its answer to an HTTP request (a ws://
+// client that dialled it), so that the client can say which port it should have used.
+inline constexpr char kFramedTcpPortHeader[] = "X-Scenecrdt-Framed-Tcp-Port";
+
 // True for 1..64 bytes of [A-Za-z0-9_.-] (and not "." or "..").
 bool IsValidSceneName(std::string_view name);
 

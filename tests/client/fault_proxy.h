@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "scenecrdt/server/net.h"
+#include "scenecrdt/net/net.h"
 
 namespace scenecrdt::client::test {
 

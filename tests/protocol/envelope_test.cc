@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the session envelope (protocol/session/envelope.h): BuildFrame/ReadFrame round trips
 // for each of the 7 frame types, PeekFrameSize, and that corrupted, truncated, foreign,
-// oversized, wrong-version and out-of-range frames are refused without crashing.
+// oversized, wrong-version and out-of-range frames are refused without crashing; and the scene
+// sequence layout (protocol/session/sequence.h).
 #include "scenecrdt/protocol/session/envelope.h"
 
 #include <flatbuffers/flatbuffers.h>
@@ -16,6 +17,7 @@
 
 #include "envelope_generated.h"
 #include "scenecrdt/protocol/byte_order.h"
+#include "scenecrdt/protocol/session/sequence.h"
 #include "tests/protocol/rapidcheck_util.h"
 #include "tests/protocol/test_util.h"
 
@@ -439,6 +441,19 @@ RC_GTEST_PROP(EnvelopePropertyTest, RandomFramesRoundTrip, ()) {
 }
 
 #ifndef NDEBUG
+TEST(SceneSequenceTest, IncarnationAboveFortyBitsOfStoreSequence) {
+  static_assert(kSequenceShift == 40);
+  EXPECT_EQ(MakeSceneSequence(0, 0), 0u);
+  EXPECT_EQ(MakeSceneSequence(3, 7), (uint64_t{3} << 40) | 7);
+  const uint64_t last_local = kLocalSequenceMask;
+  const uint64_t s = MakeSceneSequence(12345, last_local);
+  EXPECT_EQ(SequenceIncarnation(s), 12345u);
+  EXPECT_EQ(LocalSequence(s), last_local);
+  // A store sequence never spills into the incarnation.
+  EXPECT_EQ(SequenceIncarnation(MakeSceneSequence(5, last_local + 1)), 5u);
+  EXPECT_EQ(LocalSequence(MakeSceneSequence(5, last_local + 1)), 0u);
+}
+
 TEST(EnvelopeDeathTest, UnalignedBufferIsAProgrammerError) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const std::vector<uint8_t> bytes = BuildFrame(Ping{1, 2});

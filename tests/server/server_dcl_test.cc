@@ -390,6 +390,13 @@ TEST(DclBadInputTest, MalformedChunkClosesTheSessionRefusedMessagesAreDropped) {
   ASSERT_TRUE(watcher.Send(next));
   auto at_mixed = mixed.Receive();
   ASSERT_TRUE(at_mixed.has_value());
+  // When its chunk merged while its join state was still being written, the session catches
+  // up with a batch that holds its own accepted messages too (idempotent under LWW); under
+  // load that happens, so it may come first. Nothing else may.
+  if (*at_mixed == Concat({valid, later})) {
+    at_mixed = mixed.Receive();
+    ASSERT_TRUE(at_mixed.has_value());
+  }
   EXPECT_EQ(*at_mixed, next);
 }
 

@@ -187,6 +187,79 @@ TEST(ServerBadInputTest, EachViolationGetsItsTypedRefusalAndHarmsNoOne) {
   EXPECT_EQ(healthy.b().store().StateHashHex(), healthy.ExpectedHash());
 }
 
+// The scene's batch limits (entities, tombstones) come from the one admission path of both
+// protocols: an envelope frame is refused whole with its typed Error, a raw-DCL chunk is
+// dropped whole and counted; neither touches the store, and both sessions stay joined.
+TEST(ServerSceneLimitsTest, EntityAndTombstoneLimitsRefuseWholeFramesOnBothPaths) {
+  auto config = TestServer::Config();
+  config.limits.max_entities = 3;
+  config.limits.max_tombstones = 2;
+  TestServer server(config);
+  auto writer = Join(server.tcp_url(), "cap");
+  std::vector<uint8_t> two;
+  AppendPut(two, 3000, 1, 1.0f);
+  AppendPut(two, 3001, 1, 1.0f);
+  writer->SendCrdt(two);
+  const std::string before = ReplayHash({two});
+  ASSERT_TRUE(WaitUntil([&] { return server.SceneHash("cap") == before; }));
+
+  std::vector<uint8_t> two_more;  // 2 + 2 > 3 entities, although one of them alone would fit
+  AppendPut(two_more, 3002, 1, 2.0f);
+  AppendPut(two_more, 3003, 1, 2.0f);
+  std::vector<uint8_t> three_deletes;  // 3 > 2 tombstones
+  for (uint32_t e : {3000u, 3001u, 3004u}) {
+    protocol::CrdtMessage m;
+    m.type = protocol::MessageType::kDeleteEntity;
+    m.entity = e;
+    protocol::AppendMessage(m, three_deletes);
+  }
+  RawConnection envelope(server.get().tcp_port());
+  ASSERT_TRUE(envelope.Join("cap").has_value());
+  DclSocket raw(server.get().http_port(), "/dcl/cap");
+  ASSERT_TRUE(raw.Receive().has_value());
+  struct Case {
+    const std::vector<uint8_t>* dcl;
+    uint32_t messages;
+    ErrorCode code;
+  };
+  const std::vector<Case> cases = {{&two_more, 2, ErrorCode::kTooManyEntities},
+                                   {&three_deletes, 3, ErrorCode::kTooManyTombstones}};
+  uint64_t fs = 10;
+  for (const auto& [dcl, messages, code] : cases) {
+    SCOPED_TRACE(ErrorCodeName(code));
+    ASSERT_TRUE(envelope.Send(CrdtFrame(*dcl, ++fs)));
+    auto error = envelope.ReadError();
+    ASSERT_TRUE(error.has_value());
+    EXPECT_EQ(error->code, code) << error->text;
+    EXPECT_FALSE(error->fatal);
+    EXPECT_EQ(error->frame_sequence, fs);
+    ASSERT_TRUE(raw.Send(*dcl));
+    const std::string series = std::string("scenecrdt_dcl_dropped_messages_total{reason=\"") +
+                               ErrorCodeName(code) + "\"} " + std::to_string(messages);
+    EXPECT_TRUE(WaitUntil([&] {
+      return server.get().metrics().RenderPrometheus().find(series) != std::string::npos;
+    })) << series;
+    EXPECT_EQ(server.SceneHash("cap"), before) << "a refused batch touched the store";
+  }
+  // Both sessions are still joined and may write what fits.
+  std::vector<uint8_t> one_more;
+  AppendPut(one_more, 3002, 1, 3.0f);
+  ASSERT_TRUE(raw.Send(one_more));
+  ASSERT_TRUE(
+      writer->PollUntil([&] { return writer->store().FindTransform(3002) != nullptr; }, 10s));
+  EXPECT_EQ(server.SceneHash("cap"), ReplayHash({two, one_more}));
+  ASSERT_TRUE(envelope.Send(CrdtFrame(two, ++fs)));
+  bool acked = false;
+  while (!acked) {
+    auto frame = envelope.ReadFrameBytes(10s);
+    ASSERT_TRUE(frame.has_value()) << "the envelope session was closed";
+    auto read = session::ReadFrame(*frame);
+    ASSERT_TRUE(read.has_value());
+    const auto* ack = std::get_if<session::Ack>(&read.value());
+    acked = ack && ack->frame_sequence == fs;
+  }
+}
+
 TEST(ServerAuthTest, ReadOnlyAndWrongTokensAreRefused) {
   TempDir dir;
   const std::string auth = dir.path() + "/auth.json";

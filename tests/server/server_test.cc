@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/session/sequence.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {
@@ -100,7 +101,7 @@ TEST(ServerResumeTest, ResumeSendsOnlyTheChangedRegisters) {
   (void)resumed->runtime().ApplyCrdt(first);
   EXPECT_EQ(resumed->store().StateHashHex(), expected);
   // A resume position from another incarnation or the future gets a full snapshot.
-  auto bogus = Join(server.tcp_url(), "resume", resume_at + (uint64_t{1} << 40));
+  auto bogus = Join(server.tcp_url(), "resume", resume_at + session::MakeSceneSequence(1, 0));
   EXPECT_FALSE(bogus->welcome()->resumed);
   EXPECT_EQ(bogus->store().StateHashHex(), expected);
 }

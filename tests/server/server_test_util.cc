@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -166,6 +167,29 @@ std::string ServerProcess::log() const {
   return s.str();
 }
 
+uint16_t ServerProcess::http_port() const {
+  constexpr std::string_view kListening = "listening ws://127.0.0.1:";
+  const std::string text = log();
+  const auto at = text.find(kListening);
+  if (at == std::string::npos) return 0;
+  const auto digits = at + kListening.size();
+  const auto end = text.find_first_not_of("0123456789", digits);
+  if (end == std::string::npos || end == digits) return 0;
+  return static_cast<uint16_t>(std::stoi(text.substr(digits, end - digits)));
+}
+
+CommandResult RunCommand(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) result.output.append(buf, n);
+  const int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
 // ---- RawConnection ----
 
 RawConnection::RawConnection(uint16_t port, int receive_buffer_bytes) {
@@ -244,6 +268,23 @@ bool RawConnection::WaitClosed(std::chrono::milliseconds timeout) {
     uint8_t buf[65536];
     const ssize_t n = recv(fd_, buf, sizeof buf, 0);
     if (n <= 0) return true;
+  }
+}
+
+std::string RawConnection::ReadUntilClosed(std::chrono::milliseconds timeout) {
+  std::string out(in_.begin(), in_.end());
+  in_.clear();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return out;
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return out;
+    char buf[65536];
+    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return out;
+    out.append(buf, static_cast<std::size_t>(n));
   }
 }
 

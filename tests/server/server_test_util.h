@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "scenecrdt/client/client.h"
+#include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/session/envelope.h"
-#include "scenecrdt/server/net.h"
 #include "scenecrdt/server/server.h"
 
 namespace scenecrdt::testing {
@@ -64,6 +64,8 @@ class ServerProcess {
   bool started() const { return port_ != 0; }
   uint16_t port() const { return port_; }
   std::string tcp_url() const { return "tcp://127.0.0.1:" + std::to_string(port_); }
+  // The --http port from the "listening ws://" line (0 when the HTTP listener is off).
+  uint16_t http_port() const;
   pid_t pid() const { return pid_; }
   void Kill(int signal);
   // Waits for the exit; the exit status, or -1 on timeout / killed by a signal.
@@ -90,6 +92,8 @@ class RawConnection {
   // Reads frames until an Error frame arrives; nullopt on timeout/close.
   std::optional<session::ErrorFrame> ReadError(
       std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Everything the server sends until it closes (or the timeout), as text.
+  std::string ReadUntilClosed(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // True once the server closed the connection (EOF) within the timeout.
   bool WaitClosed(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Hello + Welcome + state frames; returns the Welcome (nullopt on failure).
@@ -137,6 +141,14 @@ class DclSocket {
   std::optional<net::error_code> read_error_;
   std::deque<std::vector<uint8_t>> inbox_;
 };
+
+// Runs a shell command; its exit status (-1 when it did not exit normally) and its stdout and
+// stderr together.
+struct CommandResult {
+  int status = -1;
+  std::string output;
+};
+CommandResult RunCommand(const std::string& command);
 
 // A Transform PUT for `entity` at `timestamp` with position x.
 void AppendPut(std::vector<uint8_t>& out, uint32_t entity, uint32_t timestamp, float x,

@@ -15,9 +15,16 @@ and receive every winning change at once. State is kept in SQLite under --data a
 on restart; a write is acknowledged only once it is durable. See docs/SERVER.md.
 
 listeners:
-  --tcp HOST:PORT       framed envelope over TCP (default 127.0.0.1:7600; "off" disables)
-  --http HOST:PORT      HTTP: WebSocket /scene/<name>, GET /healthz, GET /metrics
-                        (default 127.0.0.1:7601; "off" disables)
+  --tcp HOST:PORT       framed envelope over TCP, for tcp:// clients (default
+                        127.0.0.1:7600; "off" disables)
+  --http HOST:PORT      HTTP, for ws:// clients (default 127.0.0.1:7601; "off" disables):
+                          WebSocket /scene/<name>  the session envelope (scenecrdt clients)
+                          WebSocket /dcl/<scene>   raw DCL CRDT chunks, no envelope: an
+                                                   unmodified @dcl/ecs engine joins here
+                                                   (?token=T with --auth)
+                          GET /healthz, GET /metrics
+                        tcp:// on the --http port, or ws:// on the --tcp port, is refused
+                        with a message naming the right port.
   --threads N           io_context threads (default 1)
 state and access:
   --data DIR            database directory (default ./scenecrdt-data)
@@ -122,7 +129,8 @@ int RunServe(Args args) {
   }
   if (!config.http_listen.empty()) {
     std::fprintf(stderr,
-                 "scenecrdt serve: listening ws://%s:%u (/scene/<name>, /healthz, /metrics)\n",
+                 "scenecrdt serve: listening ws://%s:%u (/scene/<name>, /dcl/<scene>, /healthz, "
+                 "/metrics)\n",
                  host(config.http_listen).c_str(), srv.http_port());
   }
   if (config.demo) {

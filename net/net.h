@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the one way server/ and client/ include Boost.Asio and Beast. Boost 1.74's Asio uses
-// std::exchange without including <utility>, which g++ 12 no longer pulls in transitively:
-// include <utility> first. Never include <boost/asio.hpp> elsewhere.
+// Owns the one way server/, client/ and their tests include Boost.Asio and Beast. Boost 1.74's
+// Asio uses std::exchange without including <utility>, which g++ 12 no longer pulls in
+// transitively: include <utility> first. Never include <boost/asio.hpp> anywhere else.
 #pragma once
 
 // clang-format off

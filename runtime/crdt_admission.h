@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the admission types of CrdtStore (docs/CRDT.md "Admission"): the limits a store
+// enforces, a chunk decoded once and checked against the stateless rules (AdmittedBatch), and
+// what the check found (Admission). CrdtStore::Admit makes them on any thread;
+// CrdtStore::MergeAdmitted merges a batch without decoding or checking it again.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/result.h"
+
+namespace scenecrdt::runtime {
+
+struct StoreLimits {
+  // Component payloads above this are refused (kPayloadTooLarge).
+  uint32_t max_payload_bytes = protocol::kDefaultMaxMessageBytes;
+  // Distinct entity ids holding registers; a message creating one more is refused.
+  uint32_t max_entities = 0xFFFFFFFFu;
+  // Entity numbers with a tombstone; a message creating one more is refused.
+  uint32_t max_tombstones = 0xFFFFFFFFu;
+  // APPEND_VALUE sets keep their greatest `max_append_values` elements by (timestamp, bytes):
+  // a bounded grow-only set that still merges order-independently.
+  uint32_t max_append_values = 100;
+  // Refuse Transforms with NaN or infinite floats (servers); @dcl/ecs accepts them.
+  bool refuse_non_finite_transforms = false;
+};
+
+// What Admit does with a message the stateless rules refuse.
+enum class AdmitMode : uint8_t {
+  kWholeChunk,   // the chunk is refused whole (envelope Crdt frames: the client gets an Error)
+  kDropRefused,  // the message is left out and counted; the rest is admitted in order (raw DCL)
+};
+
+struct AdmitOptions {
+  // Largest DCL message, header included (the strict decoder's ceiling).
+  uint32_t max_message_bytes = protocol::kDefaultMaxMessageBytes;
+  AdmitMode mode = AdmitMode::kWholeChunk;
+};
+
+// The admitted messages of one chunk, in chunk order, each already checked against the
+// stateless rules of the limits it was admitted under. Move-only: the messages' `data` views
+// point into the batch's own copy of the chunk (a moved vector keeps its storage).
+class AdmittedBatch {
+ public:
+  AdmittedBatch() = default;
+  AdmittedBatch(AdmittedBatch&&) noexcept = default;
+  AdmittedBatch& operator=(AdmittedBatch&&) noexcept = default;
+  AdmittedBatch(const AdmittedBatch&) = delete;
+  AdmittedBatch& operator=(const AdmittedBatch&) = delete;
+
+  std::span<const protocol::CrdtMessage> messages() const { return messages_; }
+  std::size_t size() const { return messages_.size(); }
+  bool empty() const { return messages_.empty(); }
+  // True when the stateless checks it passed are at least as strict as `limits` asks.
+  bool CheckedAgainst(const StoreLimits& limits) const {
+    return max_payload_bytes_ <= limits.max_payload_bytes &&
+           (refused_non_finite_ || !limits.refuse_non_finite_transforms);
+  }
+
+ private:
+  friend class CrdtStore;
+  std::vector<uint8_t> bytes_;
+  std::vector<protocol::CrdtMessage> messages_;
+  uint32_t max_payload_bytes_ = 0;
+  bool refused_non_finite_ = false;
+};
+
+// Messages of one reason left out of a chunk (AdmitMode::kDropRefused).
+struct RefusalCount {
+  ErrorCode code = ErrorCode::kOk;
+  uint32_t messages = 0;
+};
+
+// What CrdtStore::Admit decided about one chunk.
+struct Admission {
+  enum class Verdict : uint8_t {
+    kAdmitted,   // `batch` holds what may merge (possibly nothing)
+    kMalformed,  // the chunk does not decode strictly: `error` is the decoder's (with offset)
+    kRefused,    // kWholeChunk: `error` is the first refused message's reason (with offset)
+  };
+  Verdict verdict = Verdict::kAdmitted;
+  Error error;
+  uint32_t messages = 0;              // messages decoded (up to the fault when malformed)
+  std::vector<RefusalCount> dropped;  // kDropRefused: left out, by reason, first seen first
+  AdmittedBatch batch;                // empty unless kAdmitted
+};
+
+// A static, human-readable reason for a store refusal code ("a Transform payload is not 44
+// bytes"); session Error frames and log lines carry it.
+const char* RefusalText(ErrorCode code);
+
+}  // namespace scenecrdt::runtime

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the envelope protocol's frame handling, control queue, acks and timeouts.
+#include "scenecrdt/server/envelope_session.h"
+
+#include <algorithm>
+
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/scene.h"
+
+namespace scenecrdt::server {
+
+EnvelopeSession::EnvelopeSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer,
+                                 SessionKind kind, std::string path_scene)
+    : Session(ctx, std::move(strand), kind, peer), path_scene_(std::move(path_scene)) {}
+
+void EnvelopeSession::OnMessage(std::span<const uint8_t> message, bool) {
+  // A WebSocket message carries one or more complete frames (docs/PROTOCOL.md section 2).
+  while (!message.empty() && reading()) {
+    const auto size = session::PeekFrameSize(message);
+    if (!size || *size > message.size()) {
+      Fatal(ErrorCode::kEnvelopeInvalid, "a WebSocket message must hold whole frames");
+      return;
+    }
+    if (*size > limits().max_frame_bytes) {
+      Fatal(ErrorCode::kFrameTooLarge, "frame above the server's limit");
+      return;
+    }
+    // Copy into the aligned frame buffer (flatbuffers reads scalars in place).
+    frame_buffer_.assign(message.begin(), message.begin() + static_cast<std::ptrdiff_t>(*size));
+    message = message.subspan(*size);
+    OnFrame(frame_buffer_);
+  }
+}
+
+void EnvelopeSession::OnFrame(std::span<const uint8_t> frame) {
+  if (!reading() || closing()) return;
+  Metrics::Add(ctx_.metrics().frames_in);
+  NoteInput(frame.size());
+  session::ReadOptions options;
+  options.max_frame_bytes = limits().max_frame_bytes;
+  auto read = session::ReadFrame(frame, options);
+  if (!read.has_value()) {
+    Fatal(read.error().code, read.error().detail);
+    return;
+  }
+  const session::Frame& f = read.value();
+  if (const auto* hello = std::get_if<session::Hello>(&f)) {
+    HandleHello(*hello);
+  } else if (const auto* crdt = std::get_if<session::Crdt>(&f)) {
+    HandleCrdt(*crdt);
+  } else if (const auto* ping = std::get_if<session::Ping>(&f)) {
+    QueueControl(session::Pong{ping->nonce, ping->sent_us});
+  } else if (std::get_if<session::Pong>(&f)) {
+    // NoteInput already moved the idle clock: that is all a Pong is for.
+  } else if (const auto* error = std::get_if<session::ErrorFrame>(&f)) {
+    if (error->fatal) BeginClose(CloseReason::kClientClosed);  // the client says goodbye
+  } else {
+    Fatal(ErrorCode::kUnexpectedPayload, "clients send Hello, Crdt, Ping, Pong or Error");
+  }
+}
+
+void EnvelopeSession::HandleHello(const session::Hello& hello) {
+  if (joined()) {
+    Fatal(ErrorCode::kUnexpectedPayload, "Hello sent twice");
+    return;
+  }
+  if (!path_scene_.empty() && hello.scene != path_scene_) {
+    Fatal(ErrorCode::kBadRequest, "Hello.scene differs from the WebSocket path's scene");
+    return;
+  }
+  auto role = ctx_.auth().Check(hello.token, hello.scene);
+  if (!role.has_value()) {
+    Fatal(ErrorCode::kUnauthorized, role.error().detail);
+    return;
+  }
+  JoinScene(hello.scene, role.value() == Role::kWrite, hello.resume_sequence);
+}
+
+void EnvelopeSession::HandleCrdt(const session::Crdt& crdt) {
+  if (!joined()) {
+    Fatal(ErrorCode::kUnexpectedPayload, "Crdt before Hello");
+    return;
+  }
+  if (!can_write()) {
+    Refuse(ErrorCode::kReadOnly, "this session's token is read-only", crdt.frame_sequence, 0);
+    return;
+  }
+  // The frame's one decode: a malformed stream is a protocol violation (fatal); a message the
+  // store would refuse refuses the frame.
+  runtime::Admission admission =
+      runtime::CrdtStore::Admit(crdt.data, scene()->store_limits(),
+                                {limits().max_message_bytes, runtime::AdmitMode::kWholeChunk});
+  if (admission.verdict == runtime::Admission::Verdict::kMalformed) {
+    Fatal(admission.error.code, "malformed DCL stream in a Crdt frame");
+    return;
+  }
+  if (admission.verdict == runtime::Admission::Verdict::kRefused) {
+    Refuse(admission.error.code, admission.error.detail, crdt.frame_sequence, 0);
+    return;
+  }
+  // Token bucket over messages: a frame is admitted whole or refused whole.
+  if (RefillTokens() < admission.messages) {
+    Refuse(ErrorCode::kRateLimited, "over the messages-per-second limit", crdt.frame_sequence, 0);
+    return;
+  }
+  (void)SpendTokens(admission.messages);
+  CountMessagesIn(admission.messages);
+  scene()->Submit(id(), crdt.frame_sequence, std::move(admission.batch));
+}
+
+void EnvelopeSession::Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,
+                             uint64_t messages) {
+  LogRefusal(code, text, false, messages);
+  QueueControl(session::ErrorFrame{code, text, frame_sequence, false});
+}
+
+void EnvelopeSession::QueueControl(const session::Frame& frame) {
+  if (ending()) return;
+  if (control_.size() >= limits().max_control_frames) {
+    // The client does not read what it provokes (errors, pongs): drop it.
+    Fatal(ErrorCode::kSlowConsumer, "too many unread control frames");
+    return;
+  }
+  control_.push_back(MakeShared(session::BuildFrame(frame)));
+  WriteNext();
+}
+
+void EnvelopeSession::QueueGoodbye(ErrorCode code, std::string_view text) {
+  // The fatal Error goes out even when the control queue is full.
+  QueueRaw(MakeShared(session::BuildFrame(session::ErrorFrame{code, std::string(text), 0, true})));
+}
+
+void EnvelopeSession::PostAck(uint64_t frame_sequence) {
+  net::asio::post(strand_, [self = shared_from_this(), frame_sequence] {
+    auto& s = static_cast<EnvelopeSession&>(*self);
+    if (s.closed()) return;
+    s.ack_pending_ = std::max(s.ack_pending_.value_or(0), frame_sequence);
+    s.WriteNext();
+  });
+}
+
+void EnvelopeSession::TakeControlFrames(std::vector<SharedFrame>& out) {
+  out.insert(out.end(), control_.begin(), control_.end());
+  control_.clear();
+  if (ack_pending_) {
+    out.push_back(MakeShared(session::BuildFrame(session::Ack{*ack_pending_})));
+    ack_pending_.reset();
+    Metrics::Add(ctx_.metrics().acks_out);
+  }
+}
+
+void EnvelopeSession::OnJoined(const session::Welcome& welcome) {
+  control_.push_back(MakeShared(session::BuildFrame(welcome)));
+}
+
+void EnvelopeSession::OnWriteStarted(std::size_t frames) {
+  Metrics::Add(ctx_.metrics().frames_out, frames);
+}
+
+void EnvelopeSession::OnWatchdog(int64_t now_ms) {
+  const Limits& l = limits();
+  if (!joined() && reading() && now_ms - started_ms() > l.handshake_timeout_ms) {
+    ctx_.log().Write("drop", "scene=- session=%llu kind=%s peer=%s reason=handshake_timeout",
+                     static_cast<unsigned long long>(id()), SessionKindName(kind()),
+                     peer_text().c_str());
+    NoteClose(CloseReason::kHandshakeTimeout);
+    Fatal(ErrorCode::kUnauthorized, "no Hello within the handshake timeout");
+  } else if (reading() && now_ms - last_read_ms() > l.idle_timeout_ms) {
+    ctx_.log().Write("drop", "scene=%s session=%llu kind=%s peer=%s reason=idle_timeout",
+                     scene_name(), static_cast<unsigned long long>(id()), SessionKindName(kind()),
+                     peer_text().c_str());
+    StopReading();
+    BeginClose(CloseReason::kIdleTimeout);
+  } else if (joined() && reading() && now_ms - last_read_ms() > l.idle_timeout_ms / 3 &&
+             now_ms - last_ping_ms_ > l.idle_timeout_ms / 3) {
+    last_ping_ms_ = now_ms;
+    QueueControl(session::Ping{static_cast<uint64_t>(now_ms), 0});
+  }
+}
+
+void EnvelopeSession::OnSessionClosed() { control_.clear(); }
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the HTTP connection: request parsing with limits, routing, upgrade dispatch by path.
+#include "scenecrdt/server/http_session.h"
+
+#include <string_view>
+
+#include "scenecrdt/server/dcl_session.h"
+#include "scenecrdt/server/envelope_session.h"
+#include "scenecrdt/server/websocket_session.h"
+
+namespace scenecrdt::server {
+
+namespace {
+
+namespace http = net::beast::http;
+namespace websocket = net::beast::websocket;
+
+constexpr std::size_t kMaxHeaderBytes = 8 * 1024;
+
+// The value of `key` in a URL query string ("a=1&token=x"), percent-decoded ('+' is a space,
+// as URLSearchParams writes it); nullopt when absent or badly encoded.
+std::optional<std::string> QueryParam(std::string_view query, std::string_view key) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    const auto eq = pair.find('=');
+    if (pair.substr(0, eq) != key) continue;
+    const std::string_view value =
+        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    std::string out;
+    out.reserve(value.size());
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      if (value[i] == '+') {
+        out += ' ';
+      } else if (value[i] != '%') {
+        out += value[i];
+      } else {
+        const auto hex = [](char c) -> int {
+          if (c >= '0' && c <= '9') return c - '0';
+          if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+          if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+          return -1;
+        };
+        if (i + 2 >= value.size()) return std::nullopt;
+        const int hi = hex(value[i + 1]);
+        const int lo = hex(value[i + 2]);
+        if (hi < 0 || lo < 0) return std::nullopt;
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+      }
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+HttpSession::HttpSession(ServerContext& ctx, StrandSocket socket)
+    : ctx_(ctx),
+      socket_(std::move(socket)),
+      deadline_(socket_.get_executor()),
+      peer_(RemoteEndpoint(socket_)) {}
+
+void HttpSession::Read() {
+  parser_.emplace();
+  parser_->header_limit(kMaxHeaderBytes);
+  parser_->body_limit(0);  // GET only
+  deadline_.expires_after(std::chrono::milliseconds(ctx_.config().limits.handshake_timeout_ms));
+  deadline_.async_wait([self = shared_from_this()](const net::error_code& ec) {
+    if (!ec) {
+      net::error_code ignored;
+      self->socket_.close(ignored);
+    }
+  });
+  http::async_read(socket_, buffer_, *parser_,
+                   [self = shared_from_this()](const net::error_code& ec, std::size_t) {
+                     self->deadline_.cancel();
+                     if (ec) {
+                       self->OnReadError(ec);
+                       return;
+                     }
+                     self->Route();
+                   });
+}
+
+void HttpSession::OnReadError(const net::error_code& ec) {
+  const auto data = buffer_.cdata();
+  const std::span<const uint8_t> received(static_cast<const uint8_t*>(data.data()), data.size());
+  if (ec == net::asio::error::operation_aborted || !session::HasFrameIdentifier(received)) {
+    net::error_code ignored;
+    socket_.close(ignored);
+    return;
+  }
+  // An envelope frame where a request line should be: a tcp:// client dialled the HTTP port.
+  // Answered in its own language, a fatal Error frame naming the port it wanted.
+  constexpr const char* kDetail = "an envelope frame on the HTTP port (tcp:// belongs on --tcp)";
+  ctx_.metrics().CountRefusal(ErrorCode::kBadRequest);
+  ctx_.log().Write("refusal",
+                   "scene=- session=- kind=tcp peer=%s reason=bad_request fatal=yes messages=0 "
+                   "detail=\"%s\"",
+                   EndpointText(peer_).c_str(), kDetail);
+  const uint16_t tcp = ctx_.tcp_port();
+  std::string text = "this is scenecrdt's HTTP port: WebSocket clients use ws://HOST:" +
+                     std::to_string(ctx_.http_port()) + "/scene/<name> (or /dcl/<name>) here. ";
+  text += tcp != 0 ? "Framed TCP (tcp://) is on the --tcp port: tcp://HOST:" + std::to_string(tcp)
+                   : std::string("This server has no --tcp listener.");
+  auto frame = std::make_shared<const std::vector<uint8_t>>(
+      session::BuildFrame(session::ErrorFrame{ErrorCode::kBadRequest, text, 0, true}));
+  deadline_.expires_after(std::chrono::milliseconds(ctx_.config().limits.slow_consumer_ms));
+  deadline_.async_wait([self = shared_from_this()](const net::error_code& e) {
+    if (!e) {
+      net::error_code ignored;
+      self->socket_.close(ignored);
+    }
+  });
+  net::asio::async_write(socket_, net::asio::buffer(*frame),
+                         [self = shared_from_this(), frame](const net::error_code&, std::size_t) {
+                           self->deadline_.cancel();
+                           net::error_code ignored;
+                           self->socket_.shutdown(net::tcp::socket::shutdown_send, ignored);
+                           self->socket_.close(ignored);
+                         });
+}
+
+void HttpSession::Route() {
+  Metrics::Add(ctx_.metrics().http_requests);
+  Request req = parser_->release();
+  const std::string_view target(req.target().data(), req.target().size());
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (websocket::is_upgrade(req)) {
+    // The WebSocket paths: each prefix owns its protocol.
+    constexpr std::string_view kScenePrefix = "/scene/";
+    constexpr std::string_view kDclPrefix = "/dcl/";
+    if (path.starts_with(kScenePrefix)) {
+      const std::string scene(path.substr(kScenePrefix.size()));
+      if (!session::IsValidSceneName(scene)) {
+        Respond(http::status::bad_request, "bad scene name\n", req);
+        return;
+      }
+      std::make_shared<WebSocketSession<EnvelopeSession>>(ctx_, std::move(socket_), std::move(req),
+                                                          SessionKind::kWebSocket, scene)
+          ->Start();
+      return;
+    }
+    if (path.starts_with(kDclPrefix)) {
+      // Read the token before `req` moves: `target` views into it.
+      const auto query_at = target.find('?');
+      const std::string_view query =
+          query_at == std::string_view::npos ? std::string_view() : target.substr(query_at + 1);
+      std::string token = QueryParam(query, "token").value_or(std::string());
+      UpgradeDcl(std::string(path.substr(kDclPrefix.size())), std::move(token), std::move(req));
+      return;
+    }
+    Respond(http::status::not_found, "WebSocket paths: /scene/<name>, /dcl/<name>\n", req);
+    return;
+  }
+  if (req.method() != http::verb::get && req.method() != http::verb::head) {
+    Respond(http::status::method_not_allowed, "GET only\n", req);
+  } else if (path == "/healthz") {
+    Respond(http::status::ok, "ok\n", req);
+  } else if (path == "/metrics") {
+    Respond(http::status::ok, ctx_.metrics().RenderPrometheus(), req, "text/plain; version=0.0.4");
+  } else {
+    Respond(http::status::not_found,
+            "paths: /healthz /metrics /scene/<name> /dcl/<name> (WebSocket)\n", req);
+  }
+}
+
+// /dcl/<scene>?token=T: authorised before the upgrade, so a refused client gets a plain
+// HTTP status (401 unknown token, 403 scene not granted, 400 bad scene name) and costs
+// nothing more. Same auth table and roles as the envelope's Hello.
+void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) {
+  if (!session::IsValidSceneName(scene)) {
+    Respond(http::status::bad_request, "bad scene name\n", req);
+    return;
+  }
+  auto role = ctx_.auth().Check(token, scene);
+  if (!role.has_value()) {
+    ctx_.metrics().CountRefusal(ErrorCode::kUnauthorized);
+    const bool unknown = !ctx_.auth().Knows(token);
+    ctx_.log().Write("refusal",
+                     "scene=%s session=- kind=dcl peer=%s reason=unauthorized fatal=yes "
+                     "messages=0 detail=\"%s\" http=%d",
+                     scene.c_str(), EndpointText(peer_).c_str(), role.error().detail,
+                     unknown ? 401 : 403);
+    Respond(unknown ? http::status::unauthorized : http::status::forbidden,
+            std::string(role.error().detail) + "\n", req);
+    return;
+  }
+  std::make_shared<WebSocketSession<DclSession>>(ctx_, std::move(socket_), std::move(req),
+                                                 std::move(scene), role.value())
+      ->Start();
+}
+
+void HttpSession::Respond(http::status status, std::string body, const Request& req,
+                          const char* content_type) {
+  auto res = std::make_shared<http::response<http::string_body>>(status, req.version());
+  res->set(http::field::server, "scenecrdt");
+  res->set(http::field::content_type, content_type);
+  res->keep_alive(req.keep_alive());
+  res->body() = std::move(body);
+  res->prepare_payload();
+  deadline_.expires_after(std::chrono::milliseconds(ctx_.config().limits.slow_consumer_ms));
+  deadline_.async_wait([self = shared_from_this()](const net::error_code& ec) {
+    if (!ec) {
+      net::error_code ignored;
+      self->socket_.close(ignored);
+    }
+  });
+  http::async_write(socket_, *res,
+                    [self = shared_from_this(), res](const net::error_code& ec, std::size_t) {
+                      self->deadline_.cancel();
+                      if (ec || !res->keep_alive()) {
+                        net::error_code ignored;
+                        self->socket_.shutdown(net::tcp::socket::shutdown_send, ignored);
+                        self->socket_.close(ignored);
+                        return;
+                      }
+                      self->Read();
+                    });
+}
+
+}  // namespace scenecrdt::server

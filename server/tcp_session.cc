@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the framed TCP transport: reads prefix then body, gather writes, closes.
+#include "scenecrdt/server/tcp_session.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+namespace scenecrdt::server {
+
+namespace {
+
+// An HTTP method's first four bytes ("GET ", "POST", "HEAD", "OPTI"...) read as a size prefix:
+// above 538 MB, so it is never a frame this server accepts.
+bool LooksLikeHttpRequest(std::span<const uint8_t> prefix) {
+  return std::all_of(prefix.begin(), prefix.end(),
+                     [](uint8_t c) { return (c >= 'A' && c <= 'Z') || c == ' '; });
+}
+
+}  // namespace
+
+TcpSession::TcpSession(ServerContext& ctx, StrandSocket socket)
+    : EnvelopeSession(ctx, socket.get_executor(), RemoteEndpoint(socket), SessionKind::kTcp),
+      socket_(std::move(socket)) {}
+
+std::shared_ptr<TcpSession> TcpSession::Self() {
+  return std::static_pointer_cast<TcpSession>(shared_from_this());
+}
+
+void TcpSession::TransportStart() {
+  net::error_code ec;
+  socket_.set_option(net::tcp::no_delay(true), ec);
+  Opened();
+}
+
+void TcpSession::TransportRead() {
+  frame_buffer_.resize(session::kSizePrefixBytes);
+  net::asio::async_read(
+      socket_, net::asio::buffer(frame_buffer_.data(), session::kSizePrefixBytes),
+      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t) {
+        self->OnPrefix(ec);
+      }));
+}
+
+void TcpSession::OnPrefix(const net::error_code& ec) {
+  if (ec) {
+    OnReadError(ec);
+    return;
+  }
+  const uint64_t size = *session::PeekFrameSize(frame_buffer_);
+  if (size > limits().max_frame_bytes && LooksLikeHttpRequest(frame_buffer_)) {
+    http_peer_ = true;
+    // Take in the rest of the request already here: closing over unread bytes would reset
+    // the connection and could lose the answer at the peer.
+    net::error_code drain;
+    std::array<uint8_t, 8192> discard;
+    if (socket_.available(drain) > 0) socket_.read_some(net::asio::buffer(discard), drain);
+    Fatal(ErrorCode::kBadRequest,
+          "an HTTP request on the framed TCP port (ws:// belongs on --http)");
+    return;
+  }
+  if (size > limits().max_frame_bytes) {
+    Fatal(ErrorCode::kFrameTooLarge, "frame above the server's limit");
+    return;
+  }
+  if (size <= session::kSizePrefixBytes) {
+    Fatal(ErrorCode::kEnvelopeInvalid, "empty frame");
+    return;
+  }
+  frame_buffer_.resize(static_cast<std::size_t>(size));
+  net::asio::async_read(
+      socket_,
+      net::asio::buffer(frame_buffer_.data() + session::kSizePrefixBytes,
+                        frame_buffer_.size() - session::kSizePrefixBytes),
+      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& e, std::size_t) {
+        if (e) {
+          self->OnReadError(e);
+          return;
+        }
+        self->OnFrame(self->frame_buffer_);
+        self->ReadNext();
+      }));
+}
+
+void TcpSession::TransportWrite(const std::vector<net::asio::const_buffer>& buffers) {
+  net::asio::async_write(
+      socket_, buffers,
+      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t n) {
+        self->OnWriteDone(ec, n);
+      }));
+}
+
+void TcpSession::TransportClose() {
+  net::error_code ec;
+  socket_.shutdown(net::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  OnClosed();
+}
+
+void TcpSession::QueueGoodbye(ErrorCode code, std::string_view text) {
+  if (!http_peer_) {
+    EnvelopeSession::QueueGoodbye(code, text);
+    return;
+  }
+  // Answered in the peer's language, naming the port it wanted.
+  const uint16_t http = ctx_.http_port();
+  std::string body =
+      "this is scenecrdt's framed TCP port: scenecrdt clients connect to it with "
+      "tcp://HOST:" +
+      std::to_string(ctx_.tcp_port()) + ". ";
+  body += http != 0 ? "WebSocket (ws://HOST:" + std::to_string(http) +
+                          "/scene/<name> or /dcl/<name>) is served on the --http port " +
+                          std::to_string(http) + ".\n"
+                    : std::string("This server has no --http listener, so no WebSocket.\n");
+  std::string response = "HTTP/1.1 400 Bad Request\r\nServer: scenecrdt\r\n";
+  response +=
+      std::string(session::kFramedTcpPortHeader) + ": " + std::to_string(ctx_.tcp_port()) + "\r\n";
+  response += "Content-Type: text/plain\r\nConnection: close\r\nContent-Length: " +
+              std::to_string(body.size()) + "\r\n\r\n" + body;
+  QueueRaw(MakeShared(std::vector<uint8_t>(response.begin(), response.end())));
+}
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns TcpSession: the framed TCP transport (u32 LE size prefix + envelope frame, read as
+// prefix then body) of an EnvelopeSession. The prefix is checked against --max-frame-bytes
+// before the body is buffered. A peer that speaks HTTP here (a ws:// client on the wrong
+// port: "GET " where a size prefix should be) gets an HTTP 400 naming the --http port.
+#pragma once
+
+#include <memory>
+
+#include "scenecrdt/server/endpoint.h"
+#include "scenecrdt/server/envelope_session.h"
+
+namespace scenecrdt::server {
+
+class TcpSession final : public EnvelopeSession {
+ public:
+  TcpSession(ServerContext& ctx, StrandSocket socket);
+
+ private:
+  void TransportStart() override;
+  void TransportRead() override;
+  void TransportWrite(const std::vector<net::asio::const_buffer>& buffers) override;
+  void TransportClose() override;
+  void OnPrefix(const net::error_code& ec);
+  // The goodbye in HTTP for a peer that sent an HTTP request, the envelope's otherwise.
+  void QueueGoodbye(ErrorCode code, std::string_view text) override;
+  std::shared_ptr<TcpSession> Self();
+
+  StrandSocket socket_;
+  bool http_peer_ = false;  // the first bytes were an HTTP request line
+};
+
+}  // namespace scenecrdt::server
