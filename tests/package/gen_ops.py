@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Writes a seeded random `scenecrdt encode` ops document (docs/CLI.md) to stdout: Transform
-PUTs with reparents (loops included), parents that never get a Transform (placeholders),
+PUTs with reparents (loops of two and three entities included), parents that never get a Transform (placeholders),
 DELETE_COMPONENTs, DELETE_ENTITYs, versioned entities, equal-timestamp conflicts, non-uniform
 scales, unnormalised rotations, and odd floats (negative zero, subnormals, huge values).
 
@@ -23,7 +23,8 @@ def main() -> int:
 
     def entity():
         number = rng.choice(numbers)
-        if rng.random() < 0.15:
+        # Newer versions retire older ones: kept to a few numbers, so loops survive.
+        if number >= 528 and rng.random() < 0.3:
             return {"number": number, "version": rng.randint(1, 2)}
         return number
 
@@ -49,10 +50,17 @@ def main() -> int:
             else:
                 op["parent"] = rng.choice([700, 701, {"number": 520, "version": 1}])
             ops.append(op)
-        elif kind < 0.85:
+        elif kind < 0.82:
             ops.append({"op": "delete", "entity": entity(), "timestamp": timestamp})
-        elif kind < 0.92:
+        elif kind < 0.84:
             ops.append({"op": "delete_entity", "entity": entity()})
+        elif kind < 0.92:
+            # A parenting loop of two or three entities (parked at root while it lasts).
+            members = rng.sample(numbers[:8], rng.randint(2, 3))
+            for i, member in enumerate(members):
+                ops.append({"op": "put", "entity": member, "timestamp": rng.randint(6, 14),
+                            "position": [value(2), 1.0, 0.0],
+                            "parent": members[(i + 1) % len(members)]})
         else:
             # A conflict: the same key and timestamp twice with different data.
             e = entity()
