@@ -49,7 +49,12 @@ function(scenecrdt_install_cxx_library target folder)
   if(NOT ARG_HEADERS)
     message(FATAL_ERROR "scenecrdt_install_cxx_library(${target}): no HEADERS")
   endif()
-  set_target_properties(${target} PROPERTIES EXPORT_NAME ${folder} INSTALL_RPATH "$ORIGIN")
+  # Shared (SCENECRDT_SHARED): the C++ ABI may change with every minor version (0.x).
+  set_target_properties(${target} PROPERTIES
+    EXPORT_NAME ${folder}
+    INSTALL_RPATH "$ORIGIN"
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
   target_compile_features(${target} PUBLIC cxx_std_20)
   scenecrdt_install_link_options(${target})
   install(TARGETS ${target} EXPORT scenecrdtTargets
