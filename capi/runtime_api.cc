@@ -5,7 +5,7 @@
 // message to send. Reads are in runtime_reads.cc.
 #include <cinttypes>
 #include <cstring>
-#include <new>
+#include <initializer_list>
 #include <span>
 
 #include "scenecrdt/capi/internal/runtime_handle.h"
