@@ -3,14 +3,18 @@
 # build-tree include directory that gives every library header its installed name
 # (`scenecrdt/<folder>/<file>.h`).
 
+# C++ only, build-tree only: the installed package exports this target (static libraries
+# name it among their private dependencies) without any flag.
 add_library(scenecrdt_warnings INTERFACE)
-target_compile_options(scenecrdt_warnings INTERFACE
+set(scenecrdt_warning_flags
   -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
   -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual
   -Wimplicit-fallthrough)
 if(SCENECRDT_WARNINGS_AS_ERRORS)
-  target_compile_options(scenecrdt_warnings INTERFACE -Werror)
+  list(APPEND scenecrdt_warning_flags -Werror)
 endif()
+target_compile_options(scenecrdt_warnings INTERFACE
+  "$<BUILD_INTERFACE:$<$<COMPILE_LANGUAGE:CXX>:${scenecrdt_warning_flags}>>")
 
 if(SCENECRDT_SANITIZE)
   add_compile_options(-fsanitize=${SCENECRDT_SANITIZE} -fno-omit-frame-pointer

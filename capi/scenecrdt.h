@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The stable C ABI of scenecrdt (docs/C-ABI.md): a replica of a Decentraland SDK7 scene
+ * (DCL CRDT bytes in, column-major world matrices out) behind opaque handles, for engines and
+ * other languages (P/Invoke, GDExtension, ctypes, wasm). C11 and C++ clean; installed as
+ * <scenecrdt/scenecrdt.h>, implemented by libscenecrdt.so (CMake target scenecrdt::c).
+ *
+ * Conventions of every function:
+ * - A function that can fail returns int: SC_OK (0) or a negative SC_E_* status. It then sets
+ *   the calling thread's sc_last_error() text; success leaves that text as it was.
+ * - NULL pointers are errors (SC_E_INVALID_ARGUMENT) unless the function says otherwise.
+ * - Nothing is thrown or aborted across the boundary; an internal failure is a status.
+ * - One handle is used by one thread at a time (no internal locking); separate handles are
+ *   independent. Entities are full u32 DCL ids (number | version << 16).
+ * - Bulk copies fill caller arrays: pass `capacity` elements; `*count` receives the number
+ *   written, or, with SC_E_BUFFER_TOO_SMALL, the number needed (nothing is written then).
+ *   The arrays may be NULL when capacity is 0 (a size query).
+ * - Structs with a `struct_size` field grow only at the end: set it to sizeof the struct
+ *   (the *_default functions do). ABI rules: only additive changes within SC_ABI_VERSION. */
+#ifndef SCENECRDT_SCENECRDT_H_
+#define SCENECRDT_SCENECRDT_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#if defined(SCENECRDT_C_BUILDING)
+#define SC_API __declspec(dllexport)
+#else
+#define SC_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__)
+#define SC_API __attribute__((visibility("default")))
+#else
+#define SC_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI major version: the SONAME is libscenecrdt.so.SC_ABI_VERSION. */
+#define SC_ABI_VERSION 1u
+
+/* Status codes (int). Values never change; new ones are only added. */
+enum {
+  SC_OK = 0,
+  SC_E_INVALID_ARGUMENT = -1, /* NULL pointer, bad struct_size, option or time out of range */
+  SC_E_NOT_FOUND = -2,        /* the entity is not in the scene (no Transform, no children) */
+  SC_E_BUFFER_TOO_SMALL = -3, /* *count / *len holds the size needed; nothing was written */
+  SC_E_DECODE = -4,           /* malformed DCL stream; nothing was applied */
+  SC_E_REFUSED = -5,          /* a local write the CRDT rules refuse (e.g. deleted entity) */
+  SC_E_READ_ONLY = -6,        /* a write through a read-only view (sc_client_runtime) */
+  SC_E_NO_MEMORY = -7,        /* allocation failed; a handle being changed is now broken */
+  SC_E_BROKEN = -8,           /* the handle failed internally earlier: only destroy it */
+  SC_E_INTERNAL = -9          /* unexpected internal failure (a bug: please report it) */
+};
+
+/* The library's SC_ABI_VERSION. Compare it with the header's before anything else. */
+SC_API uint32_t sc_abi_version(void);
+/* The calling thread's last error text ("" before any): "function: reason". Valid until the
+ * next failing call on this thread. Never NULL. */
+SC_API const char* sc_last_error(void);
+/* "SC_OK", "SC_E_NOT_FOUND", ...; "SC_E_UNKNOWN" for other values. Static, never NULL. */
+SC_API const char* sc_error_name(int status);
+/* A monotonic clock in microseconds (steady_clock): a clock for receive and render times. */
+SC_API int64_t sc_now_us(void);
+
+/* One entity's replicated Transform (component 1), in the scene's units (metres). */
+typedef struct sc_transform {
+  float position[3];
+  float rotation[4]; /* x y z w, as on the wire; used as given (not normalised) */
+  float scale[3];
+  uint32_t parent; /* declared parent entity; 0 = the scene root */
+} sc_transform;
+
+/* Where an entity sits in the effective tree after the last update. */
+typedef struct sc_node_info {
+  uint32_t struct_size;
+  uint32_t effective_parent; /* 0 = root; loop members are parked at root */
+  uint32_t declared_parent;  /* the Transform's parent; 0 for placeholders */
+  int32_t parked;            /* 1: member of a parenting loop, shown at root */
+  int32_t placeholder;       /* 1: no Transform but has children: identity at root */
+} sc_node_info;
+
+/* Totals of what sc_runtime_apply / sc_runtime_apply_at did through this handle. */
+typedef struct sc_apply_stats {
+  uint32_t struct_size;
+  uint32_t reserved;      /* 0 */
+  uint64_t calls;         /* apply calls that merged (decode errors excluded) */
+  uint64_t messages;      /* messages merged */
+  uint64_t changed;       /* messages that changed the state (newer, or won a tie, or deleted) */
+  uint64_t ignored;       /* outdated, equal, or for a deleted entity: state unchanged */
+  uint64_t refused;       /* refused by the store (unknown type, bad Transform size, ...) */
+  uint64_t decode_errors; /* apply calls refused as malformed (SC_E_DECODE) */
+} sc_apply_stats;
+
+/* ---- Runtime: a replica without networking (replays, tools, a renderer's own feed) ---- */
+typedef struct sc_runtime sc_runtime;
+
+/* A new, empty replica; NULL on failure (sc_last_error). Interpolation off. */
+SC_API sc_runtime* sc_runtime_create(void);
+/* Frees the replica. NULL is a no-op. A read-only view (sc_client_runtime) is never freed
+ * here: it belongs to its client. */
+SC_API void sc_runtime_destroy(sc_runtime* rt);
+
+/* Decodes a DCL CRDT stream and merges every message with the @dcl/ecs 7.28 rules, exactly
+ * as `scenecrdt replay FILE` does with the same bytes: default decoding (messages up to
+ * 1 MiB, unknown types skipped) and store limits. The whole stream is decoded first: a
+ * malformed one is SC_E_DECODE (offset and reason in sc_last_error) and applies nothing.
+ * `dcl` may be NULL when len is 0. Changes reach the world matrices at the next update. */
+SC_API int sc_runtime_apply(sc_runtime* rt, const uint8_t* dcl, size_t len);
+/* SC_NO_SENDER_TIME: the batch carries no sender clock (the raw-DCL path). */
+#define SC_NO_SENDER_TIME INT64_MIN
+/* sc_runtime_apply for one batch of live traffic that arrived at `receive_time_us` (the
+ * caller's clock, e.g. sc_now_us()); `sender_time_us` is the sender's stamp or
+ * SC_NO_SENDER_TIME. With interpolation on, the batch is shown at its smoothed receive time
+ * plus the delay. An empty batch is a heartbeat. Times must lie within +-2^60 us
+ * (SC_E_INVALID_ARGUMENT, nothing applied). */
+SC_API int sc_runtime_apply_at(sc_runtime* rt, const uint8_t* dcl, size_t len,
+                               int64_t receive_time_us, int64_t sender_time_us);
+/* Totals since sc_runtime_create (zeros for a view). `out->struct_size` must be set. */
+SC_API int sc_runtime_apply_stats(const sc_runtime* rt, sc_apply_stats* out);
+
+/* Once per frame: hands the merged Transform changes to the scene graph and recomputes
+ * effective parents and dirty world matrices. Reads below reflect the last update. */
+SC_API int sc_runtime_update(sc_runtime* rt);
+
+/* Entities in the scene: those with a Transform plus placeholders (the root, entity 0, is
+ * not counted). 0 for NULL or a broken handle (sc_last_error says which). */
+SC_API size_t sc_runtime_entity_count(const sc_runtime* rt);
+/* The world matrix of `entity`: 16 floats, column-major (out[12..14] is the translation),
+ * bit-identical to `scenecrdt replay --world`. Entity 0 gives the identity. SC_E_NOT_FOUND
+ * for an entity that is not in the scene. */
+SC_API int sc_runtime_world_matrix(const sc_runtime* rt, uint32_t entity, float out[16]);
+/* Every entity of sc_runtime_entity_count, sorted by id, with its world matrix:
+ * entities[i] and matrices[16 * i .. 16 * i + 15]. */
+SC_API int sc_runtime_copy_world(const sc_runtime* rt, uint32_t* entities, float* matrices,
+                                 size_t capacity, size_t* count);
+/* Entities whose world matrix the last update recomputed (or whose storage moved), each once:
+ * what a renderer re-uploads. */
+SC_API int sc_runtime_copy_changed(const sc_runtime* rt, uint32_t* entities, size_t capacity,
+                                   size_t* count);
+/* The same entities with their world matrices (one crossing per frame). */
+SC_API int sc_runtime_copy_changed_world(const sc_runtime* rt, uint32_t* entities, float* matrices,
+                                         size_t capacity, size_t* count);
+/* Entities that gained / lost their Transform in the last update. */
+SC_API int sc_runtime_copy_added(const sc_runtime* rt, uint32_t* entities, size_t capacity,
+                                 size_t* count);
+SC_API int sc_runtime_copy_removed(const sc_runtime* rt, uint32_t* entities, size_t capacity,
+                                   size_t* count);
+/* The entity's merged Transform (current at once, before any update). SC_E_NOT_FOUND when
+ * it has none (never set, deleted, or a placeholder). */
+SC_API int sc_runtime_get_transform(const sc_runtime* rt, uint32_t entity, sc_transform* out);
+/* The entity's place in the effective tree. SC_E_NOT_FOUND for entity 0 and for entities not
+ * in the scene. `out->struct_size` must be set. */
+SC_API int sc_runtime_node_info(const sc_runtime* rt, uint32_t entity, sc_node_info* out);
+/* The SHA-256 of the canonical CRDT state (docs/CRDT.md) as 64 lowercase hex digits and a
+ * NUL: the "stateHash" of `scenecrdt replay`. capacity >= SC_STATE_HASH_CHARS. */
+#define SC_STATE_HASH_CHARS 65
+SC_API int sc_runtime_state_hash(const sc_runtime* rt, char* out_hex, size_t capacity);
+
+/* ---- Local writes: merged here with the Lamport rule, the DCL message to send returned ----
+ * `out_msg` receives the message's bytes and `*len` their count (0 when the write changed
+ * nothing: nothing to send). A capacity of SC_WRITE_MAX_BYTES always suffices; with less
+ * than the message needs, SC_E_BUFFER_TOO_SMALL and nothing is merged. Writes show in the
+ * world at the next update (and in the interpolated view at once, without delay). */
+#define SC_WRITE_MAX_BYTES 68
+SC_API int sc_runtime_write_transform(sc_runtime* rt, uint32_t entity, const sc_transform* t,
+                                      uint8_t* out_msg, size_t capacity, size_t* len);
+/* DELETE_COMPONENT of the Transform. */
+SC_API int sc_runtime_delete_transform(sc_runtime* rt, uint32_t entity, uint8_t* out_msg,
+                                       size_t capacity, size_t* len);
+/* DELETE_ENTITY: every component of the entity (number, version) goes. SC_E_REFUSED for the
+ * reserved numbers below 512. */
+SC_API int sc_runtime_delete_entity(sc_runtime* rt, uint32_t entity, uint8_t* out_msg,
+                                    size_t capacity, size_t* len);
+
+/* ---- Interpolation (docs/INTERPOLATION.md): off by default ----
+ * A presentation shown a short adaptive delay behind the stream, blending each entity's local
+ * Transform between updates; parents, loops and placeholders behave as in the replica, which
+ * stays exact. Times are int64 microseconds on the caller's clock. */
+typedef struct sc_interpolation_options {
+  uint32_t struct_size;
+  float snap_distance;          /* metres; a longer jump snaps instead of sliding; > 0. 5 */
+  int64_t fixed_delay_us;       /* > 0: constant delay; 0: adaptive (default 0) */
+  int64_t initial_delay_us;     /* adaptive delay until an interval is seen. 100 000 */
+  int64_t min_delay_us;         /* adaptive delay clamp. 0 */
+  int64_t max_delay_us;         /* adaptive delay clamp. 1 000 000 */
+  double interval_multiple;     /* target >= this x update interval; >= 1. 2 */
+  double jitter_multiple;       /* target >= interval + this x jitter; >= 0. 3 */
+  double catch_up;              /* playback speed-up while behind target, [0, 0.5]. 0.02 */
+  double slow_down;             /* playback slow-down while ahead, [0, 0.5]. 0.04 */
+  int64_t max_extrapolation_us; /* motion continues this long past the newest batch. 250 000 */
+  int64_t max_interval_us;      /* longer gaps are idle periods, not intervals. 1 000 000 */
+} sc_interpolation_options;
+
+/* What the presentation did; counters are totals since interpolation was enabled. */
+typedef struct sc_interpolation_stats {
+  uint32_t struct_size;
+  uint32_t buffer_depth;        /* batches received that playback has not reached */
+  uint32_t tracked_entities;    /* entities with a sample buffer */
+  uint32_t active_entities;     /* entities evaluated by the last update */
+  int64_t playback_time_us;     /* the time being shown (render time - delay) */
+  int64_t delay_us;             /* current delay */
+  int64_t target_delay_us;      /* where the delay is heading */
+  int64_t interval_us;          /* observed update interval (0: none yet) */
+  int64_t jitter_us;            /* mean lateness of batches behind the smoothed clock */
+  uint64_t frames;              /* sc_runtime_update_interpolated calls */
+  uint64_t stalled_frames;      /* frames with nothing newer to interpolate towards */
+  uint64_t extrapolated_frames; /* frames showing at least one extrapolated entity */
+  uint64_t snaps;               /* teleports and reparents shown as jumps */
+  uint64_t entities_added;      /* appearances shown */
+  uint64_t entities_removed;    /* removals shown */
+  uint64_t late_batches;        /* batches stamped behind playback on arrival */
+  uint64_t resets;              /* arrival clock resyncs and forward playback jumps */
+  uint64_t dropped_samples;     /* samples dropped from full entity buffers */
+  uint64_t time_regressions;    /* receive or render times that went backwards (held) */
+} sc_interpolation_stats;
+
+/* Fills `out` with the defaults (above) and its struct_size. */
+SC_API int sc_interpolation_options_default(sc_interpolation_options* out);
+/* Turns interpolation on (every current Transform shown as it is), or changes the options of
+ * a running presentation (its buffers kept). `options` may be NULL: the defaults. */
+SC_API int sc_runtime_enable_interpolation(sc_runtime* rt, const sc_interpolation_options* options);
+/* Turns it off and frees its buffers; interpolated reads then read the replica. */
+SC_API int sc_runtime_disable_interpolation(sc_runtime* rt);
+/* 1 when on, 0 when off, a negative status on error. */
+SC_API int sc_runtime_interpolation_enabled(const sc_runtime* rt);
+/* Once per frame with interpolation: sc_runtime_update, then the presentation at
+ * `render_time_us` (the clock of the receive times). Without interpolation: the update alone. */
+SC_API int sc_runtime_update_interpolated(sc_runtime* rt, int64_t render_time_us);
+/* The interpolated counterparts of the reads above (without interpolation: the replica's;
+ * added / removed: appearances and removals the presentation showed in the last update). */
+SC_API size_t sc_runtime_interpolated_entity_count(const sc_runtime* rt);
+SC_API int sc_runtime_interpolated_world_matrix(const sc_runtime* rt, uint32_t entity,
+                                                float out[16]);
+SC_API int sc_runtime_copy_interpolated_world(const sc_runtime* rt, uint32_t* entities,
+                                              float* matrices, size_t capacity, size_t* count);
+SC_API int sc_runtime_copy_interpolated_changed(const sc_runtime* rt, uint32_t* entities,
+                                                size_t capacity, size_t* count);
+SC_API int sc_runtime_copy_interpolated_changed_world(const sc_runtime* rt, uint32_t* entities,
+                                                      float* matrices, size_t capacity,
+                                                      size_t* count);
+SC_API int sc_runtime_copy_interpolated_added(const sc_runtime* rt, uint32_t* entities,
+                                              size_t capacity, size_t* count);
+SC_API int sc_runtime_copy_interpolated_removed(const sc_runtime* rt, uint32_t* entities,
+                                                size_t capacity, size_t* count);
+/* Zeros while interpolation is off. `out->struct_size` must be set. */
+SC_API int sc_runtime_interpolation_stats(const sc_runtime* rt, sc_interpolation_stats* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SCENECRDT_SCENECRDT_H_ */

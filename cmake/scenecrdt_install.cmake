@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+# Owns the install rules and the CMake package (docs/PACKAGING.md): installed libraries and
+# headers under include/scenecrdt/<folder>/, two export sets (scenecrdtTargets: the C++
+# libraries; scenecrdtCTargets: the C ABI) and lib/cmake/scenecrdt/scenecrdtConfig.cmake.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(SCENECRDT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/scenecrdt)
+
+# The internal headers the given headers include, transitively ("scenecrdt/<folder>/internal/
+# <file>.h"), as absolute paths. Public headers still include a few internals (flat maps,
+# kernels); a consumer cannot compile them without these, and gets no other internal header.
+function(scenecrdt_internal_closure out)
+  set(pending ${ARGN})
+  set(found "")
+  while(pending)
+    list(POP_FRONT pending file)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
+    file(STRINGS ${file} lines REGEX "^#include \"scenecrdt/[a-z_]+/internal/[a-z0-9_]+\\.h\"")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "^#include \"scenecrdt/([a-z_]+/internal/[a-z0-9_]+\\.h)\".*" "\\1"
+             relative "${line}")
+      set(path ${PROJECT_SOURCE_DIR}/${relative})
+      if(NOT EXISTS ${path})
+        message(FATAL_ERROR "${file} includes ${relative}, which does not exist")
+      endif()
+      if(NOT path IN_LIST found)
+        list(APPEND found ${path})
+        list(APPEND pending ${path})
+      endif()
+    endforeach()
+  endwhile()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+# A sanitized library needs the sanitizer runtimes in whatever links it.
+function(scenecrdt_install_link_options target)
+  if(SCENECRDT_SANITIZE)
+    target_link_options(${target} INTERFACE
+                        "$<INSTALL_INTERFACE:-fsanitize=${SCENECRDT_SANITIZE}>")
+  endif()
+endfunction()
+
+# scenecrdt_install_cxx_library(<target> <folder> HEADERS <file>...): installs a C++ library
+# as scenecrdt::<folder> with its public headers (file names in the current source folder)
+# and the internal headers they need.
+function(scenecrdt_install_cxx_library target folder)
+  cmake_parse_arguments(ARG "" "" "HEADERS" ${ARGN})
+  if(NOT ARG_HEADERS)
+    message(FATAL_ERROR "scenecrdt_install_cxx_library(${target}): no HEADERS")
+  endif()
+  # Shared (SCENECRDT_SHARED): the C++ ABI may change with every minor version (0.x).
+  set_target_properties(${target} PROPERTIES
+    EXPORT_NAME ${folder}
+    INSTALL_RPATH "$ORIGIN"
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
+  target_compile_features(${target} PUBLIC cxx_std_20)
+  scenecrdt_install_link_options(${target})
+  install(TARGETS ${target} EXPORT scenecrdtTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  set(headers "")
+  foreach(header IN LISTS ARG_HEADERS)
+    list(APPEND headers ${CMAKE_CURRENT_SOURCE_DIR}/${header})
+  endforeach()
+  install(FILES ${headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scenecrdt/${folder})
+  scenecrdt_internal_closure(internals ${headers})
+  foreach(path IN LISTS internals)
+    file(RELATIVE_PATH relative ${PROJECT_SOURCE_DIR} ${path})
+    get_filename_component(destination ${relative} DIRECTORY)
+    install(FILES ${path} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scenecrdt/${destination})
+  endforeach()
+endfunction()
+
+# The C ABI library (capi/): libscenecrdt.so* and <scenecrdt/scenecrdt.h>, as scenecrdt::c.
+function(scenecrdt_install_c_library target)
+  set_target_properties(${target} PROPERTIES EXPORT_NAME c)
+  scenecrdt_install_link_options(${target})
+  install(TARGETS ${target} EXPORT scenecrdtCTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/capi/scenecrdt.h
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/scenecrdt)
+endfunction()
+
+# The package files; called once, after every library is defined.
+function(scenecrdt_install_package)
+  # Static libraries list their private link dependencies in the export; the warning flags
+  # target is one of them, exported empty (its options are build-tree only).
+  set_target_properties(scenecrdt_warnings PROPERTIES EXPORT_NAME internal_warnings)
+  install(TARGETS scenecrdt_warnings EXPORT scenecrdtTargets)
+  install(EXPORT scenecrdtTargets NAMESPACE scenecrdt:: FILE scenecrdtTargets.cmake
+          DESTINATION ${SCENECRDT_INSTALL_CMAKEDIR})
+  install(EXPORT scenecrdtCTargets NAMESPACE scenecrdt:: FILE scenecrdtCTargets.cmake
+          DESTINATION ${SCENECRDT_INSTALL_CMAKEDIR})
+  configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/scenecrdtConfig.cmake.in
+                                ${PROJECT_BINARY_DIR}/scenecrdtConfig.cmake
+                                INSTALL_DESTINATION ${SCENECRDT_INSTALL_CMAKEDIR})
+  write_basic_package_version_file(${PROJECT_BINARY_DIR}/scenecrdtConfigVersion.cmake
+                                   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+  install(FILES ${PROJECT_BINARY_DIR}/scenecrdtConfig.cmake
+                ${PROJECT_BINARY_DIR}/scenecrdtConfigVersion.cmake
+          DESTINATION ${SCENECRDT_INSTALL_CMAKEDIR})
+endfunction()
