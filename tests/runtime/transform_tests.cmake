@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Transform-side tests of runtime_tests (scene graph, pipeline, propagation).
 target_sources(runtime_tests PRIVATE
+  parallel_compute_test.cc
   pipeline_test.cc
   propagation_test.cc
   public_header_test.cc
