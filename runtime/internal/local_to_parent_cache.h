@@ -12,7 +12,8 @@
 
 namespace scenecrdt::runtime::internal {
 
-// One entity's cached LocalToParent (hot: 112 bytes; the components stay in ComponentRecord).
+// One entity's cached LocalToParent (read by every compute; the components themselves stay in
+// ComponentRecord).
 struct LocalToParentCache {
   enum Kind : uint8_t {
     kTrs,          // nothing changes LocalToParent (e.g. Static only): the plain kernel

@@ -75,8 +75,6 @@ struct ParallelCompute::Helper {
 
 ParallelCompute::ParallelCompute() = default;
 ParallelCompute::~ParallelCompute() = default;
-ParallelCompute::ParallelCompute(ParallelCompute&&) noexcept = default;
-ParallelCompute& ParallelCompute::operator=(ParallelCompute&&) noexcept = default;
 
 uint64_t ParallelCompute::Run(const RangeCompute& rc, ComputePass& caller,
                               std::span<const Range> ranges, uint64_t total, std::size_t parts,

@@ -33,9 +33,7 @@ std::vector<WorkPart> SplitWork(std::span<const Range> ranges, uint64_t total, s
 class ParallelCompute {
  public:
   ParallelCompute();
-  ~ParallelCompute();
-  ParallelCompute(ParallelCompute&&) noexcept;
-  ParallelCompute& operator=(ParallelCompute&&) noexcept;
+  ~ParallelCompute();  // joins the helper threads
 
   // Computes `ranges` (`total` entities) as `parts` parts (>= 2): the calling thread computes
   // the first with `caller` (streaming when it has a ring), helper threads (started on first use
