@@ -83,11 +83,12 @@ uint32_t PreorderLayout::AllocPosition(uint32_t slot, uint32_t record_id, const 
 }
 
 bool PreorderLayout::AddToAncestors(uint32_t pos, int64_t delta) {
+  // budget_left() < 0, with the sequence's share (constant during the walk) read once.
+  const auto sequence_spent = static_cast<int64_t>(sequence_.work() - work_at_start_);
   for (uint32_t a = pos; a != 0; a = arrays_.parent[a]) {
     uint32_t& size = arrays_.size[a];
     size = static_cast<uint32_t>(static_cast<int64_t>(size) + delta);
-    --budget_;
-    if (budget_left() < 0) return false;
+    if (--budget_ < sequence_spent) return false;
   }
   return true;
 }
