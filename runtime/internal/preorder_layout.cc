@@ -244,18 +244,34 @@ void PreorderLayout::Compact() {
   for (std::size_t r = 0; r < std::min(kAhead, runs.size()); ++r) {
     prefetch_run(runs[r].first, runs[r].second);
   }
+  // Raw pointers: the compiler cannot prove that the element stores leave the vectors' own
+  // pointers alone, and would reload every array's address per position.
+  glm::mat4* const to_world = to.world.data();
+  LocalTrs* const to_local = to.local.data();
+  uint32_t* const to_record_ref = to.record_ref.data();
+  uint32_t* const to_depth = to.depth.data();
+  uint32_t* const to_size = to.size.data();
+  uint32_t* const to_slot = to.slot.data();
+  uint32_t* const to_parent = to.parent.data();
+  const glm::mat4* const from_world = from.world.data();
+  const LocalTrs* const from_local = from.local.data();
+  const uint32_t* const from_record_ref = from.record_ref.data();
+  const uint32_t* const from_depth = from.depth.data();
+  const uint32_t* const from_slot = from.slot.data();
+  const uint32_t* const from_parent = from.parent.data();
+  uint32_t* const from_size = new_of_old.data();
   uint32_t next = 1;
   for (std::size_t r = 0; r < runs.size(); ++r) {
     if (r + kAhead < runs.size()) prefetch_run(runs[r + kAhead].first, runs[r + kAhead].second);
     for (uint32_t old = runs[r].first; old < runs[r].second; ++old, ++next) {
-      to.world[next] = from.world[old];
-      to.local[next] = from.local[old];
-      to.record_ref[next] = from.record_ref[old];
-      to.depth[next] = from.depth[old];
-      to.size[next] = from.size[old];
-      to.slot[next] = from.slot[old];
-      to.parent[next] = from.parent[old];
-      new_of_old[old] = next;
+      to_world[next] = from_world[old];
+      to_local[next] = from_local[old];
+      to_record_ref[next] = from_record_ref[old];
+      to_depth[next] = from_depth[old];
+      to_size[next] = from_size[old];
+      to_slot[next] = from_slot[old];
+      to_parent[next] = from_parent[old];
+      from_size[old] = next;  // new_of_old from here on
     }
   }
   new_of_old[0] = 0;  // the root stays at 0 (it is nobody's new index)
