@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the DOTS pipeline formulas: LocalToParent from the replicated Transform and the local
-// components, with the DOTS precedence rules. Written with GLM as the literal matrix products
+// components, with the seed's precedence rules. Written with GLM as the literal matrix products
 // (this is the slow path: only entities with local components take it).
 #include "scenecrdt/runtime/pipeline.h"
 

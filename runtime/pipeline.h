@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the transform pipeline (Unity DOTS transform system, docs/PROPAGATION.md "Pipeline"):
-// the local, non-replicated components a renderer attaches
+// Owns the transform pipeline of DESIGN 6 (Unity DOTS transform system, seed
+// unity-dots-transform-system.txt): the local, non-replicated components a renderer attaches
 // (LocalComponents), their precedence rules, and the functions that turn the replicated
 // Transform plus those components into LocalToParent. Propagation caches their results per
 // entity (runtime/internal/local_to_parent_cache.h); plain entities take the fused kernels of
@@ -23,7 +23,7 @@ namespace scenecrdt::runtime {
 // Euler rotation orders of the DOTS RotationEuler* / PostRotationEuler* components. `kXYZ`
 // rotates about X first, then Y, then Z (Unity.Mathematics quaternion.EulerXYZ): the matrix is
 // Rz * Ry * Rx. In general order ABC gives R_C * R_B * R_A. The enumerator order is also the
-// precedence order when several are attached (DOTS: XYZ first).
+// precedence order when several are attached (seed: XYZ first).
 enum class EulerOrder : uint8_t { kXYZ = 0, kXZY = 1, kYXZ = 2, kYZX = 3, kZXY = 4, kZYX = 5 };
 inline constexpr int kNumEulerOrders = 6;
 

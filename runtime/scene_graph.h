@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns SceneGraph: the effective parent of every entity as a pure function of the current set
-// of (entity -> Transform) (docs/PROPAGATION.md "Effective tree"; Decentraland ADR-153):
+// of (entity -> Transform) (DESIGN 5, ADR-153):
 //   - parent 0 -> root; a parent without a Transform is an identity placeholder node at root;
 //   - members of a declared parenting loop (self-parenting included) are parked at root while
 //     the loop exists; entities hanging under loop members keep their declared parents;

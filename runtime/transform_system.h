@@ -67,7 +67,7 @@ class TransformSystem {
   // children, and disappears otherwise. No-op when it has no Transform.
   void RemoveTransform(protocol::EntityId entity);
 
-  // ---- Local, non-replicated components (Unity DOTS, docs/PROPAGATION.md "Pipeline") ----
+  // ---- Local, non-replicated components (DOTS, seed unity-dots-transform-system.txt) ----
   // Angles in radians. They apply to any node (entities with a Transform and placeholders);
   // attached to an entity that is not a node they wait until it becomes one.
   void SetRotationEuler(protocol::EntityId e, EulerOrder order, const glm::vec3& radians);

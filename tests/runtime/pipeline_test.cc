@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests the DOTS pipeline (docs/PROPAGATION.md "Pipeline") and world composition: the seven
-// transform cases (shear under non-uniform scale, scale between rotations, inverse round trip,
-// ParentScaleInverse, mirroring, pivots, Euler orders), each formula against a literal 4x4
-// product, precedence rules, write-group overrides, Static, and decomposition.
+// Tests the DOTS pipeline (DESIGN 6) and world composition: every case of TRANSFORM-CASES.md,
+// each formula against a literal 4x4 product, the six Euler orders, precedence rules,
+// ParentScaleInverse, write-group overrides, Static, and decomposition.
 #include "scenecrdt/runtime/pipeline.h"
 
 #include <gtest/gtest.h>

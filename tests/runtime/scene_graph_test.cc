@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests the effective tree (docs/PROPAGATION.md, Decentraland ADR-153): identity for missing
-// Transforms, placeholders, the A..F example, loop parking and recovery (the 24 hammurabi
-// orderings), long chains and loops without recursion.
+// Tests the effective tree (DESIGN 5, ADR-153): identity for missing Transforms, placeholders,
+// the A..F example, loop parking and recovery (the 24 hammurabi orderings), long chains and
+// loops without recursion.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -144,7 +144,7 @@ inline dmat4 DScaleMatrix(const Transform& t, const LocalComponents* c) {
   return DScale(s);
 }
 
-// LocalToParent in double, from the DOTS formulas (written independently of pipeline.cc).
+// LocalToParent in double, from the seed's formulas (written independently of pipeline.cc).
 inline dmat4 DLocalToParent(const Transform& t, const LocalComponents* c, const Transform* parent_t,
                             const LocalComponents* parent_c) {
   if (c != nullptr && c->Has(LocalComponents::kLocalToParent)) return DAffine(c->local_to_parent);
