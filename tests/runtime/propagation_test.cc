@@ -8,7 +8,6 @@
 #include <set>
 #include <vector>
 
-#include "scenecrdt/runtime/propagation_policy.h"
 #include "scenecrdt/runtime/scene_shapes.h"
 #include "scenecrdt/runtime/transform_system.h"
 #include "tests/runtime/transform_test_util.h"
