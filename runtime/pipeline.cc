@@ -29,8 +29,6 @@ constexpr int kOrderAxes[kNumEulerOrders][3] = {
 
 glm::mat4 Translation(const glm::vec3& v) { return glm::translate(glm::mat4(1.0f), v); }
 
-float InverseOrZero(float s) { return s == 0.0f ? 0.0f : 1.0f / s; }
-
 }  // namespace
 
 glm::quat EulerToQuat(EulerOrder order, const glm::vec3& radians) {
@@ -84,22 +82,10 @@ glm::mat4 CompositeScaleMatrix(const protocol::Transform& t, const LocalComponen
          Translation(-c.scale_pivot);
 }
 
-glm::mat4 ScaleMatrix(const protocol::Transform& t, const LocalComponents* c) {
-  if (HasCompositeScale(c)) return CompositeScaleMatrix(t, *c);
-  return glm::scale(glm::mat4(1.0f), protocol::ToGlm(t.scale));
-}
-
-glm::mat4 ParentScaleInverseMatrix(const protocol::Transform* parent_t,
-                                   const LocalComponents* parent_c) {
-  if (parent_t == nullptr) return glm::mat4(1.0f);
-  if (HasCompositeScale(parent_c)) {
-    const glm::mat4 m = CompositeScaleMatrix(*parent_t, *parent_c);
-    if (glm::determinant(glm::mat3(m)) == 0.0f) return glm::mat4(1.0f);
-    return MakeAffine(glm::inverse(m));
-  }
-  const glm::vec3 inv(InverseOrZero(parent_t->scale.x), InverseOrZero(parent_t->scale.y),
-                      InverseOrZero(parent_t->scale.z));
-  return glm::scale(glm::mat4(1.0f), inv);
+glm::mat4 CompositeScaleInverseMatrix(const protocol::Transform& t, const LocalComponents& c) {
+  const glm::mat4 m = CompositeScaleMatrix(t, c);
+  if (glm::determinant(glm::mat3(m)) == 0.0f) return glm::mat4(1.0f);
+  return MakeAffine(glm::inverse(m));
 }
 
 glm::mat4 RotationScaleMatrix(const protocol::Transform& t, const LocalComponents& c) {
@@ -111,13 +97,11 @@ glm::mat4 RotationScaleMatrix(const protocol::Transform& t, const LocalComponent
   return rotation * scale;
 }
 
-glm::mat4 LocalToParentMatrix(const protocol::Transform& t, const LocalComponents* c,
-                              const glm::mat4& parent_scale_inv) {
+glm::mat4 LocalToParentMatrix(const protocol::Transform& t, const LocalComponents* c) {
   if (c != nullptr && c->Has(LocalComponents::kLocalToParent)) {
     return MakeAffine(c->local_to_parent);
   }
   glm::mat4 m = Translation(protocol::ToGlm(t.position));
-  if (c != nullptr && c->Has(LocalComponents::kParentScaleInverse)) m = m * parent_scale_inv;
   if (HasCompositeRotation(c)) {
     m = m * CompositeRotationMatrix(t, *c);
   } else {

@@ -2,9 +2,9 @@
 // Owns the transform pipeline (the Unity DOTS transform system rules of docs/PIPELINE.md): the
 // local, non-replicated components a renderer attaches (LocalComponents), their precedence
 // rules, and the functions that turn the replicated Transform plus those components into
-// LocalToParent. Also the affine kernels shared by every
-// propagation path (plain TRS fast path and general matrices), so that one entity is always
-// computed by the same float operations whatever thread or path reaches it.
+// LocalToParent. Propagation caches their results per entity
+// (runtime/internal/local_to_parent_cache.h); plain entities take the fused kernels of
+// runtime/internal/affine.h instead.
 //
 // Conventions: column vectors, column-major glm::mat4, W = P * L. Angles in radians. Matrices
 // are affine: the last row is (0, 0, 0, 1) and is never read (user matrices get it forced).
@@ -92,24 +92,21 @@ glm::mat4 CompositeRotationMatrix(const protocol::Transform& t, const LocalCompo
 // CompositeScale = ScalePivotTranslation * ScalePivot * (Scale|NonUniformScale) * ScalePivot^-1,
 // or the user-written matrix.
 glm::mat4 CompositeScaleMatrix(const protocol::Transform& t, const LocalComponents& c);
-// The scale matrix an entity exposes to children with ParentScaleInverse: its CompositeScale
-// if any, else diag(scale) (Scale or NonUniformScale: the same matrix).
-glm::mat4 ScaleMatrix(const protocol::Transform& t, const LocalComponents* c);
-// ParentScaleInverse = ScaleMatrix(parent)^-1. A zero scale component inverts to zero (not
-// infinity) so that a collapsed parent does not poison its subtree with NaN. The root (no
-// parent) gives identity.
-glm::mat4 ParentScaleInverseMatrix(const protocol::Transform* parent_t,
-                                   const LocalComponents* parent_c);
+// Inverse of CompositeScale: the ParentScaleInverse its children with ParentScaleInverse
+// take. A singular CompositeScale gives identity. (Of a parent without CompositeScale they take
+// 1 / its scale per axis, zero staying zero: ParentScaleInverse in
+// runtime/internal/local_to_parent_cache.h; a child of the root takes identity.)
+glm::mat4 CompositeScaleInverseMatrix(const protocol::Transform& t, const LocalComponents& c);
 
 // (CompositeRotation|Rotation) * (CompositeScale|Scale|NonUniformScale): LocalToParent after
 // Translation and ParentScaleInverse (what an entity with ParentScaleInverse caches).
 glm::mat4 RotationScaleMatrix(const protocol::Transform& t, const LocalComponents& c);
 
-// LocalToParent = Translation * ParentScaleInverse * (CompositeRotation|Rotation) *
-// (CompositeScale|Scale|NonUniformScale), or the user-written LocalToParent. `parent_scale_inv`
-// is only used when c has kParentScaleInverse.
-glm::mat4 LocalToParentMatrix(const protocol::Transform& t, const LocalComponents* c,
-                              const glm::mat4& parent_scale_inv);
+// LocalToParent = Translation * (CompositeRotation|Rotation) *
+// (CompositeScale|Scale|NonUniformScale), or the user-written LocalToParent. ParentScaleInverse
+// is not part of it: it depends on the parent, so propagation applies it at compute time,
+// Translation * ParentScaleInverse * RotationScaleMatrix (local_to_parent_cache.h).
+glm::mat4 LocalToParentMatrix(const protocol::Transform& t, const LocalComponents* c);
 
 // Forces the last row of a user matrix to (0, 0, 0, 1) (world composition is affine).
 glm::mat4 MakeAffine(const glm::mat4& m);

@@ -62,11 +62,8 @@ class SceneGraph {
   }
   // Effective parent slot (kNoSlot = root).
   uint32_t effective_parent(uint32_t slot) const { return effective_[slot]; }
-  // Declared parent slot as applied (kNoSlot = root or no Transform).
-  uint32_t declared_parent(uint32_t slot) const { return applied_[slot]; }
   // The replicated Transform (identity when the slot has none).
   const protocol::Transform& transform(uint32_t slot) const { return transform_[slot]; }
-  std::span<const protocol::Transform> transforms() const { return transform_; }
   // Number of nodes (entities with a Transform + placeholders).
   std::size_t num_nodes() const { return num_nodes_; }
   // Walk steps spent by the last ApplyPending (cost accounting for tests and benchmarks).

@@ -2,9 +2,14 @@
 # Transform side of scenecrdt::runtime (scene graph, pipeline, propagation).
 set(SCENECRDT_TRANSFORM_SOURCES
   internal/block_kernels.cc
+  internal/local_to_parent_cache.cc
+  internal/parallel_compute.cc
+  internal/piece_sequence.cc
+  internal/preorder_layout.cc
+  internal/propagation.cc
+  internal/range_compute.cc
   internal/worker.cc
   pipeline.cc
-  propagation.cc
   scene_graph.cc
   transform_system.cc
 )

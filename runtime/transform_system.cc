@@ -6,32 +6,33 @@
 #include <algorithm>
 #include <cmath>
 
+#include "scenecrdt/runtime/internal/component_records.h"
+#include "scenecrdt/runtime/internal/propagation.h"
+
 namespace scenecrdt::runtime {
-namespace {
 
-constexpr internal::LocalTrs kIdentityTrs{
-    {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 1.0f}, {1.0f, 1.0f, 1.0f}};
+using internal::ComponentRecord;
 
-}  // namespace
-
-TransformSystem::TransformSystem() = default;
+TransformSystem::TransformSystem() : propagation_(std::make_unique<internal::Propagation>()) {}
 TransformSystem::~TransformSystem() = default;
 TransformSystem::TransformSystem(TransformSystem&&) noexcept = default;
 TransformSystem& TransformSystem::operator=(TransformSystem&&) noexcept = default;
 
-void TransformSystem::EnsureExtSlots() {
-  if (ext_of_slot_.size() < graph_.num_slots()) ext_of_slot_.resize(graph_.num_slots(), kNoSlot);
-}
-
-void TransformSystem::Unfreeze(uint32_t slot) {
-  if (slot < ext_of_slot_.size() && ext_of_slot_[slot] != kNoSlot) {
-    ext_[ext_of_slot_[slot]].frozen = false;
+void TransformSystem::EnsureRecordSlots() {
+  if (record_of_slot_.size() < graph_.num_slots()) {
+    record_of_slot_.resize(graph_.num_slots(), kNoSlot);
   }
 }
 
-void TransformSystem::InvalidateExt(uint32_t slot) {
-  if (slot < ext_of_slot_.size() && ext_of_slot_[slot] != kNoSlot) {
-    propagation_.InvalidateExt(ext_of_slot_[slot]);
+void TransformSystem::Unfreeze(uint32_t slot) {
+  if (slot < record_of_slot_.size() && record_of_slot_[slot] != kNoSlot) {
+    records_[record_of_slot_[slot]].frozen = false;
+  }
+}
+
+void TransformSystem::InvalidateRecord(uint32_t slot) {
+  if (slot < record_of_slot_.size() && record_of_slot_[slot] != kNoSlot) {
+    propagation_->InvalidateRecord(record_of_slot_[slot]);
   }
 }
 
@@ -42,9 +43,9 @@ void TransformSystem::SetTransform(protocol::EntityId entity, const protocol::Tr
   }
   const uint32_t slot = graph_.FindOrCreate(entity);
   if (graph_.SetTransform(slot, t)) {
-    propagation_.SetLocal(slot, internal::ToLocalTrs(t));
+    propagation_->SetLocal(slot, internal::ToLocalTrs(t));
     Unfreeze(slot);
-    InvalidateExt(slot);
+    InvalidateRecord(slot);
   }
 }
 
@@ -52,9 +53,9 @@ void TransformSystem::RemoveTransform(protocol::EntityId entity) {
   const uint32_t slot = graph_.Find(entity);
   if (slot == kNoSlot) return;
   if (graph_.RemoveTransform(slot)) {
-    propagation_.SetLocal(slot, kIdentityTrs);
+    propagation_->SetLocal(slot, internal::kIdentityTrs);
     Unfreeze(slot);
-    InvalidateExt(slot);
+    InvalidateRecord(slot);
   }
 }
 
@@ -63,38 +64,44 @@ void TransformSystem::RemoveTransform(protocol::EntityId entity) {
 LocalComponents* TransformSystem::MutableLocal(protocol::EntityId e) {
   if (e == protocol::kRootEntity) return nullptr;
   const uint32_t slot = graph_.FindOrCreate(e);
-  EnsureExtSlots();
-  uint32_t id = ext_of_slot_[slot];
+  EnsureRecordSlots();
+  uint32_t id = record_of_slot_[slot];
   if (id == kNoSlot) {
-    if (!free_ext_.empty()) {
-      id = free_ext_.back();
-      free_ext_.pop_back();
+    if (!free_records_.empty()) {
+      id = free_records_.back();
+      free_records_.pop_back();
     } else {
-      id = static_cast<uint32_t>(ext_.size());
-      ext_.emplace_back();
+      id = static_cast<uint32_t>(records_.size());
+      records_.emplace_back();
     }
-    ext_[id] = ExtRecord{};
-    ext_[id].slot = slot;
-    ext_of_slot_[slot] = id;
+    records_[id] = ComponentRecord{};
+    records_[id].slot = slot;
+    record_of_slot_[slot] = id;
   }
-  return &ext_[id].components;
+  return &records_[id].components;
+}
+
+uint32_t TransformSystem::RecordOf(protocol::EntityId e) const {
+  const uint32_t slot = graph_.Find(e);
+  return slot == kNoSlot || slot >= record_of_slot_.size() ? kNoSlot : record_of_slot_[slot];
 }
 
 void TransformSystem::LocalChanged(protocol::EntityId e) {
   const uint32_t slot = graph_.Find(e);
   if (slot == kNoSlot) return;
-  EnsureExtSlots();
-  uint32_t id = ext_of_slot_[slot];
-  if (id != kNoSlot && ext_[id].components.present == 0) {
-    free_ext_.push_back(id);
-    ext_of_slot_[slot] = kNoSlot;
+  EnsureRecordSlots();
+  uint32_t id = record_of_slot_[slot];
+  if (id != kNoSlot && records_[id].components.present == 0) {
+    records_[id].slot = kNoSlot;
+    free_records_.push_back(id);
+    record_of_slot_[slot] = kNoSlot;
     id = kNoSlot;
   }
   if (id != kNoSlot) {
-    ext_[id].frozen = false;
-    propagation_.InvalidateExt(id);
+    records_[id].frozen = false;
+    propagation_->InvalidateRecord(id);
   }
-  propagation_.SetExt(slot, id);
+  propagation_->SetRecord(slot, id);
 }
 
 #define SCENECRDT_LOCAL_SETTER(BODY)      \
@@ -105,15 +112,14 @@ void TransformSystem::LocalChanged(protocol::EntityId e) {
     LocalChanged(e);                      \
   } while (false)
 
-#define SCENECRDT_LOCAL_REMOVER(BITS)                           \
-  do {                                                          \
-    const uint32_t slot = graph_.Find(e);                       \
-    if (slot == kNoSlot || slot >= ext_of_slot_.size()) return; \
-    if (ext_of_slot_[slot] == kNoSlot) return;                  \
-    LocalComponents& c = ext_[ext_of_slot_[slot]].components;   \
-    if ((c.present & (BITS)) == 0) return;                      \
-    c.present &= ~static_cast<uint32_t>(BITS);                  \
-    LocalChanged(e);                                            \
+#define SCENECRDT_LOCAL_REMOVER(BITS)             \
+  do {                                            \
+    const uint32_t id = RecordOf(e);              \
+    if (id == kNoSlot) return;                    \
+    LocalComponents& c = records_[id].components; \
+    if ((c.present & (BITS)) == 0) return;        \
+    c.present &= ~static_cast<uint32_t>(BITS);    \
+    LocalChanged(e);                              \
   } while (false)
 
 void TransformSystem::SetRotationEuler(protocol::EntityId e, EulerOrder order,
@@ -239,44 +245,45 @@ void TransformSystem::ClearLocalComponents(protocol::EntityId e) { SCENECRDT_LOC
 #undef SCENECRDT_LOCAL_REMOVER
 
 const LocalComponents* TransformSystem::GetLocalComponents(protocol::EntityId e) const {
-  const uint32_t slot = graph_.Find(e);
-  if (slot == kNoSlot || slot >= ext_of_slot_.size() || ext_of_slot_[slot] == kNoSlot) {
-    return nullptr;
-  }
-  return &ext_[ext_of_slot_[slot]].components;
+  const uint32_t id = RecordOf(e);
+  return id == kNoSlot ? nullptr : &records_[id].components;
 }
 
-void TransformSystem::MarkAllDirty() { propagation_.MarkAllDirty(); }
+void TransformSystem::MarkAllDirty() { propagation_->MarkAllDirty(); }
 
 // ---- Update ----
 
 void TransformSystem::Update(const UpdateOptions& options) {
   graph_.ApplyPending();
-  EnsureExtSlots();
+  EnsureRecordSlots();
   const std::span<const uint32_t> changes = graph_.structure_changes();
   for (uint32_t s : changes) Unfreeze(s);  // a moved Static entity is recomputed once
-  propagation_.ApplyStructure(graph_, changes, ext_of_slot_);
+  propagation_->ApplyStructure(graph_, changes, record_of_slot_);
   graph_.ClearStructureChanges();
   ++update_number_;
-  ComputeInputs in;
+  internal::ComputeInputs in;
   in.graph = &graph_;
-  in.ext = ext_;
-  in.ext_of_slot = ext_of_slot_;
+  in.records = records_;
+  in.record_of_slot = record_of_slot_;
   in.update_number = update_number_;
-  propagation_.Compute(in, options.threads);
+  propagation_->Compute(in, options.threads);
   graph_.ReleaseUnused(
-      [this](uint32_t s) { return s < ext_of_slot_.size() && ext_of_slot_[s] != kNoSlot; });
+      [this](uint32_t s) { return s < record_of_slot_.size() && record_of_slot_[s] != kNoSlot; });
   changed_valid_ = false;
 }
 
 // ---- Reads ----
 
+std::span<const glm::mat4> TransformSystem::world_matrices() const { return propagation_->world(); }
+
+uint64_t TransformSystem::layout_version() const { return propagation_->layout_version(); }
+
 std::optional<uint32_t> TransformSystem::IndexOf(protocol::EntityId e) const {
   if (e == protocol::kRootEntity) return 0u;
   const uint32_t slot = graph_.Find(e);
   if (slot == kNoSlot) return std::nullopt;
-  const uint32_t pos = propagation_.pos_of_slot(slot);
-  if (pos == kNoPos) return std::nullopt;
+  const uint32_t pos = propagation_->pos_of_slot(slot);
+  if (pos == internal::kNoPos) return std::nullopt;
   return pos;
 }
 
@@ -318,17 +325,17 @@ const protocol::Transform* TransformSystem::GetTransform(protocol::EntityId e) c
 std::span<const protocol::EntityId> TransformSystem::changed_entities() const {
   if (changed_valid_) return changed_;
   changed_.clear();
-  if (propagation_.all_changed()) {
+  if (propagation_->all_changed()) {
     changed_.reserve(graph_.num_nodes());
-    propagation_.ForEachInSequence(
-        [&](uint32_t pos) { changed_.push_back(graph_.entity(propagation_.slot_of_pos(pos))); });
+    propagation_->ForEachInSequence(
+        [&](uint32_t pos) { changed_.push_back(graph_.entity(propagation_->slot_of_pos(pos))); });
   } else {
-    for (const auto& [begin, end] : propagation_.computed_intervals()) {
+    for (const auto& [begin, end] : propagation_->computed_intervals()) {
       for (uint32_t pos = begin; pos < end; ++pos) {
-        const uint32_t slot = propagation_.slot_of_pos(pos);
-        const uint32_t id = ext_of_slot_.size() > slot ? ext_of_slot_[slot] : kNoSlot;
-        if (id != kNoSlot && ext_[id].components.Has(LocalComponents::kStatic) &&
-            ext_[id].computed_update != update_number_) {
+        const uint32_t slot = propagation_->slot_of_pos(pos);
+        const uint32_t id = record_of_slot_.size() > slot ? record_of_slot_[slot] : kNoSlot;
+        if (id != kNoSlot && records_[id].components.Has(LocalComponents::kStatic) &&
+            records_[id].computed_update != update_number_) {
           continue;  // frozen, not recomputed
         }
         changed_.push_back(graph_.entity(slot));
@@ -352,13 +359,24 @@ std::vector<NodeInfo> TransformSystem::Nodes() const {
         graph_.is_placeholder(s) ? protocol::kRootEntity : graph_.transform(s).parent;
     n.parked = graph_.is_parked(s);
     n.placeholder = graph_.is_placeholder(s);
-    n.index = propagation_.pos_of_slot(s);
+    n.index = propagation_->pos_of_slot(s);
     nodes.push_back(n);
   }
   std::sort(nodes.begin(), nodes.end(),
             [](const NodeInfo& a, const NodeInfo& b) { return a.entity < b.entity; });
   return nodes;
 }
+
+// ---- Tuning and introspection ----
+
+void TransformSystem::SetLayoutPolicy(const LayoutPolicy& policy) {
+  propagation_->SetPolicy(policy);
+  graph_.set_min_bulk_changes(policy.min_bulk_graph_changes);
+}
+
+PropagationStats TransformSystem::stats() const { return propagation_->stats(); }
+
+bool TransformSystem::CheckLayout() const { return propagation_->CheckLayout(graph_); }
 
 // ---- Decomposition ----
 

@@ -4,7 +4,8 @@
 // renderer attaches, and once per frame (Update) produces world matrices:
 //   SceneGraph (effective parents, loops parked at root, placeholders)
 //   -> Pipeline (DOTS local components -> LocalToParent)
-//   -> Propagation (preorder flat arrays, dirty subtrees, optional second thread).
+//   -> Propagation (preorder flat arrays, dirty subtrees, optional second thread; internal,
+//      behind a pointer: runtime/internal/propagation.h).
 // Identical inputs give bit-identical world matrices whatever the call order or thread count
 // (Static entities excepted: freezing is history by definition). Single-threaded API: call it
 // from one thread; Update may use one helper thread internally (threads = 2).
@@ -18,6 +19,7 @@
 #include <glm/gtc/quaternion.hpp>
 #include <glm/mat4x4.hpp>
 #include <glm/vec3.hpp>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -25,10 +27,15 @@
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/protocol/transform.h"
 #include "scenecrdt/runtime/pipeline.h"
-#include "scenecrdt/runtime/propagation.h"
+#include "scenecrdt/runtime/propagation_policy.h"
 #include "scenecrdt/runtime/scene_graph.h"
 
 namespace scenecrdt::runtime {
+
+namespace internal {
+class Propagation;
+struct ComponentRecord;
+}  // namespace internal
 
 struct UpdateOptions {
   int threads = 1;  // 1, or 2 to let a persistent helper thread take half of large updates
@@ -46,6 +53,7 @@ struct NodeInfo {
 
 class TransformSystem {
  public:
+  // A moved-from TransformSystem may only be destroyed or assigned to.
   TransformSystem();
   ~TransformSystem();
   TransformSystem(TransformSystem&&) noexcept;
@@ -107,7 +115,7 @@ class TransformSystem {
   // ---- Renderer reads (valid until the next Update) ----
   // Contiguous column-major 4x4 world matrices. Index 0 is the root (identity); indices of
   // removed entities hold stale matrices until the layout is next rebuilt.
-  std::span<const glm::mat4> world_matrices() const { return propagation_.world(); }
+  std::span<const glm::mat4> world_matrices() const;
   // Index into world_matrices(); nullopt when the entity is not a node. IndexOf(0) == 0.
   // Indices are stable except for new nodes and after a layout rebuild (layout_version()).
   std::optional<uint32_t> IndexOf(protocol::EntityId e) const;
@@ -126,29 +134,29 @@ class TransformSystem {
   std::vector<NodeInfo> Nodes() const;
   std::size_t num_nodes() const { return graph_.num_nodes(); }
   // Bumped whenever existing indices move (layout rebuild): re-upload everything.
-  uint64_t layout_version() const { return propagation_.layout_version(); }
+  uint64_t layout_version() const;
 
   // ---- Tuning and introspection (tests, benchmarks) ----
-  void SetLayoutPolicy(const LayoutPolicy& policy) {
-    propagation_.SetPolicy(policy);
-    graph_.set_min_bulk_changes(policy.min_bulk_graph_changes);
-  }
-  PropagationStats stats() const { return propagation_.stats(); }
-  bool CheckLayout() const { return propagation_.CheckLayout(graph_); }
+  void SetLayoutPolicy(const LayoutPolicy& policy);
+  PropagationStats stats() const;
+  // Checks every invariant of the preorder layout against the graph (tests).
+  bool CheckLayout() const;
   const SceneGraph& graph() const { return graph_; }
 
  private:
   LocalComponents* MutableLocal(protocol::EntityId e);
+  // The record id of `e`'s local components, or kNoSlot.
+  uint32_t RecordOf(protocol::EntityId e) const;
   void LocalChanged(protocol::EntityId e);
   void Unfreeze(uint32_t slot);
-  void InvalidateExt(uint32_t slot);
-  void EnsureExtSlots();
+  void InvalidateRecord(uint32_t slot);
+  void EnsureRecordSlots();
 
   SceneGraph graph_;
-  Propagation propagation_;
-  std::vector<ExtRecord> ext_;
-  std::vector<uint32_t> free_ext_;
-  std::vector<uint32_t> ext_of_slot_;
+  std::unique_ptr<internal::Propagation> propagation_;
+  std::vector<internal::ComponentRecord> records_;  // by record id
+  std::vector<uint32_t> free_records_;
+  std::vector<uint32_t> record_of_slot_;  // kNoSlot: no local components
   protocol::Transform root_transform_;
   uint64_t update_number_ = 0;
   mutable std::vector<protocol::EntityId> changed_;

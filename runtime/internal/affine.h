@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the single-entity affine kernels: out = parent * T R S (plain entities) and
-// out = parent * L (a LocalToParent matrix). They fix the order of float operations that the
-// block kernels (block_kernels.h) repeat lane by lane:
+// Owns the float-exact affine math of propagation: the local TRS record the kernels stream
+// (LocalTrs, kIdentityTrs), the 3x4 affine type of cached LocalToParent matrices (Affine), and
+// the single-entity products out = parent * T R S and out = a * b. They fix the order of float
+// operations that the block kernels (block_kernels.h) repeat lane by lane:
 //   out.c_j = (p.c0 * L[j][0] + p.c1 * L[j][1]) + p.c2 * L[j][2]     (j = 0, 1, 2)
 //   out.c3  = (p.c0 * t[0] + p.c1 * t[1]) + (p.c2 * t[2] + p.c3)     (two short add chains)
 // The SSE2 version and the portable version perform the same operations, so an entity's world
@@ -26,6 +27,10 @@ struct LocalTrs {
   float q[4];  // x, y, z, w
   float s[3];
 };
+
+// Identity TRS: what an entity without a Transform (a placeholder) and the root read as.
+inline constexpr LocalTrs kIdentityTrs{
+    {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 1.0f}, {1.0f, 1.0f, 1.0f}};
 
 inline LocalTrs ToLocalTrs(const protocol::Transform& t) {
   return LocalTrs{{t.position.x, t.position.y, t.position.z},
@@ -54,6 +59,30 @@ inline Rs RotationScale(const LocalTrs& l) {
   r.c[2][1] = (2.0f * (yz - wx)) * l.s[2];
   r.c[2][2] = (1.0f - 2.0f * (xx + yy)) * l.s[2];
   return r;
+}
+
+// An affine 3x4: rotation-scale columns and translation (the last row 0 0 0 1 is implied).
+struct Affine {
+  Rs rs;
+  float t[3];
+};
+inline constexpr Affine kIdentityAffine{
+    {{{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}, {0.0f, 0.0f, 1.0f}}}, {0.0f, 0.0f, 0.0f}};
+
+// The first three rows of an affine glm::mat4 (its last row is not read).
+inline Affine AffineFromMat4(const glm::mat4& m) {
+  Affine a;
+  for (int j = 0; j < 3; ++j)
+    for (int r = 0; r < 3; ++r) a.rs.c[j][r] = m[j][r];
+  for (int r = 0; r < 3; ++r) a.t[r] = m[3][r];
+  return a;
+}
+
+inline glm::mat4 Mat4FromAffine(const Affine& a) {
+  glm::mat4 m;
+  for (int j = 0; j < 3; ++j) m[j] = glm::vec4(a.rs.c[j][0], a.rs.c[j][1], a.rs.c[j][2], 0.0f);
+  m[3] = glm::vec4(a.t[0], a.t[1], a.t[2], 1.0f);
+  return m;
 }
 
 #if defined(__SSE2__)
@@ -112,21 +141,11 @@ inline void ComposeTrs(const glm::mat4& parent, const LocalTrs& local, glm::mat4
   StoreProduct(p, rs.c, local.t, out);
 }
 
-// out = parent * local (both affine). `out` may alias an input.
-inline void ComposeAffine(const glm::mat4& parent, const glm::mat4& local, glm::mat4& out) {
-  const ParentCols p = LoadParent(parent);
-  const float rs[3][3] = {{local[0][0], local[0][1], local[0][2]},
-                          {local[1][0], local[1][1], local[1][2]},
-                          {local[2][0], local[2][1], local[2][2]}};
-  const float t[3] = {local[3][0], local[3][1], local[3][2]};
-  StoreProduct(p, rs, t, out);
-}
-
-// T(t) R(q) S(s) as a matrix (ComposeTrs with an identity parent; exact).
-inline glm::mat4 TrsMatrix(const LocalTrs& local) {
+// a * b (both affine), in the canonical operation order with a as the parent.
+inline Affine ComposeAffine(const Affine& a, const Affine& b) {
   glm::mat4 out;
-  ComposeTrs(glm::mat4(1.0f), local, out);
-  return out;
+  StoreProduct(LoadParent(Mat4FromAffine(a)), b.rs.c, b.t, out);
+  return AffineFromMat4(out);
 }
 
 }  // namespace scenecrdt::runtime::internal

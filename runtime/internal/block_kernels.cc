@@ -118,18 +118,18 @@ SCENECRDT_INLINE void ComposeImpl(const LocalBlock& l, uint32_t e0, uint32_t e1,
 }
 
 SCENECRDT_INLINE void StreamImpl(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                                 const uint32_t* parent, const uint32_t* depth, uint32_t stack_mask,
-                                 glm::mat4* stack, uint32_t* tag, glm::mat4* world) {
+                                 const uint32_t* parent, const uint32_t* depth, uint32_t ring_mask,
+                                 glm::mat4* ring, uint32_t* tag, glm::mat4* world) {
   float* w = Floats(world);
-  float* s = Floats(stack);
+  float* s = Floats(ring);
   for (uint32_t e = e0; e < e1; ++e) {
     const uint32_t pos = first + e;
     const uint32_t d = depth[pos];
-    const uint32_t ps = (d - 1) & stack_mask;
+    const uint32_t ps = (d - 1) & ring_mask;
     const float* p = tag[ps] == d - 1 ? s + 16 * static_cast<std::size_t>(ps)
                                       : w + 16 * static_cast<std::size_t>(parent[pos]);
     const Cols o = Product(LoadCols(p), l, e);
-    const uint32_t ds = d & stack_mask;
+    const uint32_t ds = d & ring_mask;
     StoreCols(s + 16 * static_cast<std::size_t>(ds), o);
     tag[ds] = d;
     StreamCols(w + 16 * static_cast<std::size_t>(pos), o);
@@ -146,9 +146,9 @@ void ComposeBase(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
   ComposeImpl(l, e0, e1, first, parent, world);
 }
 void StreamBase(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                const uint32_t* parent, const uint32_t* depth, uint32_t stack_mask,
-                glm::mat4* stack, uint32_t* tag, glm::mat4* world) {
-  StreamImpl(l, e0, e1, first, parent, depth, stack_mask, stack, tag, world);
+                const uint32_t* parent, const uint32_t* depth, uint32_t ring_mask, glm::mat4* ring,
+                uint32_t* tag, glm::mat4* world) {
+  StreamImpl(l, e0, e1, first, parent, depth, ring_mask, ring, tag, world);
 }
 
 constexpr BlockKernels kBaseKernels{&LocalBase, &ComposeBase, &StreamBase, KernelIsa::kSse2,
@@ -235,9 +235,9 @@ SCENECRDT_AVX2 void ComposeAvx2(const LocalBlock& l, uint32_t e0, uint32_t e1, u
   ComposeImpl(l, e0, e1, first, parent, world);
 }
 SCENECRDT_AVX2 void StreamAvx2(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                               const uint32_t* parent, const uint32_t* depth, uint32_t stack_mask,
-                               glm::mat4* stack, uint32_t* tag, glm::mat4* world) {
-  StreamImpl(l, e0, e1, first, parent, depth, stack_mask, stack, tag, world);
+                               const uint32_t* parent, const uint32_t* depth, uint32_t ring_mask,
+                               glm::mat4* ring, uint32_t* tag, glm::mat4* world) {
+  StreamImpl(l, e0, e1, first, parent, depth, ring_mask, ring, tag, world);
 }
 
 #undef SCENECRDT_AVX2

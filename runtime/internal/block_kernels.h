@@ -24,6 +24,7 @@
 #include <glm/mat4x4.hpp>
 
 #include "scenecrdt/runtime/internal/affine.h"
+#include "scenecrdt/runtime/propagation_policy.h"
 
 namespace scenecrdt::runtime::internal {
 
@@ -41,12 +42,6 @@ struct alignas(64) LocalBlock {
   }
 };
 
-enum class KernelIsa : uint8_t {
-  kAuto = 0,  // the best the CPU supports
-  kSse2 = 1,  // baseline x86-64 (or portable C++ elsewhere)
-  kAvx2 = 2,  // AVX2, chosen at run time (the build does not need -mavx2)
-};
-
 struct BlockKernels {
   // Phase 1: l.m[.][e] = T R S of local[e] for e < count (count <= kBlock).
   void (*local)(const LocalTrs* local, uint32_t count, LocalBlock& l);
@@ -54,17 +49,17 @@ struct BlockKernels {
   // world[pos] = world[parent[pos]] * L[e] (normal stores).
   void (*compose)(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
                   const uint32_t* parent, glm::mat4* world);
-  // Ancestor ring of stack_mask + 1 entries (a power of two): entry d & stack_mask holds the
+  // Ancestor ring of ring_mask + 1 entries (a power of two): entry d & ring_mask holds the
   // world matrix of the last entity of depth d computed (or seeded) by this pass, tagged with
-  // d in tag[d & stack_mask]. In preorder the last entity of depth d - 1 before pos is pos's
+  // d in tag[d & ring_mask]. In preorder the last entity of depth d - 1 before pos is pos's
   // parent, so a matching tag means the entry is the parent; an entry overwritten by a deeper
   // entity (depth d - 1 + k * ring size) fails the tag test and the parent is read from
   // world[parent[pos]] instead (written earlier by this thread: a thread always reads its own
-  // non-temporal stores). Then stack[d & mask] = world[pos] = parent * L[e], tag = d, the world
+  // non-temporal stores). Then ring[d & ring_mask] = world[pos] = parent * L[e], tag = d, the world
   // store non-temporal.
   void (*stream)(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
-                 const uint32_t* parent, const uint32_t* depth, uint32_t stack_mask,
-                 glm::mat4* stack, uint32_t* tag, glm::mat4* world);
+                 const uint32_t* parent, const uint32_t* depth, uint32_t ring_mask, glm::mat4* ring,
+                 uint32_t* tag, glm::mat4* world);
   KernelIsa isa;
   const char* name;
 };

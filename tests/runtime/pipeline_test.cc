@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <glm/gtc/matrix_transform.hpp>
 
 #include "scenecrdt/runtime/internal/affine.h"
@@ -39,13 +40,19 @@ TEST(PipelineTest, KernelMatchesGlm) {
   const Transform t = MakeTransform(
       0, {1, 2, 3}, glm::normalize(glm::quat(0.9f, 0.1f, -0.3f, 0.2f)), {2, 0.5f, 1.5f});
   const glm::mat4 expected = T({1, 2, 3}) * R(protocol::ToGlm(t.rotation)) * S({2, 0.5f, 1.5f});
-  SCENECRDT_EXPECT_MAT_NEAR(internal::TrsMatrix(internal::ToLocalTrs(t)), expected, 1e-6f);
-  const glm::mat4 parent = T({-1, 0, 4}) * R(RotZ(30)) * S({1, 3, 1});
   glm::mat4 out;
+  internal::ComposeTrs(glm::mat4(1.0f), internal::ToLocalTrs(t), out);
+  SCENECRDT_EXPECT_MAT_NEAR(out, expected, 1e-6f);
+  const glm::mat4 parent = T({-1, 0, 4}) * R(RotZ(30)) * S({1, 3, 1});
   internal::ComposeTrs(parent, internal::ToLocalTrs(t), out);
   SCENECRDT_EXPECT_MAT_NEAR(out, parent * expected, 1e-5f);
-  internal::ComposeAffine(parent, expected, out);
-  SCENECRDT_EXPECT_MAT_NEAR(out, parent * expected, 1e-5f);
+  // parent * (the kernel's own T R S): the same operations in the same order, bit for bit.
+  glm::mat4 local;
+  internal::ComposeTrs(glm::mat4(1.0f), internal::ToLocalTrs(t), local);
+  const internal::Affine product =
+      internal::ComposeAffine(internal::AffineFromMat4(parent), internal::AffineFromMat4(local));
+  SCENECRDT_EXPECT_MAT_NEAR(internal::Mat4FromAffine(product), parent * expected, 1e-5f);
+  EXPECT_TRUE(testing::BitwiseEqual(internal::Mat4FromAffine(product), out));
 }
 
 // Case 1: rotated child under a non-uniformly scaled parent is sheared, exactly.
@@ -199,7 +206,7 @@ TEST(PipelineTest, CompositeRotationFormula) {
                        R(protocol::ToGlm(t.rotation)) * R(c.post_rotation) * T(-c.rotation_pivot);
   SCENECRDT_EXPECT_MAT_NEAR(CompositeRotationMatrix(t, c), cr, 1e-6f);
   const glm::mat4 l2p = T({1, -2, 3}) * cr * S({1, 2, 3});
-  SCENECRDT_EXPECT_MAT_NEAR(LocalToParentMatrix(t, &c, glm::mat4(1.0f)), l2p, 1e-5f);
+  SCENECRDT_EXPECT_MAT_NEAR(LocalToParentMatrix(t, &c), l2p, 1e-5f);
   // PostRotationEuler wins over PostRotation.
   c.present |= LocalComponents::kPostRotationEuler0 << static_cast<int>(EulerOrder::kYZX);
   c.post_rotation_euler[3] = {0.1f, 0.2f, 0.3f};
@@ -210,8 +217,8 @@ TEST(PipelineTest, CompositeRotationFormula) {
   // A user CompositeRotation replaces the built one.
   c.present |= LocalComponents::kCompositeRotation;
   c.composite_rotation = R(RotZ(33));
-  SCENECRDT_EXPECT_MAT_NEAR(LocalToParentMatrix(t, &c, glm::mat4(1.0f)),
-                            T({1, -2, 3}) * R(RotZ(33)) * S({1, 2, 3}), 1e-5f);
+  SCENECRDT_EXPECT_MAT_NEAR(LocalToParentMatrix(t, &c), T({1, -2, 3}) * R(RotZ(33)) * S({1, 2, 3}),
+                            1e-5f);
 }
 
 TEST(PipelineTest, CompositeScaleFormula) {
@@ -222,10 +229,13 @@ TEST(PipelineTest, CompositeScaleFormula) {
   c.scale_pivot_translation = {0, 0, 5};
   const glm::mat4 cs = T({0, 0, 5}) * T({1, 1, 0}) * S({2, 3, 4}) * T({-1, -1, 0});
   SCENECRDT_EXPECT_MAT_NEAR(CompositeScaleMatrix(t, c), cs, 1e-6f);
-  SCENECRDT_EXPECT_MAT_NEAR(LocalToParentMatrix(t, &c, glm::mat4(1.0f)),
-                            T({1, 0, 0}) * R(RotZ(20)) * cs, 1e-5f);
-  // ParentScaleInverse of a child of this entity is CompositeScale^-1.
-  SCENECRDT_EXPECT_MAT_NEAR(ParentScaleInverseMatrix(&t, &c), glm::inverse(cs), 1e-5f);
+  SCENECRDT_EXPECT_MAT_NEAR(LocalToParentMatrix(t, &c), T({1, 0, 0}) * R(RotZ(20)) * cs, 1e-5f);
+  // ParentScaleInverse of a child of this entity is CompositeScale^-1; singular: identity.
+  SCENECRDT_EXPECT_MAT_NEAR(CompositeScaleInverseMatrix(t, c), glm::inverse(cs), 1e-5f);
+  LocalComponents flat = c;
+  flat.scale_pivot = {0, 0, 0};
+  const Transform collapsed = MakeTransform(0, {1, 0, 0}, RotZ(20), {2, 0, 4});
+  SCENECRDT_EXPECT_MAT_NEAR(CompositeScaleInverseMatrix(collapsed, flat), glm::mat4(1.0f), 0.0f);
   c.present |= LocalComponents::kCompositeScale;
   c.composite_scale = S({5, 5, 5});
   SCENECRDT_EXPECT_MAT_NEAR(CompositeScaleMatrix(t, c), S({5, 5, 5}), 0.0f);
@@ -317,11 +327,43 @@ TEST(PipelineTest, ScaleAndNonUniformScaleMapping) {
   SCENECRDT_EXPECT_MAT_NEAR(*ts.WorldMatrix(kChild), S({1, 2, 3}), 0.0f);
 }
 
+// ParentScaleInverse under a parent with a zero scale component: that component inverts to
+// zero (not infinity), so the child's world stays finite; at root it is identity.
 TEST(PipelineTest, ZeroParentScaleDoesNotPoisonCompensatedChild) {
-  const Transform parent = MakeTransform(0, {}, glm::quat(1, 0, 0, 0), {0, 2, 1});
-  const glm::mat4 psi = ParentScaleInverseMatrix(&parent, nullptr);
-  SCENECRDT_EXPECT_MAT_NEAR(psi, S({0, 0.5f, 1}), 0.0f);
-  SCENECRDT_EXPECT_MAT_NEAR(ParentScaleInverseMatrix(nullptr, nullptr), glm::mat4(1.0f), 0.0f);
+  TransformSystem ts;
+  ts.SetTransform(kParent, MakeTransform(0, {0, 1, 0}, glm::quat(1, 0, 0, 0), {0, 2, 1}));
+  ts.SetTransform(kChild, MakeTransform(kParent, {1, 2, 3}, RotZ(30), {1, 2, 1}));
+  ts.SetTransform(kGrand, MakeTransform(0, {4, 0, 0}, RotZ(10), {3, 1, 1}));
+  ts.SetParentScaleInverse(kChild, true);
+  ts.SetParentScaleInverse(kGrand, true);
+  ts.Update();
+  const glm::mat4 child = *ts.WorldMatrix(kChild);
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 4; ++r) EXPECT_TRUE(std::isfinite(child[c][r])) << c << "," << r;
+  const glm::mat4 parent = T({0, 1, 0}) * S({0, 2, 1});
+  SCENECRDT_EXPECT_MAT_NEAR(
+      child, parent * T({1, 2, 3}) * S({0, 0.5f, 1}) * R(RotZ(30)) * S({1, 2, 1}), 1e-6f);
+  SCENECRDT_EXPECT_MAT_NEAR(*ts.WorldMatrix(kGrand), T({4, 0, 0}) * R(RotZ(10)) * S({3, 1, 1}),
+                            1e-6f);
+}
+
+// ParentScaleInverse under a parent with a CompositeScale: its inverse, or identity when it
+// is singular.
+TEST(PipelineTest, ParentScaleInverseOfCompositeScale) {
+  TransformSystem ts;
+  ts.SetTransform(kParent, MakeTransform(0, {}, glm::quat(1, 0, 0, 0), {2, 3, 4}));
+  ts.SetScalePivot(kParent, {1, 1, 0});
+  ts.SetScalePivotTranslation(kParent, {0, 0, 5});
+  ts.SetTransform(kChild, MakeTransform(kParent, {1, 0, 0}, RotZ(40)));
+  ts.SetParentScaleInverse(kChild, true);
+  ts.Update();
+  const glm::mat4 cs = T({0, 0, 5}) * T({1, 1, 0}) * S({2, 3, 4}) * T({-1, -1, 0});
+  SCENECRDT_EXPECT_MAT_NEAR(*ts.WorldMatrix(kChild),
+                            cs * (T({1, 0, 0}) * glm::inverse(cs) * R(RotZ(40))), 1e-5f);
+  ts.SetCompositeScale(kParent, S({0, 1, 1}));  // singular
+  ts.Update();
+  SCENECRDT_EXPECT_MAT_NEAR(*ts.WorldMatrix(kChild), S({0, 1, 1}) * T({1, 0, 0}) * R(RotZ(40)),
+                            1e-6f);
 }
 
 TEST(DecomposeTest, RecoversTrsOfUnshearedWorlds) {

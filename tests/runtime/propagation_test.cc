@@ -2,8 +2,6 @@
 // Tests propagation on generated scenes: dirty subtrees only, incremental layout under
 // reparent churn (checked against the invariants and a fresh system), the two-thread split
 // (bit-identical to one thread), changed_entities, and index stability.
-#include "scenecrdt/runtime/propagation.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -82,19 +80,19 @@ TEST(PropagationTest, TwoThreadsAreBitIdentical) {
 // reparents (which refresh depths before the next streaming sweep).
 TEST(PropagationTest, KernelVariantsAreBitIdentical) {
   struct Variant {
-    internal::KernelIsa isa;
+    KernelIsa isa;
     uint32_t min_streaming;
     uint32_t stack_depth;
     int threads;
   };
   const Variant variants[] = {
-      {internal::KernelIsa::kSse2, 0xFFFFFFFFu, 1024, 1},  // reference: baseline, cached
-      {internal::KernelIsa::kAuto, 0xFFFFFFFFu, 1024, 1},  // best ISA, cached
-      {internal::KernelIsa::kSse2, 1, 1024, 1},            // baseline, streaming
-      {internal::KernelIsa::kAuto, 1, 1024, 1},            // best ISA, streaming
-      {internal::KernelIsa::kAuto, 1, 3, 1},               // streaming, mostly deeper than stack
-      {internal::KernelIsa::kAuto, 1, 2, 2},               // same, two threads
-      {internal::KernelIsa::kSse2, 1, 7, 2},
+      {KernelIsa::kSse2, 0xFFFFFFFFu, 1024, 1},  // reference: baseline, cached
+      {KernelIsa::kAuto, 0xFFFFFFFFu, 1024, 1},  // best ISA, cached
+      {KernelIsa::kSse2, 1, 1024, 1},            // baseline, streaming
+      {KernelIsa::kAuto, 1, 1024, 1},            // best ISA, streaming
+      {KernelIsa::kAuto, 1, 3, 1},               // streaming, mostly deeper than stack
+      {KernelIsa::kAuto, 1, 2, 2},               // same, two threads
+      {KernelIsa::kSse2, 1, 7, 2},
   };
   for (SceneShape shape :
        {SceneShape::kRandomForest, SceneShape::kDeepChain, SceneShape::kChains1000,
@@ -137,7 +135,7 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
       ts.Update({threads});
       EXPECT_TRUE(ts.CheckLayout());
       frames[v].push_back(WorldsByEntity(ts, n));
-      if (variants[v].isa == internal::KernelIsa::kSse2) {
+      if (variants[v].isa == KernelIsa::kSse2) {
         EXPECT_STREQ(ts.stats().kernel, "sse2");
       }
     }

@@ -206,7 +206,7 @@ LayoutPolicy GenPolicyChoice(int choice) {
     p.min_streaming_entities = 1;
     p.stream_stack_depth = 2;
   } else if (choice == 4) {  // baseline instruction set, streaming
-    p.kernel_isa = internal::KernelIsa::kSse2;
+    p.kernel_isa = KernelIsa::kSse2;
     p.min_streaming_entities = 1;
   }
   return p;
