@@ -111,9 +111,13 @@ Result<std::unique_ptr<Persistence>> Persistence::Open(const PersistenceOptions&
   // one behind (the schema and the incarnation row are written when it is created): it was
   // truncated, and starting empty would silently drop every scene. A WAL file next to it may
   // still hold the pages (SQLite replays it), so only a lone empty file is refused.
+  const auto size_of = [](const std::string& file) -> std::uintmax_t {
+    std::error_code error;
+    const std::uintmax_t n = std::filesystem::file_size(file, error);
+    return error ? 0 : n;  // missing: 0
+  };
   const bool existed = std::filesystem::exists(path, ec);
-  if (existed && std::filesystem::file_size(path, ec) == 0 && !ec &&
-      std::filesystem::file_size(path + "-wal", ec) == 0) {
+  if (existed && size_of(path) == 0 && size_of(path + "-wal") == 0) {
     Say(diagnostic, path + " is 0 bytes (truncated?); a database this server created never is" +
                         std::string(kSalvageHint) +
                         "; delete the file only to start with no scenes at all");

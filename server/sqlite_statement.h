@@ -29,7 +29,9 @@ inline SqliteFailure CaptureFailure(sqlite3* db, int rc) {
   SqliteFailure f;
   f.code = rc & 0xff;
   f.extended = db ? sqlite3_extended_errcode(db) : rc;
-  f.text = std::string(sqlite3_errstr(rc)) + ": " + (db ? sqlite3_errmsg(db) : "no connection");
+  const std::string kind = sqlite3_errstr(rc);
+  const std::string message = db ? sqlite3_errmsg(db) : "no connection";
+  f.text = message == kind ? kind : kind + ": " + message;
   return f;
 }
 
@@ -41,7 +43,9 @@ inline SqliteFailure ExecSql(sqlite3* db, const char* sql) {
   if (rc != SQLITE_OK) {
     f.code = rc & 0xff;
     f.extended = sqlite3_extended_errcode(db);
-    f.text = std::string(sqlite3_errstr(rc)) + ": " + (message ? message : sqlite3_errmsg(db));
+    const std::string kind = sqlite3_errstr(rc);
+    const std::string detail = message ? message : sqlite3_errmsg(db);
+    f.text = detail == kind ? kind : kind + ": " + detail;
   }
   sqlite3_free(message);
   return f;
