@@ -42,7 +42,7 @@ namespace scenecrdt::server {
 
 class Scene {
  public:
-  // `restore`: a DCL stream (from Persistence::LoadAll) merged before anything else and
+  // `restore`: a DCL stream (from Persistence::LoadScene) merged before anything else and
   // considered durable.
   // `incarnation`: numbers the scene's sequences (default: the server's; a scene reloaded after
   // an eviction gets a fresh one).
