@@ -20,7 +20,7 @@ SceneRegistry::SceneRegistry(ServerContext& ctx) : ctx_(ctx), sweep_timer_(ctx.i
 
 SceneRegistry::~SceneRegistry() = default;
 
-Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create) {
+Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bool from_client) {
   std::lock_guard<std::mutex> lock(mu_);
   if (frozen_) return MakeError(ErrorCode::kShuttingDown, "the server is stopping");
   if (auto it = scenes_.find(name); it != scenes_.end()) {
@@ -30,7 +30,7 @@ Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create) {
   const Limits& limits = ctx_.config().limits;
   if (scenes_.size() >= limits.max_scenes_in_memory) {
     EvictForRoom(std::max<std::size_t>(1, limits.max_scenes_in_memory / 16));
-    Metrics::Add(ctx_.metrics().scene_cap_refusals);
+    if (from_client) Metrics::Add(ctx_.metrics().scene_cap_refusals);
     return MakeError(ErrorCode::kSceneFull,
                      "the server holds its maximum number of scenes in memory; retry later");
   }
@@ -42,7 +42,7 @@ Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create) {
     return stored.error();
   }
   if (stored->rows == 0 && !may_create) {
-    Metrics::Add(ctx_.metrics().scene_create_refusals);
+    if (from_client) Metrics::Add(ctx_.metrics().scene_create_refusals);
     return MakeError(ErrorCode::kUnauthorized,
                      "no such scene, and a read-only token may not create one");
   }
@@ -75,7 +75,7 @@ void SceneRegistry::Release(Scene* scene) {
 }
 
 bool SceneRegistry::WithScene(std::string_view name, const std::function<void(Scene&)>& fn) {
-  auto scene = Acquire(name, /*may_create=*/false);
+  auto scene = Acquire(name, /*may_create=*/false, /*from_client=*/false);
   if (!scene.has_value()) return false;
   fn(*scene.value());
   Release(scene.value());

@@ -46,7 +46,8 @@ class SceneRegistry {
   // The scene, referenced until Release. Errors: kShuttingDown (stopping), kUnauthorized
   // (nothing stored and !may_create), kSceneFull (the in-memory cap), kCorruptData / kIo /
   // kStorageUnavailable (the scene cannot be read; logged with SQLite's text).
-  Result<Scene*> Acquire(std::string_view name, bool may_create);
+  // `from_client`: a session's join (counted in the refusal metrics), not a server tool.
+  Result<Scene*> Acquire(std::string_view name, bool may_create, bool from_client = true);
   void Release(Scene* scene);
   // Runs `fn` with the scene loaded (not created), referenced meanwhile. False when nothing
   // is stored under `name` or it cannot be loaded.
