@@ -157,17 +157,6 @@ TEST_F(ClientTest, WritesBeforeTheSnapshotAreHeldAndStampedAfterIt) {
       10s));
 }
 
-TEST_F(ClientTest, RunsOnTheCallersIoContext) {
-  net::asio::io_context ioc;
-  Client c(Options("ioc"));
-  ASSERT_TRUE(c.Start(ioc).has_value());
-  std::thread runner([&] { ioc.run_for(20s); });
-  EXPECT_TRUE(c.PollUntil([&] { return c.state_ready(); }, 20s));
-  EXPECT_TRUE(c.welcome()->can_write);
-  c.Stop();
-  runner.join();  // run_for returns once the closed connection has no work left
-}
-
 TEST_F(ClientTest, ConnectionFailureIsReported) {
   ClientOptions o = Options("x");
   o.url = "tcp://127.0.0.1:1";
