@@ -263,8 +263,9 @@ typedef struct sc_client sc_client;
 
 /* Starts joining `scene` (may be NULL when a ws://HOST:PORT/scene/NAME URL names it) on
  * `url`: tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME, or a comma-separated
- * list of them (fail-over, tried in turn). `token` may be NULL (servers without --auth).
- * Returns at once; sc_client_poll drives the join. NULL on bad arguments (sc_last_error). */
+ * list of them (nodes of one cluster: fail-over, tried in turn). `token` may be NULL (servers
+ * without --auth). Returns at once; sc_client_poll drives the join. NULL on bad arguments
+ * (sc_last_error). */
 SC_API sc_client* sc_client_connect(const char* url, const char* scene, const char* token);
 /* Stops the network thread and frees the client (writes not yet acknowledged are lost).
  * NULL is a no-op. Views from sc_client_runtime die with it. */

@@ -47,6 +47,11 @@ struct ReconnectOptions {
   // gives up (closed()); 0 = never.
   uint32_t max_failed_attempts = 0;
   BackoffOptions backoff;
+  // With several servers: whether a connection to another server than the one whose state
+  // the replica holds still sends the resume position. On (default): the servers of the list
+  // share the scene's history and sequences (the nodes of one cluster, docs/CLUSTER.md), so a
+  // resume delta is exact. Off: unrelated servers; a move asks for a snapshot (a resync).
+  bool resume_across_servers = true;
   // Keepalive for every connection while reconnecting is on (unless ClientOptions::connection
   // sets its own): a link silent or corrupted in either direction is cut after
   // pong_timeout_ms without a Pong, then retried.

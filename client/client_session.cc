@@ -69,8 +69,12 @@ void Client::Impl::Connect() {
   session::Hello hello;
   hello.scene = options_.scene;
   hello.token = options_.token;
-  hello.resume_sequence =
-      state_ready_ ? std::optional<uint64_t>(scene_sequence_) : options_.resume_sequence;
+  // A resume position means something only to servers that share the scene's sequences.
+  const bool can_resume =
+      state_ready_ && (server_ == state_server_ || options_.reconnect.resume_across_servers);
+  hello.resume_sequence = can_resume     ? std::optional<uint64_t>(scene_sequence_)
+                          : state_ready_ ? std::nullopt
+                                         : options_.resume_sequence;
   hello.client_name = options_.client_name;
   if (id > 1) {
     Log(Format("connecting to %s (attempt %llu, %s)", servers_[server_].c_str(), Ull(id),
@@ -276,6 +280,7 @@ void Client::Impl::OnStateApplied(uint64_t scene_sequence) {
   }
   scene_sequence_ = scene_sequence;
   state_ready_ = true;
+  state_server_ = server_;
   synced_ = true;
   failed_attempts_ = 0;
   if (!last_end_was_violation_) backoff_.Reset();

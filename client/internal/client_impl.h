@@ -98,6 +98,7 @@ struct Client::Impl {
   std::vector<std::string> servers_;  // the URL list as given, one URL each
   std::vector<ServerUrl> urls_;       // parsed, same order
   std::size_t server_ = 0;            // index of the current (or last) connection's server
+  std::size_t state_server_ = 0;      // the server whose state the replica last applied
   bool started_ = false;
   // Declared before connection_: the Connection (its sockets and timers) must go first.
   std::optional<net::asio::io_context> ioc_;

@@ -39,5 +39,5 @@ if(NOT leaks STREQUAL "")
 endif()
 file(STRINGS ${OUT}.ii lines)
 list(LENGTH lines num_lines)
-message(STATUS "${header} compiles alone: ${num_files} files, ${num_lines} preprocessed lines, "
+message(STATUS "${header} compiles alone: ${num_files} files, ${num_lines} non-blank preprocessed lines, "
                "no Boost, flatbuffers or client internals")

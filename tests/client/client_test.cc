@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // scenecrdt::client::Client against an in-process server on loopback: URL parsing, replica
-// and world matrices, held writes stamped after the snapshot, acks, the caller's io_context.
+// and world matrices, held writes stamped after the snapshot, acks.
 #include "scenecrdt/client/client.h"
 
 #include <gtest/gtest.h>
