@@ -43,6 +43,7 @@ after a server restart (snapshot instead of resume), "resync":true.
 
 options:
   --server URL       tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
+                     (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
   --scene NAME       the scene (e.g. "demo" on 'scenecrdt serve --demo'), unless the URL
                      names it
   -o, --output FILE  the stream to write (replaced)
