@@ -3,6 +3,8 @@
 #include "tools/cli/client_common.h"
 
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 namespace scenecrdt::cli {
 
@@ -21,10 +23,24 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
                      hint);
     return false;
   }
-  auto url = client::ParseServerUrl(*server);
-  if (!url.has_value()) {
-    PrintError(command, "--server " + *server, url.error());
+  // URL[,URL...]: several servers of the scene, tried in turn (fail-over).
+  const std::vector<std::string> servers = client::SplitServerList(*server);
+  if (servers.empty()) {
+    PrintMessage(command, "--server is empty: give tcp://HOST:PORT or ws://HOST:PORT" + hint);
     return false;
+  }
+  std::optional<client::ServerUrl> url;
+  for (const std::string& one : servers) {
+    auto parsed = client::ParseServerUrl(one);
+    if (!parsed.has_value()) {
+      PrintError(command, "--server " + one, parsed.error());
+      return false;
+    }
+    if (url && parsed->scene != url->scene) {
+      PrintMessage(command, "the --server URLs name different scenes: give the scene once");
+      return false;
+    }
+    if (!url) url = parsed.value();
   }
   // The scene comes from --scene or from a ws:// /scene/NAME path; given twice, it must be
   // the same (a URL path that was silently ignored would join another scene).
@@ -77,9 +93,7 @@ std::unique_ptr<client::Client> JoinScene(std::string_view command, const Client
     PrintError(command, "cannot start the client", started.error());
     return nullptr;
   }
-  const bool ready =
-      c->PollUntil([&] { return c->state_ready(); }, std::chrono::milliseconds(flags.timeout_ms));
-  if (ready) return c;
+  if (c->Join(std::chrono::milliseconds(flags.timeout_ms)).has_value()) return c;
   for (const client::Refusal& r : c->TakeRefusals()) {
     PrintMessage(command, "refused by the server: " + DescribeRefusal(r));
     return nullptr;

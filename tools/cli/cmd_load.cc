@@ -15,7 +15,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "scenecrdt/client/connection.h"
+#include "scenecrdt/client/internal/connection.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"

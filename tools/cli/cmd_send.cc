@@ -162,8 +162,8 @@ int RunSend(Args args) {
   }
   progress.Done();
   std::fprintf(stderr, "scenecrdt send: %llu messages in %zu frames acknowledged by %s (%s)\n",
-               static_cast<unsigned long long>(total_messages), chunks.size(), flags.server.c_str(),
-               flags.scene.c_str());
+               static_cast<unsigned long long>(total_messages), chunks.size(),
+               c->servers()[c->current_server()].c_str(), flags.scene.c_str());
   return kExitOk;
 }
 
