@@ -118,6 +118,10 @@ uint64_t ParallelCompute::Run(const RangeCompute& rc, ComputePass& caller,
       parts_.back().end_offset = part.end_offset;
     }
   }
+  if (parts_.size() == 1) {  // every split dropped: the one-thread pass, with its prefetching
+    rc.RunAll(caller, ranges);
+    return caller.piece_changes;
+  }
   std::sort(precomputed_.begin(), precomputed_.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   precomputed_.erase(std::unique(precomputed_.begin(), precomputed_.end(),

@@ -17,9 +17,11 @@ namespace {
 // helper threads and their streaming rings (stream_stack_depth x 64 B each).
 constexpr int kMaxThreads = 64;
 
-// threads <= 0: one per hardware thread (1 when the hardware does not say).
+// threads <= 0: one per hardware thread (1 when the hardware does not say). Asked once per
+// process: glibc reads /sys for it, which would cost a few-dirty update more than its compute.
 int ResolveThreads(int threads) {
-  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+  static const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  if (threads <= 0) threads = hardware;
   return std::clamp(threads, 1, kMaxThreads);
 }
 
