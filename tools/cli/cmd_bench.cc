@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns `scenecrdt bench`: quick throughput measurements on the user's own streams
-// (`bench merge FILE`), and generation of the standard benchmark stream (`bench stream`).
+// (`bench merge FILE`), generation of the standard benchmark stream (`bench stream`), and
+// dispatch to `bench propagate` (cmd_bench_propagate.cc).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/testing/bench_streams.h"
+#include "tools/cli/cmd_bench_propagate.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/stream_files.h"
 
@@ -17,14 +19,16 @@ namespace scenecrdt::cli {
 namespace {
 constexpr const char* kHelp = R"(usage: scenecrdt bench merge FILE [--repeat N] [--json]
        scenecrdt bench stream -o OUT [--entities N] [--updates U] [--seed S]
-
+)";
+constexpr const char* kHelpBody = R"(
 merge   decodes FILE and merges every message into a fresh CrdtStore, N times (default 5),
         and reports the best run: messages, seconds, messages per second (one core).
         --json prints {"messages":N,"seconds":S,"messagesPerSecond":R}.
 stream  writes the standard decode+merge benchmark stream: U Transform PUTs (default 16)
         for each of N entities (default 65024, numbers from 512; above 65024 the version
         field is used), in a seeded random order with equal-timestamp ties.
-
+)";
+constexpr const char* kHelpTail = R"(
 Use a release build (`cmake --preset release`) for meaningful figures.
 
 exit status: 0 ok; 2 malformed FILE, bad usage, or OUT cannot be written.
@@ -102,10 +106,15 @@ int RunBench(Args args) {
   const bool help_first = !args.empty() && (args[0] == "--help" || args[0] == "-h");
   if (scan.Help() || help_first || args.empty()) {
     std::fputs(kHelp, stdout);
+    std::fputs(kBenchPropagateUsage, stdout);
+    std::fputs(kHelpBody, stdout);
+    std::fputs(kBenchPropagateHelp, stdout);
+    std::fputs(kHelpTail, stdout);
     return args.empty() ? kExitBadInput : kExitOk;
   }
   if (args[0] == "merge") return RunMerge(scan);
   if (args[0] == "stream") return RunStream(scan);
+  if (args[0] == "propagate") return RunBenchPropagate(scan);
   PrintMessage("bench", "unknown benchmark; see 'scenecrdt bench --help'");
   return kExitBadInput;
 }
