@@ -25,7 +25,8 @@ npm with npm ci) on random DCL streams written by @dcl/ecs's own writers.
      Engines editing Transforms over ws://.../dcl/<scene>, a read-only one, and SCENECRDT send;
      all converge to what SCENECRDT pull prints, whose stateHash equals SCENECRDT replay of
      everything sent (about 10 s)
-  6. ecs_transport.js (not with --model): ecs-transport/ built with npm ci + tsc; 4 @dcl/ecs
+  6. ecs_transport.js (not with --model): ecs-transport/ built with npm ci + tsc and its unit
+     tests (npm test); then 4 @dcl/ecs
      engines with that transport, 200 rounds of edits in systems and random disconnects, must
      all equal SCENECRDT pull; a plain WebSocket transport runs the same schedule for comparison
      (about 10 s)
@@ -111,7 +112,11 @@ fi
 if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then
   note "drop-in @dcl/ecs transport with an outbox (ecs-transport/) through $(basename "$bin") serve"
   ensure_ecs_transport
-  node "$INTEROP_DIR/ecs_transport.js" --bin "$bin" ${keep:+--keep "$corpus/ecs-transport"} || status=$?
+  unit_log="$(mktemp)"
+  (cd "$INTEROP_DIR/../../ecs-transport" && node --test test/ >"$unit_log" 2>&1) ||
+    { cat "$unit_log" >&2; note "ecs-transport unit tests failed (cd ecs-transport && npm test)"; status=1; }
+  rm -f "$unit_log"
+  [ "$status" != 0 ] || node "$INTEROP_DIR/ecs_transport.js" --bin "$bin" ${keep:+--keep "$corpus/ecs-transport"} || status=$?
 fi
 
 if [ "$status" = 0 ] && [ -z "$keep" ]; then
