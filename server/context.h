@@ -50,6 +50,8 @@ class ServerContext {
   virtual uint16_t http_port() const = 0;
   // The scene called `name`, created on first use. Thread-safe. nullptr while stopping.
   virtual Scene* FindOrCreateScene(std::string_view name) = 0;
+  // Every scene, in name order (scenes live as long as the server). Thread-safe.
+  virtual std::vector<Scene*> ListScenes() = 0;
   // Session registry (shutdown walks it). Thread-safe.
   virtual uint64_t RegisterSession(const std::shared_ptr<Session>& s) = 0;
   virtual void UnregisterSession(uint64_t id) = 0;

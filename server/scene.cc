@@ -221,6 +221,12 @@ void Scene::Inspect(std::function<void(const runtime::CrdtStore&, uint64_t)> rea
                   [this, read = std::move(read)] { read(store_, Wire(store_.sequence())); });
 }
 
+void Scene::Describe(std::function<void(Summary)> done) {
+  net::asio::post(strand_, [this, done = std::move(done)] {
+    done(Summary{name_, store_.num_entities(), members_.size()});
+  });
+}
+
 void Scene::ScheduleFlush() {
   if (flush_scheduled_) return;
   flush_scheduled_ = true;

@@ -62,6 +62,13 @@ class Scene {
   void Flush(std::function<void()> done);
   // Reads the store on the strand (tests, tools): `read` runs there.
   void Inspect(std::function<void(const runtime::CrdtStore&, uint64_t wire_sequence)> read);
+  // What the scene list (GET /, docs/WEB.md) shows; `done` runs on the strand.
+  struct Summary {
+    std::string name;
+    std::size_t entities = 0;
+    std::size_t sessions = 0;
+  };
+  void Describe(std::function<void(Summary)> done);
 
  private:
   struct Member {

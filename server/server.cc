@@ -211,6 +211,14 @@ Scene* Server::FindOrCreateScene(std::string_view name) {
   return raw;
 }
 
+std::vector<Scene*> Server::ListScenes() {
+  std::lock_guard<std::mutex> lock(scenes_mu_);
+  std::vector<Scene*> out;
+  out.reserve(scenes_.size());
+  for (auto& [name, scene] : scenes_) out.push_back(scene.get());
+  return out;
+}
+
 bool Server::InspectScene(const std::string& name,
                           const std::function<void(const runtime::CrdtStore&, uint64_t)>& read) {
   Scene* scene = nullptr;

@@ -63,6 +63,7 @@ class Server final : public ServerContext {
   uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }
   uint16_t http_port() const override { return http_ ? http_->port() : 0; }
   Scene* FindOrCreateScene(std::string_view name) override;
+  std::vector<Scene*> ListScenes() override;
   uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;
   void UnregisterSession(uint64_t id) override;
 

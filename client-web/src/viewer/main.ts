@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the viewer page at /view/<scene> (docs/WEB.md): loads the wasm runtime served by
+// `scenecrdt serve`, joins the scene over /dcl/<scene> (?token= from the page's query string),
+// draws every frame from the interpolated presentation, and exposes the test hook
+// window.scenecrdt.{world(), stats()} over the exact replica.
+import { SceneClient } from "../client.js";
+import { loadModule, type ModuleFactory, type NodeInfo, WasmRuntime } from "../wasm.js";
+import { multiply, OrbitCamera } from "./camera.js";
+import { Panel } from "./panel.js";
+import { COLORS, Renderer } from "./renderer.js";
+
+declare const createScenecrdtModule: ModuleFactory;
+
+interface WorldEntry {
+  entity: number;
+  parent: number;
+  parked: boolean;
+  matrix: number[];
+}
+
+async function main(): Promise<void> {
+  const scene = decodeURIComponent(location.pathname.replace(/^\/view\//, ""));
+  const token = new URLSearchParams(location.search).get("token") ?? undefined;
+  document.title = `${scene} - scenecrdt`;
+  const status = document.getElementById("status")!;
+
+  const mod = await loadModule(createScenecrdtModule, undefined, (p) => `/web/${p}`);
+  const rt = new WasmRuntime(mod);
+  rt.enableInterpolation();
+  const server = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}`;
+  const client = new SceneClient(rt, { server, scene, token });
+  client.start();
+
+  const canvas = document.getElementById("view") as HTMLCanvasElement;
+  const renderer = new Renderer(canvas);
+  const camera = new OrbitCamera();
+  camera.attach(canvas);
+  let selected = 0;
+  const infos = new Map<number, NodeInfo>();
+  const panel = new Panel(document.getElementById("panel")!, (e) => (selected = e));
+
+  let frames = 0;
+  let frameMsAvg = 0;
+  let sessions: number | null = null;
+  let rateBatches = 0;
+  let ratePerSecond = 0;
+  let lastRateAt = performance.now();
+  let lastTreeAt = 0;
+  let treeDirty = true;
+  let colors = new Float32Array(0);
+  let lines = new Float32Array(0);
+
+  const pollSessions = async () => {
+    try {
+      const q = token ? `?token=${encodeURIComponent(token)}` : "";
+      const res = await fetch(`/api/scenes${q}`);
+      const body = (await res.json()) as { scenes: { name: string; sessions: number }[] };
+      sessions = body.scenes.find((s) => s.name === scene)?.sessions ?? 0;
+    } catch {
+      sessions = null;
+    }
+  };
+  void pollSessions();
+  setInterval(pollSessions, 2000);
+
+  // Picking: the entity whose origin projects nearest to the click (within 12 px).
+  canvas.addEventListener("click", (e) => {
+    const world = rt.copyInterpolatedWorld();
+    const vp = camera.viewProjection(canvas.clientWidth / Math.max(1, canvas.clientHeight));
+    const rect = canvas.getBoundingClientRect();
+    let best = 0;
+    let bestD = 144;
+    for (let i = 0; i < world.entities.length; i++) {
+      const m = world.matrices;
+      const x = m[16 * i + 12], y = m[16 * i + 13], z = m[16 * i + 14];
+      const w = vp[3] * x + vp[7] * y + vp[11] * z + vp[15];
+      if (w <= 0) continue;
+      const sx = ((vp[0] * x + vp[4] * y + vp[8] * z + vp[12]) / w * 0.5 + 0.5) * rect.width;
+      const sy = (0.5 - (vp[1] * x + vp[5] * y + vp[9] * z + vp[13]) / w * 0.5) * rect.height;
+      const d = (sx - (e.clientX - rect.left)) ** 2 + (sy - (e.clientY - rect.top)) ** 2;
+      if (d < bestD) {
+        bestD = d;
+        best = world.entities[i];
+      }
+    }
+    if (best !== 0) selected = best;
+  });
+
+  const tick = () => {
+    const t0 = performance.now();
+    const batchesBefore = client.stats().batches;
+    const frame = client.frame();
+    const { entities, matrices } = frame.world;
+    const n = entities.length;
+    if (frame.added.length || frame.removed.length || frames % 60 === 0) {
+      infos.clear();
+      for (const e of entities) {
+        const info = rt.nodeInfo(e);
+        if (info) infos.set(e, info);
+      }
+      treeDirty = true;
+    } else {
+      for (const e of frame.changed) {
+        const info = rt.nodeInfo(e);
+        if (info) infos.set(e, info);
+      }
+      if (frame.changed.length) treeDirty = true;
+    }
+    camera.fitOnce(matrices, n);
+
+    if (colors.length < n * 3) colors = new Float32Array(n * 3 * 2);
+    if (lines.length < (n + 64) * 12) lines = new Float32Array((n + 64) * 12 * 2);
+    const index = new Map<number, number>();
+    for (let i = 0; i < n; i++) index.set(entities[i], i);
+    let lineCount = 0;
+    const vertex = (x: number, y: number, z: number, c: number[]) => {
+      lines.set([x, y, z, c[0], c[1], c[2]], lineCount * 6);
+      lineCount++;
+    };
+    // Ground grid around the camera target, 1 m cells scaled to the view.
+    const step = Math.pow(10, Math.floor(Math.log10(Math.max(camera.distance / 10, 0.1))));
+    const cx = Math.round(camera.target[0] / step) * step, cz = Math.round(camera.target[2] / step) * step;
+    for (let k = -10; k <= 10; k++) {
+      vertex(cx + k * step, 0, cz - 10 * step, COLORS.grid);
+      vertex(cx + k * step, 0, cz + 10 * step, COLORS.grid);
+      vertex(cx - 10 * step, 0, cz + k * step, COLORS.grid);
+      vertex(cx + 10 * step, 0, cz + k * step, COLORS.grid);
+    }
+    let parked = 0;
+    for (let i = 0; i < n; i++) {
+      const e = entities[i];
+      const info = infos.get(e);
+      const c = e === selected ? COLORS.selected : info?.parked ? COLORS.parked
+        : info?.placeholder ? COLORS.placeholder : COLORS.entity;
+      if (info?.parked) parked++;
+      colors[3 * i] = c[0];
+      colors[3 * i + 1] = c[1];
+      colors[3 * i + 2] = c[2];
+      const p = info ? index.get(info.effectiveParent) : undefined;
+      if (p !== undefined) {
+        vertex(matrices[16 * i + 12], matrices[16 * i + 13], matrices[16 * i + 14], COLORS.link);
+        vertex(matrices[16 * p + 12], matrices[16 * p + 13], matrices[16 * p + 14], COLORS.link);
+      }
+    }
+    const sel = selected ? index.get(selected) : undefined;
+    if (sel !== undefined) {
+      // Axis gizmo of the selected entity: its world X (red), Y (green), Z (blue).
+      const m = matrices.subarray(16 * sel, 16 * sel + 16);
+      const axes = [[1, 0.2, 0.2], [0.2, 1, 0.2], [0.3, 0.5, 1]];
+      for (let a = 0; a < 3; a++) {
+        vertex(m[12], m[13], m[14], axes[a]);
+        vertex(m[12] + m[4 * a] * 0.6, m[13] + m[4 * a + 1] * 0.6, m[14] + m[4 * a + 2] * 0.6, axes[a]);
+      }
+    }
+    const aspect = canvas.clientWidth / Math.max(1, canvas.clientHeight);
+    renderer.draw(camera.viewProjection(aspect), matrices, colors, n, lines, lineCount);
+
+    frames++;
+    const ms = performance.now() - t0;
+    frameMsAvg = frames === 1 ? ms : frameMsAvg * 0.95 + ms * 0.05;
+    rateBatches += client.stats().batches - batchesBefore;
+    const now = performance.now();
+    if (now - lastRateAt >= 1000) {
+      ratePerSecond = (rateBatches * 1000) / (now - lastRateAt);
+      rateBatches = 0;
+      lastRateAt = now;
+    }
+    if (now - lastTreeAt > 1000) {
+      lastTreeAt = now;
+      panel.showFigures({ scene, state: client.state, entities: rt.entityCount(), sessions,
+        updatesPerSecond: ratePerSecond, frameMs: frameMsAvg, parked });
+      if (treeDirty) {
+        panel.showTree(entities, infos, selected);
+        treeDirty = false;
+      }
+    }
+    panel.showSelection(selected
+      ? { entity: selected, info: rt.nodeInfo(selected), local: rt.getTransform(selected), world: rt.worldMatrix(selected) }
+      : null);
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+  status.textContent = "";
+
+  (window as unknown as { scenecrdt: unknown }).scenecrdt = {
+    /** The exact replica after the last frame's update (not the interpolated view). */
+    world(): WorldEntry[] {
+      const { entities, matrices } = rt.copyWorld();
+      const out: WorldEntry[] = [];
+      for (let i = 0; i < entities.length; i++) {
+        const info = rt.nodeInfo(entities[i]);
+        out.push({ entity: entities[i], parent: info?.effectiveParent ?? 0, parked: info?.parked ?? false,
+          matrix: Array.from(matrices.subarray(16 * i, 16 * i + 16)) });
+      }
+      return out;
+    },
+    stats() {
+      return { connected: client.state === "joined", entities: rt.entityCount(), frames,
+        frameMs: frameMsAvg, ...client.stats() };
+    },
+    client,
+    runtime: rt,
+    multiply,
+  };
+}
+
+main().catch((err) => {
+  const status = document.getElementById("status");
+  if (status) status.textContent = `viewer failed: ${String(err)}`;
+  console.error(err);
+});
