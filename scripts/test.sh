@@ -55,4 +55,7 @@ done
 step "interop with @dcl/ecs"
 bash tests/interop/run.sh build/asan/tools/scenecrdt
 
+step "browser: wasm runtime, TypeScript client, viewer in headless chromium"
+bash tests/web/run.sh build/asan/tools/scenecrdt
+
 step "all tests passed"

@@ -202,14 +202,20 @@ export class SceneClient {
         this.flushPending();
       }
     };
-    ws.onclose = () => {
+    // Either event ends this connection (once): node 20's WebSocket reports a refused
+    // connection with an error and no close event.
+    const lost = () => {
       if (this.ws !== ws) return;
       this.ws = null;
+      try {
+        ws.close();
+      } catch {
+        // already closing
+      }
       this.scheduleReconnect();
     };
-    ws.onerror = () => {
-      // onclose follows and reconnects.
-    };
+    ws.onclose = lost;
+    ws.onerror = lost;
   }
 
   private flushPending(): void {

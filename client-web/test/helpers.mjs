@@ -128,10 +128,10 @@ export function runtimeWorld(rt) {
 }
 
 // Starts `scenecrdt serve` on free ports with its data in `dir`; resolves to
-// { http, tcp, stop() } once it listens.
-export function startServer(dir, extraArgs = []) {
+// { http, tcp, stop() } once it listens (httpPort: a fixed HTTP port, for restarts).
+export function startServer(dir, extraArgs = [], { httpPort = 0 } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ["serve", "--tcp", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", join(dir, "data"),
+    const child = spawn(BIN, ["serve", "--tcp", "127.0.0.1:0", "--http", `127.0.0.1:${httpPort}`, "--data", join(dir, "data"),
       "--no-fsync", ...extraArgs], { stdio: ["ignore", "ignore", "pipe"] });
     let log = "";
     let tcp = 0;
