@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The main job: installs dependencies, builds scenecrdt (release) and runs the scene server on
-# loopback with the animated "demo" scene and its browser viewer, in the foreground (Ctrl-C stops it cleanly).
+# The main job: installs dependencies, builds scenecrdt (release) and the browser viewer, and
+# runs the scene server on loopback with the animated "demo" scene, in the foreground (Ctrl-C
+# stops it cleanly).
 # Environment: SCENECRDT_TCP (default 127.0.0.1:7600), SCENECRDT_HTTP (127.0.0.1:7601),
 # SCENECRDT_DATA (default build/release/demo-data).
 set -euo pipefail
