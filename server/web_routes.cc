@@ -185,6 +185,7 @@ std::string ListHtml(const std::vector<Scene::Summary>& scenes, const std::strin
   const std::string suffix = token.empty() ? std::string() : "?token=" + PercentEncode(token);
   std::string html =
       "<!doctype html><html><head><meta charset=\"utf-8\"><title>scenecrdt scenes</title>"
+      "<link rel=\"icon\" href=\"data:,\">"
       "<style>body{font:14px system-ui,sans-serif;margin:2em;background:#15181d;color:#dde}"
       "a{color:#8cf}td,th{padding:4px 14px;text-align:left}</style></head><body>"
       "<h1>scenecrdt: scenes</h1><table><tr><th>scene</th><th>entities</th><th>sessions</th>"

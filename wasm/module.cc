@@ -18,5 +18,7 @@ static_assert(offsetof(sc_node_info, effective_parent) == 4);
 static_assert(offsetof(sc_node_info, declared_parent) == 8);
 static_assert(offsetof(sc_node_info, parked) == 12);
 static_assert(offsetof(sc_node_info, placeholder) == 16);
+static_assert(sizeof(sc_interpolation_options) == 88);
+static_assert(offsetof(sc_interpolation_options, max_extrapolation_us) == 72);
 static_assert(sizeof(sc_apply_stats) == 56);
 static_assert(offsetof(sc_apply_stats, messages) == 16);

@@ -30,6 +30,7 @@ export interface ScenecrdtModule {
   _sc_runtime_node_info(rt: number, entity: number, out: number): number;
   _sc_runtime_state_hash(rt: number, out: number, cap: number): number;
   _sc_runtime_write_transform(rt: number, e: number, t: number, out: number, cap: number, len: number): number;
+  _sc_interpolation_options_default(out: number): number;
   _sc_runtime_enable_interpolation(rt: number, options: number): number;
   _sc_runtime_update_interpolated(rt: number, renderUs: bigint): number;
   _sc_runtime_interpolated_entity_count(rt: number): number;
@@ -85,6 +86,7 @@ const SC_NO_SENDER_TIME = -(2n ** 63n);
 const WRITE_MAX_BYTES = 68;
 const TRANSFORM_BYTES = 44;
 const NODE_INFO_BYTES = 20;
+const INTERPOLATION_OPTIONS_BYTES = 88; // max_extrapolation_us at 72 (wasm/module.cc)
 
 /** Loads the module; `binary` is the wasm bytes (node) or omitted (fetched next to the glue). */
 export async function loadModule(
@@ -131,9 +133,17 @@ export class WasmRuntime {
     this.check(this.mod._sc_runtime_apply_at(this.rt, p, dcl.length, receiveUs, SC_NO_SENDER_TIME));
   }
 
-  /** Interpolation on (docs/INTERPOLATION.md), default options. */
-  enableInterpolation(): void {
-    this.check(this.mod._sc_runtime_enable_interpolation(this.rt, 0));
+  /**
+   * Interpolation on (docs/INTERPOLATION.md) with the default options, except those given:
+   * maxExtrapolationUs, how long motion continues past the newest batch (default 250 000).
+   */
+  enableInterpolation(options: { maxExtrapolationUs?: number } = {}): void {
+    const p = this.reserve(INTERPOLATION_OPTIONS_BYTES);
+    this.check(this.mod._sc_interpolation_options_default(p));
+    if (options.maxExtrapolationUs !== undefined) {
+      new DataView(this.mod.HEAPU8.buffer).setBigInt64(p + 72, BigInt(options.maxExtrapolationUs), true);
+    }
+    this.check(this.mod._sc_runtime_enable_interpolation(this.rt, p));
     this.interpolating = true;
   }
 

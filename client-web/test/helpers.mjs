@@ -94,7 +94,9 @@ export function bits(x) {
 
 // Compares a world list [{entity, parent, parked, matrix}] with the "world" array of
 // `replay --world` / `pull --world`: same entities, effective parents, parked flags, and
-// matrices bit for bit. Returns a list of differences (empty: equal).
+// matrices bit for bit (`matrixBits`, the float32 bit patterns, when present: values that
+// crossed the DevTools protocol may have lost the sign of a zero). Returns a list of
+// differences (empty: equal).
 export function diffWorld(got, expected) {
   const diffs = [];
   if (got.length !== expected.length) diffs.push(`entity count ${got.length} != ${expected.length}`);
@@ -108,7 +110,8 @@ export function diffWorld(got, expected) {
     if (have.parent !== want.parent) diffs.push(`entity ${want.entity}: parent ${have.parent} != ${want.parent}`);
     if (have.parked !== want.parked) diffs.push(`entity ${want.entity}: parked ${have.parked} != ${want.parked}`);
     for (let k = 0; k < 16; k++) {
-      if (bits(have.matrix[k]) !== bits(want.localToWorld[k])) {
+      const haveBits = have.matrixBits ? have.matrixBits[k] : bits(have.matrix[k]);
+      if (haveBits !== bits(want.localToWorld[k])) {
         diffs.push(`entity ${want.entity}: matrix[${k}] ${have.matrix[k]} != ${want.localToWorld[k]}`);
         break;
       }

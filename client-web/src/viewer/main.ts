@@ -26,7 +26,9 @@ async function main(): Promise<void> {
 
   const mod = await loadModule(createScenecrdtModule, undefined, (p) => `/web/${p}`);
   const rt = new WasmRuntime(mod);
-  rt.enableInterpolation();
+  // No extrapolation: the raw-DCL path has no heartbeats, so a moved entity that then stops
+  // would stay shown past its last position until its next change (docs/WEB.md).
+  rt.enableInterpolation({ maxExtrapolationUs: 0 });
   const server = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}`;
   const client = new SceneClient(rt, { server, scene, token });
   client.start();
@@ -47,6 +49,20 @@ async function main(): Promise<void> {
   let lastRateAt = performance.now();
   let lastTreeAt = 0;
   let treeDirty = true;
+  // Batches received when the replica was last updated: the test hooks bring it up to date
+  // before reading (the same update a frame runs, without drawing), so they show everything
+  // received whatever the frame rate. The next frame then refreshes every node info, since
+  // that update's changed lists went unseen.
+  let updatedAtBatches = 0;
+  let refreshInfos = false;
+  const sync = () => {
+    const batches = client.stats().batches;
+    if (batches !== updatedAtBatches) {
+      client.frame();
+      updatedAtBatches = batches;
+      refreshInfos = true;
+    }
+  };
   let colors = new Float32Array(0);
   let lines = new Float32Array(0);
 
@@ -90,9 +106,11 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const batchesBefore = client.stats().batches;
     const frame = client.frame();
+    updatedAtBatches = batchesBefore;
     const { entities, matrices } = frame.world;
     const n = entities.length;
-    if (frame.added.length || frame.removed.length || frames % 60 === 0) {
+    if (frame.added.length || frame.removed.length || refreshInfos || frames % 60 === 0) {
+      refreshInfos = false;
       infos.clear();
       for (const e of entities) {
         const info = rt.nodeInfo(e);
@@ -114,8 +132,13 @@ async function main(): Promise<void> {
     for (let i = 0; i < n; i++) index.set(entities[i], i);
     let lineCount = 0;
     const vertex = (x: number, y: number, z: number, c: number[]) => {
-      lines.set([x, y, z, c[0], c[1], c[2]], lineCount * 6);
-      lineCount++;
+      const o = lineCount++ * 6;
+      lines[o] = x;
+      lines[o + 1] = y;
+      lines[o + 2] = z;
+      lines[o + 3] = c[0];
+      lines[o + 4] = c[1];
+      lines[o + 5] = c[2];
     };
     // Ground grid around the camera target, 1 m cells scaled to the view.
     const step = Math.pow(10, Math.floor(Math.log10(Math.max(camera.distance / 10, 0.1))));
@@ -183,8 +206,9 @@ async function main(): Promise<void> {
   status.textContent = "";
 
   (window as unknown as { scenecrdt: unknown }).scenecrdt = {
-    /** The exact replica after the last frame's update (not the interpolated view). */
+    /** The exact replica with everything received (not the interpolated view). */
     world(): WorldEntry[] {
+      sync();
       const { entities, matrices } = rt.copyWorld();
       const out: WorldEntry[] = [];
       for (let i = 0; i < entities.length; i++) {
@@ -193,6 +217,12 @@ async function main(): Promise<void> {
           matrix: Array.from(matrices.subarray(16 * i, 16 * i + 16)) });
       }
       return out;
+    },
+    /** One entity's world matrix in the exact replica (null: not in the scene). */
+    matrix(entity: number): number[] | null {
+      sync();
+      const m = rt.worldMatrix(entity);
+      return m ? Array.from(m) : null;
     },
     stats() {
       return { connected: client.state === "joined", entities: rt.entityCount(), frames,

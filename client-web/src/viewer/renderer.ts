@@ -56,7 +56,7 @@ export class Renderer {
   private boxVertices = 0;
 
   constructor(readonly canvas: HTMLCanvasElement) {
-    const gl = canvas.getContext("webgl2", { antialias: true, preserveDrawingBuffer: true });
+    const gl = canvas.getContext("webgl2", { antialias: true });
     if (!gl) throw new Error("this browser has no WebGL2");
     this.gl = gl;
     this.boxProgram = program(gl, BOX_VS, FS);
