@@ -4,8 +4,6 @@
 // build missing assets.
 #include "scenecrdt/server/web_routes.h"
 
-#include <algorithm>
-#include <atomic>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -13,53 +11,16 @@
 #include <optional>
 #include <vector>
 
-#include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/server/scene.h"
+#include "scenecrdt/server/web_request.h"
 
 namespace scenecrdt::server {
 
 namespace {
 
-constexpr std::string_view kViewPrefix = "/view/";
-constexpr std::string_view kAssetPrefix = "/web/";
 // Largest asset served (the wasm module is ~200 KiB, the bundle ~50 KiB): a bound on what one
 // request reads into memory.
 constexpr std::size_t kMaxAssetBytes = 16u << 20;
-
-// Percent-decoded value of `key` in a query string; empty when absent or malformed.
-std::string QueryValue(std::string_view query, std::string_view key) {
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    const auto eq = pair.find('=');
-    if (eq == std::string_view::npos || pair.substr(0, eq) != key) continue;
-    std::string out;
-    const std::string_view v = pair.substr(eq + 1);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i] == '+') {
-        out += ' ';
-      } else if (v[i] != '%') {
-        out += v[i];
-      } else {
-        const auto hex = [](char c) {
-          if (c >= '0' && c <= '9') return c - '0';
-          if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-          if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-          return -1;
-        };
-        if (i + 2 >= v.size()) return std::string();
-        const int hi = hex(v[i + 1]);
-        const int lo = hex(v[i + 2]);
-        if (hi < 0 || lo < 0) return std::string();
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-      }
-    }
-    return out;
-  }
-  return std::string();
-}
 
 std::string PercentEncode(std::string_view s) {
   static constexpr char kHex[] = "0123456789ABCDEF";
@@ -101,16 +62,6 @@ std::string HtmlEscape(std::string_view s) {
   return out;
 }
 
-// An asset name: [A-Za-z0-9_.-], not starting with '.', at most 64 characters (no folders, so
-// nothing outside --web-root is reachable).
-bool IsAssetName(std::string_view name) {
-  if (name.empty() || name.size() > 64 || name.front() == '.') return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '.' || c == '-';
-  });
-}
-
 const char* ContentType(std::string_view name) {
   const auto ends = [&](std::string_view ext) { return name.ends_with(ext); };
   if (ends(".html")) return "text/html; charset=utf-8";
@@ -142,8 +93,8 @@ WebResponse Asset(ServerContext& ctx, std::string_view name, std::string_view pe
                   name.data(), where.c_str());
   return {404,
           "viewer asset '" + std::string(name) + "' not found in " + where +
-              ": build the viewer with `bash tests/web/run.sh build/<preset>/tools/scenecrdt` "
-              "(it writes build/web) or start `scenecrdt serve --web-root DIR` with a folder "
+              ": build the viewer with `bash scripts/build_web.sh` (it writes "
+              "build/web) or start `scenecrdt serve --web-root DIR` with a folder "
               "holding view.html, viewer.js, scenecrdt.js and scenecrdt.wasm (docs/WEB.md)\n",
           "text/plain"};
 }
@@ -213,42 +164,42 @@ std::string ListJson(const std::vector<Scene::Summary>& scenes) {
 }  // namespace
 
 bool IsWebPath(std::string_view path) {
-  return path == "/" || path == "/api/scenes" || path.starts_with(kViewPrefix) ||
-         path.starts_with(kAssetPrefix);
+  return ParseWebTarget(path).route != WebRequest::Route::kNone;
 }
 
 void ServeWeb(ServerContext& ctx, std::string_view target, std::string_view peer,
               std::function<void(WebResponse)> respond) {
-  const auto query_at = target.find('?');
-  const std::string_view path = target.substr(0, query_at);
-  const std::string_view query =
-      query_at == std::string_view::npos ? std::string_view() : target.substr(query_at + 1);
-  if (path.starts_with(kAssetPrefix)) {
-    const std::string_view name = path.substr(kAssetPrefix.size());
-    if (!IsAssetName(name)) {
-      respond({404, "asset names are [A-Za-z0-9_.-] (no folders)\n"});
+  WebRequest req = ParseWebTarget(target);
+  switch (req.route) {
+    case WebRequest::Route::kAsset:
+      if (req.name.empty()) {
+        respond({404, "asset names are [A-Za-z0-9_.-] (no folders)\n"});
+      } else {
+        respond(Asset(ctx, req.name, peer));
+      }
       return;
-    }
-    respond(Asset(ctx, name, peer));
-    return;
-  }
-  if (path.starts_with(kViewPrefix)) {
-    if (!session::IsValidSceneName(path.substr(kViewPrefix.size()))) {
-      respond({400, "bad scene name: 1..64 of [A-Za-z0-9_.-]\n"});
+    case WebRequest::Route::kView:
+      if (req.name.empty()) {
+        respond({400, "bad scene name: 1..64 of [A-Za-z0-9_.-]\n"});
+      } else {
+        respond(Asset(ctx, "view.html", peer));  // the page reads the scene from its own URL
+      }
       return;
-    }
-    respond(Asset(ctx, "view.html", peer));  // the page reads the scene from its own URL
-    return;
+    case WebRequest::Route::kList:
+    case WebRequest::Route::kListJson:
+      break;
+    default:
+      respond({404, "not a viewer path\n"});
+      return;
   }
-  std::string token = QueryValue(query, "token");
-  if (!ctx.auth().Knows(token)) {
+  if (!ctx.auth().Knows(req.token)) {
     respond({401,
              "this server runs with --auth: add ?token=T (a token of the --auth file; the "
              "read role is enough) to list its scenes\n"});
     return;
   }
-  const bool json = path == "/api/scenes";
-  Summaries(ctx, token, [json, token, respond = std::move(respond)](auto scenes) {
+  const bool json = req.route == WebRequest::Route::kListJson;
+  Summaries(ctx, req.token, [json, token = req.token, respond = std::move(respond)](auto scenes) {
     if (json) {
       respond({200, ListJson(scenes), "application/json"});
     } else {

@@ -31,7 +31,7 @@ listeners:
                         with a message naming the right port.
   --threads N           io_context threads (default 1)
   --web-root DIR        the viewer's assets (default: build/web next to the build folder
-                        of this binary, which `bash tests/web/run.sh` fills)
+                        of this binary, which `bash scripts/build_web.sh` fills)
 state and access:
   --data DIR            database directory (default ./scenecrdt-data)
   --no-fsync            SQLite synchronous=NORMAL: survives kill -9, not a power cut
@@ -65,7 +65,7 @@ bool ListenFlag(ArgScanner& scan, const char* name, std::string& out) {
   return false;
 }
 
-// build/<preset>/tools/scenecrdt -> build/web (where tests/web/run.sh writes the viewer).
+// build/<preset>/tools/scenecrdt -> build/web (where scripts/build_web.sh writes the viewer).
 std::string DefaultWebRoot() {
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -157,7 +157,7 @@ int RunServe(Args args) {
     const bool built = std::filesystem::exists(config.web_root + "/view.html", ec);
     std::fprintf(stderr, "scenecrdt serve: viewer http://%s:%u/ (assets %s%s)\n",
                  host(config.http_listen).c_str(), srv.http_port(), config.web_root.c_str(),
-                 built ? "" : ": missing, build them with bash tests/web/run.sh");
+                 built ? "" : ": missing, build them with bash scripts/build_web.sh");
   }
   if (config.demo) {
     std::fprintf(stderr, "scenecrdt serve: demo scene \"demo\" animated at %g Hz\n",
