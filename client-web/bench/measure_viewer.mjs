@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Measures the viewer (docs/WEB.md "Figures"): a generated scene of N entities (default 10 000)
 // sent to a real `scenecrdt serve`, opened in headless chromium; reports the page's JavaScript
-// frame time (client.frame() + node infos + buffers + WebGL calls, averaged by the page) and the
+// frame time (client.frame() + node infos + buffers + WebGL calls; the page's median of its
+// last 120 frames) and the
 // rendered frames per second, idle and while a writer moves M entities at 20 Hz, and saves a
 // screenshot. Usage (after scripts/build_web.sh):
 //   SCENECRDT_BIN=build/release/tools/scenecrdt SCENECRDT_WASM_DIR=build/wasm/wasm \
@@ -41,7 +42,7 @@ try {
     await new Promise((r) => setTimeout(r, 5000));
     const b = await page.evaluate(() => ({ f: window.scenecrdt.stats().frames, t: performance.now(),
       ms: window.scenecrdt.stats().frameMs }));
-    console.log(`${label}: frame time ${b.ms.toFixed(2)} ms (JS, moving average), ` +
+    console.log(`${label}: frame time ${b.ms.toFixed(2)} ms (JS, median of the last 120 frames), ` +
       `${((1000 * (b.f - a.f)) / (b.t - a.t)).toFixed(1)} frames/s`);
   };
   await sample(`${n} entities, idle`);

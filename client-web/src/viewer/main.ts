@@ -42,7 +42,13 @@ async function main(): Promise<void> {
   const panel = new Panel(document.getElementById("panel")!, (e) => (selected = e));
 
   let frames = 0;
-  let frameMsAvg = 0;
+  // JavaScript time of the last 120 frames (wasm update, copies, buffers, WebGL calls); the
+  // panel and stats() show their median.
+  const recentMs = new Float64Array(120).fill(NaN);
+  const frameMs = () => {
+    const v = Array.from(recentMs).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+    return v.length ? v[v.length >> 1] : 0;
+  };
   let sessions: number | null = null;
   let rateBatches = 0;
   let ratePerSecond = 0;
@@ -179,8 +185,7 @@ async function main(): Promise<void> {
     renderer.draw(camera.viewProjection(aspect), matrices, colors, n, lines, lineCount);
 
     frames++;
-    const ms = performance.now() - t0;
-    frameMsAvg = frames === 1 ? ms : frameMsAvg * 0.95 + ms * 0.05;
+    recentMs[frames % recentMs.length] = performance.now() - t0;
     rateBatches += client.stats().batches - batchesBefore;
     const now = performance.now();
     if (now - lastRateAt >= 1000) {
@@ -191,7 +196,7 @@ async function main(): Promise<void> {
     if (now - lastTreeAt > 1000) {
       lastTreeAt = now;
       panel.showFigures({ scene, state: client.state, entities: rt.entityCount(), sessions,
-        updatesPerSecond: ratePerSecond, frameMs: frameMsAvg, parked });
+        updatesPerSecond: ratePerSecond, frameMs: frameMs(), parked });
       if (treeDirty) {
         panel.showTree(entities, infos, selected);
         treeDirty = false;
@@ -226,7 +231,7 @@ async function main(): Promise<void> {
     },
     stats() {
       return { connected: client.state === "joined", entities: rt.entityCount(), frames,
-        frameMs: frameMsAvg, ...client.stats() };
+        frameMs: frameMs(), ...client.stats() };
     },
     client,
     runtime: rt,
