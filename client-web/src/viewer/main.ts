@@ -51,6 +51,7 @@ async function main(): Promise<void> {
   };
   let sessions: number | null = null;
   let rateBatches = 0;
+  let lastSeenBatches = 0;
   let ratePerSecond = 0;
   let lastRateAt = performance.now();
   let lastTreeAt = 0;
@@ -133,7 +134,9 @@ async function main(): Promise<void> {
     camera.fitOnce(matrices, n);
 
     if (colors.length < n * 3) colors = new Float32Array(n * 3 * 2);
-    if (lines.length < (n + 64) * 12) lines = new Float32Array((n + 64) * 12 * 2);
+    // Line vertices: a parent link and a parked beacon per entity (2 + 2), grid and gizmo.
+    const lineFloats = (4 * n + 128) * 6;
+    if (lines.length < lineFloats) lines = new Float32Array(lineFloats * 2);
     const index = new Map<number, number>();
     for (let i = 0; i < n; i++) index.set(entities[i], i);
     let lineCount = 0;
@@ -156,12 +159,20 @@ async function main(): Promise<void> {
       vertex(cx + 10 * step, 0, cz + k * step, COLORS.grid);
     }
     let parked = 0;
+    const beacon = Math.max(1, camera.distance / 15);
     for (let i = 0; i < n; i++) {
       const e = entities[i];
       const info = infos.get(e);
       const c = e === selected ? COLORS.selected : info?.parked ? COLORS.parked
         : info?.placeholder ? COLORS.placeholder : COLORS.entity;
-      if (info?.parked) parked++;
+      if (info?.parked) {
+        parked++;
+        // A red beacon above each parked (loop) entity: they sit at the root, often inside
+        // the crowd around the origin, where the box colour alone would hide them.
+        const x = matrices[16 * i + 12], y = matrices[16 * i + 13], z = matrices[16 * i + 14];
+        vertex(x, y, z, COLORS.parked);
+        vertex(x, y + beacon, z, COLORS.parked);
+      }
       colors[3 * i] = c[0];
       colors[3 * i + 1] = c[1];
       colors[3 * i + 2] = c[2];
@@ -186,7 +197,9 @@ async function main(): Promise<void> {
 
     frames++;
     recentMs[frames % recentMs.length] = performance.now() - t0;
-    rateBatches += client.stats().batches - batchesBefore;
+    const batchesNow = client.stats().batches;
+    rateBatches += batchesNow - lastSeenBatches;
+    lastSeenBatches = batchesNow;
     const now = performance.now();
     if (now - lastRateAt >= 1000) {
       ratePerSecond = (rateBatches * 1000) / (now - lastRateAt);
