@@ -6,20 +6,20 @@
 // rendered frames per second, idle and while a writer moves M entities at 20 Hz, and saves a
 // screenshot. Usage (after scripts/build_web.sh):
 //   SCENECRDT_BIN=build/release/tools/scenecrdt SCENECRDT_WASM_DIR=build/wasm/wasm \
-//   SCENECRDT_WEB_ROOT=build/web node --experimental-websocket client-web/bench/measure_viewer.mjs \
+//   SCENECRDT_WEB_ROOT=build/web node client-web/bench/measure_viewer.mjs \
 //     [--entities N] [--movers M] [--width W --height H] [--screenshot FILE]
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { writeFileSync } from "node:fs";
 import puppeteer from "puppeteer-core";
 import { SceneClient } from "../dist/client.js";
-import { cli, genWithLoops, newRuntime, startServer, tempDir } from "../test/helpers.mjs";
+import { cli, genWithLoops, newRuntime, startServer, tempDir, WebSocketImpl } from "../test/helpers.mjs";
 
 const { values } = parseArgs({ options: { entities: { type: "string", default: "10000" },
   movers: { type: "string", default: "200" }, width: { type: "string", default: "1200" },
   height: { type: "string", default: "800" }, screenshot: { type: "string" }, help: { type: "boolean" } } });
 if (values.help) {
-  console.log("usage: node --experimental-websocket client-web/bench/measure_viewer.mjs [--entities N] [--movers M] [--width W --height H] [--screenshot FILE]\n" +
+  console.log("usage: node client-web/bench/measure_viewer.mjs [--entities N] [--movers M] [--width W --height H] [--screenshot FILE]\n" +
     "environment: SCENECRDT_BIN, SCENECRDT_WASM_DIR, SCENECRDT_WEB_ROOT, CHROMIUM (default /usr/bin/chromium)");
   process.exit(0);
 }
@@ -47,7 +47,7 @@ try {
   };
   await sample(`${n} entities, idle`);
   const rt = await newRuntime();
-  const writer = new SceneClient(rt, { server: `ws://127.0.0.1:${server.http}`, scene: "m" });
+  const writer = new SceneClient(rt, { WebSocket: WebSocketImpl, server: `ws://127.0.0.1:${server.http}`, scene: "m" });
   writer.start();
   await writer.joined(60000);
   writer.frame();

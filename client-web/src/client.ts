@@ -6,7 +6,7 @@
 // sends local Transform writes stamped with the runtime's Lamport rule.
 import type { Transform, WasmRuntime, WorldCopy } from "./wasm.js";
 
-/** The WebSocket constructor to use (the browser's; node 20: --experimental-websocket). */
+/** The WebSocket constructor to use (the browser's; under node: the `ws` package's, or node's own). */
 export type WebSocketCtor = new (url: string) => WebSocket;
 
 export interface SceneClientOptions {
@@ -90,7 +90,9 @@ export class SceneClient {
   ) {
     this.nowUs = options.nowUs ?? defaultNowUs;
     const ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketCtor }).WebSocket;
-    if (!ctor) throw new Error("no WebSocket: pass options.WebSocket (node 20: --experimental-websocket)");
+    if (!ctor) {
+      throw new Error("no global WebSocket: pass options.WebSocket (under node: WebSocket from the ws package)");
+    }
     this.Ws = ctor;
   }
 

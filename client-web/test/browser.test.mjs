@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import puppeteer from "puppeteer-core";
 import { SceneClient } from "../dist/client.js";
-import { cli, diffWorld, genWithLoops, newRuntime, startServer, tempDir } from "./helpers.mjs";
+import { cli, diffWorld, genWithLoops, newRuntime, startServer, tempDir, WebSocketImpl } from "./helpers.mjs";
 
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const WEB_ROOT = process.env.SCENECRDT_WEB_ROOT;
@@ -109,7 +109,7 @@ test("a writer's moves reach the page's world matrix", async () => {
   const { page } = await openViewer("big", { width: 480, height: 320 });
   await page.waitForFunction((n) => window.scenecrdt?.stats().entities === n, { timeout: 60000 }, N);
   const rt = await newRuntime();
-  const writer = new SceneClient(rt, { server: `ws://127.0.0.1:${server.http}`, scene: "big" });
+  const writer = new SceneClient(rt, { WebSocket: WebSocketImpl, server: `ws://127.0.0.1:${server.http}`, scene: "big" });
   writer.start();
   await writer.joined();
   writer.frame();

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { SceneClient } from "../dist/client.js";
-import { cli, diffWorld, genWithLoops, newRuntime, runtimeWorld, startServer, tempDir } from "./helpers.mjs";
+import { cli, diffWorld, genWithLoops, newRuntime, runtimeWorld, startServer, tempDir, WebSocketImpl } from "./helpers.mjs";
 
 let tmp;
 let server;
@@ -36,7 +36,7 @@ function pull(scene, port = server.http) {
 
 async function join_(scene, options = {}) {
   const rt = await newRuntime();
-  const client = new SceneClient(rt, { server: `ws://127.0.0.1:${server.http}`, scene, ...options });
+  const client = new SceneClient(rt, { WebSocket: WebSocketImpl, server: `ws://127.0.0.1:${server.http}`, scene, ...options });
   client.start();
   await client.joined(20000);
   return { rt, client };

@@ -7,7 +7,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { WebSocket as WsWebSocket } from "ws";
 import { loadModule, WasmRuntime } from "../dist/client.js";
+
+// The WebSocket for SceneClient under node: node's own where it has one (node 22, or 20 with
+// --experimental-websocket), else the `ws` package (Debian 12's node 18 has none).
+export const WebSocketImpl = globalThis.WebSocket ?? WsWebSocket;
 
 export const BIN = process.env.SCENECRDT_BIN;
 export const WASM_DIR = process.env.SCENECRDT_WASM_DIR;

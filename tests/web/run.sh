@@ -27,4 +27,4 @@ bash scripts/build_web.sh
 echo "-- node tests (wasm, client, headless chromium)"
 cd client-web
 SCENECRDT_BIN="$bin" SCENECRDT_WASM_DIR="$root/build/wasm/wasm" SCENECRDT_WEB_ROOT="$root/build/web" \
-  node --experimental-websocket --test --test-concurrency=1 --test-reporter=spec test/*.test.mjs
+  node --test --test-reporter=spec test/*.test.mjs
