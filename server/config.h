@@ -60,6 +60,9 @@ struct ServerConfig {
   std::string data_dir = "./scenecrdt-data";
   // Empty: unauthenticated mode (loopback only, every session may write).
   std::string auth_file;
+  // The viewer's assets (view.html, viewer.js, scenecrdt.js, scenecrdt.wasm: docs/WEB.md).
+  // Empty: the viewer pages answer 404 saying how to build them.
+  std::string web_root;
   bool demo = false;
   // Demo writer rate.
   double demo_hz = 25.0;

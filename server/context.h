@@ -55,6 +55,8 @@ class ServerContext {
   // held in memory until ReleaseScene (scene_registry.h has the errors). Thread-safe.
   virtual Result<Scene*> AcquireScene(std::string_view name, bool may_create) = 0;
   virtual void ReleaseScene(Scene* scene) = 0;
+  // Every scene in memory, in name order, each referenced until ReleaseScene. Thread-safe.
+  virtual std::vector<Scene*> ListScenes() = 0;
   // Session registry (shutdown walks it). Thread-safe.
   virtual uint64_t RegisterSession(const std::shared_ptr<Session>& s) = 0;
   virtual void UnregisterSession(uint64_t id) = 0;

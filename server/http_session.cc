@@ -7,6 +7,7 @@
 #include "scenecrdt/server/dcl_session.h"
 #include "scenecrdt/server/envelope_session.h"
 #include "scenecrdt/server/persistence.h"
+#include "scenecrdt/server/web_routes.h"
 #include "scenecrdt/server/websocket_session.h"
 
 namespace scenecrdt::server {
@@ -170,9 +171,16 @@ void HttpSession::Route() {
     }
   } else if (path == "/metrics") {
     Respond(http::status::ok, ctx_.metrics().RenderPrometheus(), req, "text/plain; version=0.0.4");
+  } else if (IsWebPath(path)) {  // the viewer (web_routes.h); answers may come from a scene
+    ServeWeb(ctx_, target, EndpointText(peer_), [self = shared_from_this(), req](WebResponse r) {
+      net::asio::post(self->socket_.get_executor(), [self, req, r = std::move(r)]() mutable {
+        self->Respond(static_cast<http::status>(r.status), std::move(r.body), req, r.content_type);
+      });
+    });
   } else {
     Respond(http::status::not_found,
-            "paths: /healthz /metrics /scene/<name> /dcl/<name> (WebSocket)\n", req);
+            "paths: / /view/<scene> /healthz /metrics /scene/<name> /dcl/<name> (WebSocket)\n",
+            req);
   }
 }
 

@@ -209,6 +209,8 @@ Result<Scene*> Server::AcquireScene(std::string_view name, bool may_create) {
 
 void Server::ReleaseScene(Scene* scene) { scenes_->Release(scene); }
 
+std::vector<Scene*> Server::ListScenes() { return scenes_->AcquireLoaded(); }
+
 bool Server::InspectScene(const std::string& name,
                           const std::function<void(const runtime::CrdtStore&, uint64_t)>& read) {
   return scenes_->WithScene(name, [&](Scene& scene) {

@@ -74,6 +74,7 @@ class Server final : public ServerContext {
   Scene* FindOrCreateScene(std::string_view name) override;
   Result<Scene*> AcquireScene(std::string_view name, bool may_create) override;
   void ReleaseScene(Scene* scene) override;
+  std::vector<Scene*> ListScenes() override;
   uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;
   void UnregisterSession(uint64_t id) override;
 

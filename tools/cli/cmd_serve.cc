@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns `scenecrdt serve`: flags -> ServerConfig, start, wait for SIGINT/SIGTERM, stop cleanly.
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 #include "scenecrdt/server/server.h"
 #include "tools/cli/commands.h"
@@ -23,9 +25,13 @@ listeners:
                                                    unmodified @dcl/ecs engine joins here
                                                    (?token=T with --auth)
                           GET /healthz, GET /metrics
+                          GET /                    the scene list; /view/<scene>: a live
+                                                   3D viewer (docs/WEB.md)
                         tcp:// on the --http port, or ws:// on the --tcp port, is refused
                         with a message naming the right port.
   --threads N           io_context threads (default 1)
+  --web-root DIR        the viewer's assets (default: build/web next to the build folder
+                        of this binary, which `bash scripts/build_web.sh` fills)
 state and access:
   --data DIR            database directory (default ./scenecrdt-data)
   --no-fsync            SQLite synchronous=NORMAL: survives kill -9, not a power cut
@@ -77,6 +83,14 @@ bool ListenFlag(ArgScanner& scan, const char* name, std::string& out) {
   return false;
 }
 
+// build/<preset>/tools/scenecrdt -> build/web (where scripts/build_web.sh writes the viewer).
+std::string DefaultWebRoot() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::string();
+  return (exe.parent_path().parent_path().parent_path() / "web").lexically_normal().string();
+}
+
 template <class T>
 void Take(std::optional<uint64_t> v, T& out) {
   if (v) out = static_cast<T>(*v);
@@ -96,6 +110,11 @@ int RunServe(Args args) {
   Take(scan.U64("--threads"), config.threads);
   if (auto v = scan.Value("--data")) config.data_dir = *v;
   if (auto v = scan.Value("--auth")) config.auth_file = *v;
+  if (auto v = scan.Value("--web-root")) {
+    config.web_root = *v;
+  } else {
+    config.web_root = DefaultWebRoot();
+  }
   config.demo = scan.Flag("--demo");
   if (auto v = scan.Double("--demo-hz")) config.demo_hz = *v;
   config.fsync = !scan.Flag("--no-fsync");
@@ -158,6 +177,13 @@ int RunServe(Args args) {
                  "scenecrdt serve: listening ws://%s:%u (/scene/<name>, /dcl/<scene>, /healthz, "
                  "/metrics)\n",
                  host(config.http_listen).c_str(), srv.http_port());
+  }
+  if (!config.http_listen.empty()) {
+    std::error_code ec;
+    const bool built = std::filesystem::exists(config.web_root + "/view.html", ec);
+    std::fprintf(stderr, "scenecrdt serve: viewer http://%s:%u/ (assets %s%s)\n",
+                 host(config.http_listen).c_str(), srv.http_port(), config.web_root.c_str(),
+                 built ? "" : ": missing, build them with bash scripts/build_web.sh");
   }
   if (config.demo) {
     std::fprintf(stderr, "scenecrdt serve: demo scene \"demo\" animated at %g Hz\n",
