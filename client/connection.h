@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns Connection: one client transport (framed TCP or WebSocket /scene/<name>) on a strand
+// Owns Connection: one client transport (framed TCP or WebSocket /scene/<name>, each with or
+// without TLS) on a strand
 // of the caller's io_context: connect, read frames (verified with ReadFrame), write queued
 // frames in gather writes. It knows nothing about scenes or replicas: Client and the load
 // generator build on it. Callbacks run on the connection's strand.
@@ -32,6 +33,9 @@ struct ConnectionOptions {
   // silent or corrupted in either direction (the Client then reconnects).
   uint32_t ping_interval_ms = 0;
   uint32_t pong_timeout_ms = 0;
+  // tls:// and wss://: the CA certificates (PEM) the server's certificate must chain to;
+  // empty: the system trust store. The host name (or IP) of the URL must match it.
+  std::string ca_file;
 };
 
 struct ConnectionHandlers {
@@ -64,6 +68,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   struct Impl;
+  void TlsHandshake();  // tls:// and wss://, after the TCP connect
+  void Upgrade();       // ws:// and wss://, then OnConnected
   void OnConnected();
   void Read();
   void OnBytes(std::size_t n);
@@ -90,6 +96,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool read_pending_ = false;
   bool open_ = false;
   bool closed_ = false;
+  std::optional<Error> setup_error_;  // the TLS context could not be built (Start reports it)
   uint64_t ping_nonce_ = 0;
   std::chrono::steady_clock::time_point last_pong_{};
   std::atomic<std::size_t> queued_bytes_{0};

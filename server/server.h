@@ -20,12 +20,15 @@
 #include <thread>
 #include <vector>
 
+#include "scenecrdt/server/connection_limiter.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/data_dir_lock.h"
 #include "scenecrdt/server/demo.h"
 #include "scenecrdt/server/listener.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/scene.h"
 #include "scenecrdt/server/session.h"
+#include "scenecrdt/server/tls_context.h"
 
 namespace scenecrdt::server {
 
@@ -44,8 +47,17 @@ class Server final : public ServerContext {
   // Blocks until RequestStop, then stops gracefully and joins everything. Returns 0 when
   // every scene was flushed, 1 when a final commit failed.
   int Wait();
+  // A longer explanation of the last Start failure (e.g. who holds the data directory); empty
+  // when the error's detail says it all.
+  const std::string& start_hint() const { return start_hint_; }
+  // The connection caps in force (after Start: defaults resolved).
+  const ConnectionCaps& connection_caps() const { return limiter_->caps(); }
 
   std::size_t num_scenes() const;
+  // Reads --tls-cert/--tls-key again for new connections (what SIGHUP does); open sessions
+  // keep theirs. False (and a log line) when the files do not load: the old ones stay.
+  bool ReloadTls();
+  bool tls() const { return tls_ != nullptr; }
 
   // Runs `read` on the scene's strand and waits for it (not from an io thread). False when
   // the scene does not exist.
@@ -55,7 +67,8 @@ class Server final : public ServerContext {
   // ---- ServerContext ----
   net::asio::io_context& ioc() override { return ioc_; }
   const ServerConfig& config() const override { return config_; }
-  const AuthTable& auth() const override { return auth_; }
+  const AccessControl& auth() const override { return auth_; }
+  const OriginPolicy& origins() const override { return origins_; }
   Metrics& metrics() override { return metrics_; }
   const EventLog& log() const override { return log_; }
   Persistence& persistence() override { return *persistence_; }
@@ -73,15 +86,22 @@ class Server final : public ServerContext {
   bool ForEachAndWait(const Items& items, Fn start, std::chrono::milliseconds timeout);
 
   ServerConfig config_;
-  AuthTable auth_;
+  AccessControl auth_;
+  OriginPolicy origins_;
   Metrics metrics_;
   EventLog log_;
   net::asio::io_context ioc_;
   std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
+  std::unique_ptr<DataDirLock> data_lock_;  // held from Start to the end of Wait
+  std::string start_hint_;
   std::unique_ptr<Persistence> persistence_;
+  std::unique_ptr<ConnectionLimiter> limiter_;
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> http_;
   std::unique_ptr<net::asio::signal_set> signals_;
+  std::unique_ptr<net::asio::signal_set> hangup_;  // SIGHUP: ReloadTls
+  std::unique_ptr<TlsContexts> tls_;
+  void WaitHangup();
   std::vector<std::thread> threads_;
 
   mutable std::mutex scenes_mu_;

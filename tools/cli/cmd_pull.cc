@@ -22,6 +22,8 @@ options:
   --server URL     tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
   --scene NAME     the scene (not needed when the URL names it)
   --token T        the token, when the server runs with --auth
+  --ca FILE        CA certificates (PEM) for tls:// and wss:// (default: the
+                   system trust store)
   --timeout SEC    give up after SEC (default 10)
   --world          also add the "world" array of 'replay --world' (effective parents,
                    loop parking, placeholders and column-major localToWorld matrices)
