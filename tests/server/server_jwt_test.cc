@@ -91,7 +91,10 @@ TEST_F(ServerJwtTest, BadTokensAreRefusedWithTheirReason) {
   EXPECT_EQ(JoinRefusal(port, "lobby", unsigned_token), "wrong_algorithm");
   std::string forged =
       ValidToken(TestSigner::kHs256, Claims(R"(["lobby"])", "write", WallNow() + 600));
-  forged.back() = forged.back() == 'A' ? 'B' : 'A';
+  // A signature character other than the last (whose low bits must stay zero in canonical
+  // base64url): still well-formed, no longer the signature.
+  char& c = forged[forged.size() - 10];
+  c = c == 'A' ? 'B' : 'A';
   EXPECT_EQ(JoinRefusal(port, "lobby", forged), "bad_signature");
   EXPECT_EQ(JoinRefusal(port, "lobby", "not-a-jwt"), "malformed");
   // The server is fine afterwards.
