@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "scenecrdt/net/net.h"
-#include "scenecrdt/server/auth.h"
+#include "scenecrdt/server/access_control.h"
 #include "scenecrdt/server/config.h"
 #include "scenecrdt/server/event_log.h"
 #include "scenecrdt/server/metrics.h"
+#include "scenecrdt/server/origin_policy.h"
 
 namespace scenecrdt::server {
 
@@ -40,7 +41,10 @@ class ServerContext {
   virtual ~ServerContext() = default;
   virtual net::asio::io_context& ioc() = 0;
   virtual const ServerConfig& config() const = 0;
-  virtual const AuthTable& auth() const = 0;
+  // Who may join which scene (the --auth table, signed access tokens, or open mode).
+  virtual const AccessControl& auth() const = 0;
+  // Which browser pages may send requests (--allowed-origins).
+  virtual const OriginPolicy& origins() const = 0;
   virtual Metrics& metrics() = 0;
   virtual const EventLog& log() const = 0;
   virtual Persistence& persistence() = 0;

@@ -114,7 +114,7 @@ void Summaries(ServerContext& ctx, const std::string& token,
   std::set<std::string, std::less<>> names;
   for (Scene* s : loaded) {
     names.insert(s->name());
-    if (ctx.auth().Check(token, s->name()).has_value()) {
+    if (ctx.auth().CheckNow(token, s->name()).has_value()) {
       scenes.push_back(s);
     } else {
       ctx.ReleaseScene(s);
@@ -123,7 +123,7 @@ void Summaries(ServerContext& ctx, const std::string& token,
   std::vector<Scene::Summary> stored_only;
   if (auto stored = ctx.persistence().ListScenes(); stored.has_value()) {
     for (std::string& name : stored.value()) {
-      if (names.count(name) != 0 || !ctx.auth().Check(token, name).has_value()) continue;
+      if (names.count(name) != 0 || !ctx.auth().CheckNow(token, name).has_value()) continue;
       stored_only.push_back(Scene::Summary{std::move(name), 0, 0, /*in_memory=*/false});
     }
   }
