@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "scenecrdt/client/url.h"
 #include "scenecrdt/net/tls.h"
 #include "tests/server/jwt_test_util.h"
 #include "tests/server/server_test_util.h"

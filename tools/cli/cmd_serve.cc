@@ -43,13 +43,12 @@ state and access:
   --data DIR            database directory (default ./scenecrdt-data)
   --no-fsync            SQLite synchronous=NORMAL: survives kill -9, not a power cut
   --auth FILE           tokens: {"tokens":[{"token":"...","scenes":["lobby","*"],
-                        "role":"read"|"write"}]}. Without it: loopback only, all may write.
+                        "role":"read"|"write"}]}. Without it (and without --jwt-*):
+                        loopback only, all may write.
   --max-db-bytes N      the database may not grow past N bytes (default: no cap); commits
                         beyond fail as on a full disk: writers get storage_unavailable,
                         /healthz answers 503, nothing more is acknowledged until space is
                         freed (a delete) or the server restarts with a larger cap
-                        "role":"read"|"write"}]}. Without it (and without --jwt-*):
-                        loopback only, all may write.
   --jwt-secret FILE     accept signed access tokens (HS256) made with the secret in FILE
                         (>= 32 bytes); claims sub, scenes, role, exp (docs/AUTH.md)
   --jwt-public-key PEM  accept tokens signed by this EdDSA or ES256 key (public PEM)
