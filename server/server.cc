@@ -45,15 +45,25 @@ Result<void> Server::Start(bool handle_signals) {
     }
     *out = endpoint.value();
   }
-  auto persistence = Persistence::Open(config_.data_dir, config_.fsync, metrics_);
-  if (!persistence.has_value()) return persistence.error();
-  persistence_ = std::move(persistence.value());
-  auto stored = persistence_->LoadAll();
-  if (!stored.has_value()) return stored.error();
-  for (const PersistedScene& s : stored.value()) {
-    if (!session::IsValidSceneName(s.name)) continue;
-    scenes_.emplace(s.name, std::make_unique<Scene>(*this, s.name, s.dcl));
-    Metrics::Add(metrics_.scenes, 1);
+  if (!config_.redis_url.empty()) {
+    // Cluster mode: Redis holds the scenes; they are loaded when first joined.
+    auto node = ClusterNode::Open(config_, metrics_);
+    if (!node.has_value()) return node.error();
+    cluster_ = std::move(node.value());
+    metrics_.render_extra = [node = cluster_.get()](std::string& out) {
+      node->RenderPrometheus(out);
+    };
+  } else {
+    auto persistence = Persistence::Open(config_.data_dir, config_.fsync, metrics_);
+    if (!persistence.has_value()) return persistence.error();
+    persistence_ = std::move(persistence.value());
+    auto stored = persistence_->LoadAll();
+    if (!stored.has_value()) return stored.error();
+    for (const PersistedScene& s : stored.value()) {
+      if (!session::IsValidSceneName(s.name)) continue;
+      scenes_.emplace(s.name, std::make_unique<Scene>(*this, s.name, s.dcl));
+      Metrics::Add(metrics_.scenes, 1);
+    }
   }
   if (tcp_endpoint) {
     tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp);
@@ -69,7 +79,8 @@ Result<void> Server::Start(bool handle_signals) {
       if (!ec) RequestStop();
     });
   }
-  persistence_->Start();
+  if (persistence_) persistence_->Start();
+  if (cluster_) cluster_->Start();
   work_.emplace(ioc_.get_executor());
   if (tcp_) tcp_->Start();
   if (http_) http_->Start();
@@ -167,7 +178,7 @@ int Server::Wait() {
       std::chrono::seconds(20));
   if (!flushed) {
     std::fprintf(stderr, "scenecrdt serve: a final commit did not complete: %s\n",
-                 persistence_->last_error().c_str());
+                 persistence_ ? persistence_->last_error().c_str() : "Redis did not take it");
   }
   // 4. Close every session after what it has queued (the acks above included).
   for (const auto& s : LiveSessions()) {
@@ -181,12 +192,14 @@ int Server::Wait() {
     std::unique_lock<std::mutex> lock(phase_mu_);
     phase_cv_.wait_for(lock, std::chrono::milliseconds(10));
   }
-  // 5. Stop the threads and the persistence thread.
+  // 5. Stop the cluster node (its threads post to scene strands), the io threads and the
+  // persistence thread.
+  if (cluster_) cluster_->Stop();
   work_.reset();
   ioc_.stop();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
-  persistence_->Stop();
+  if (persistence_) persistence_->Stop();
   {
     std::lock_guard<std::mutex> lock(stop_mu_);
     stopped_ = true;

@@ -6,7 +6,8 @@
 
 namespace scenecrdt::cli {
 
-bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out) {
+bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out,
+                     bool allow_list) {
   auto server = scan.Value("--server");
   auto scene = scan.Value("--scene");
   auto token = scan.Value("--token");
@@ -21,11 +22,27 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
                      hint);
     return false;
   }
-  auto url = client::ParseServerUrl(*server);
-  if (!url.has_value()) {
-    PrintError(command, "--server " + *server, url.error());
-    return false;
+  std::vector<std::string> texts;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = allow_list ? server->find(',', start) : std::string::npos;
+    texts.push_back(server->substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
+  std::vector<client::ServerUrl> urls;
+  for (const std::string& text : texts) {
+    auto parsed = client::ParseServerUrl(text);
+    if (!parsed.has_value()) {
+      PrintError(command, "--server " + text, parsed.error());
+      return false;
+    }
+    if (!urls.empty() && parsed->scene != urls.front().scene) {
+      PrintMessage(command, "the --server URLs name different scenes: give the scene once");
+      return false;
+    }
+    urls.push_back(*parsed);
+  }
+  const client::ServerUrl* url = &urls.front();
   // The scene comes from --scene or from a ws:// /scene/NAME path; given twice, it must be
   // the same (a URL path that was silently ignored would join another scene).
   if (scene && !url->scene.empty() && *scene != url->scene) {
@@ -37,8 +54,9 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
     PrintMessage(command, "needs --scene NAME (or a ws://HOST:PORT/scene/NAME URL)" + hint);
     return false;
   }
-  out.server = *server;
+  out.server = texts.front();
   out.url = *url;
+  out.urls = std::move(urls);
   out.scene = scene ? *scene : url->scene;
   return true;
 }

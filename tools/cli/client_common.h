@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "scenecrdt/client/client.h"
 #include "scenecrdt/client/url.h"
@@ -16,9 +17,10 @@
 namespace scenecrdt::cli {
 
 struct ClientFlags {
-  std::string server;     // the URL as given
-  client::ServerUrl url;  // parsed
-  std::string scene;      // --scene, or the scene the URL names
+  std::string server;                   // the URL as given
+  client::ServerUrl url;                // parsed (the first one with a list)
+  std::vector<client::ServerUrl> urls;  // every URL of a comma-separated list (allow_list)
+  std::string scene;                    // --scene, or the scene the URL names
   std::string token;
   uint64_t timeout_ms = 10000;
 };
@@ -26,7 +28,10 @@ struct ClientFlags {
 // Reads --server, --scene, --token, --timeout (seconds). The scene is --scene or the one a
 // ws://HOST:PORT/scene/NAME URL names (both: they must agree). Prints what is wrong or
 // missing and returns false (the command exits 2).
-bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out);
+// `allow_list`: --server may be URL[,URL...] (cluster nodes; every URL must name the same
+// scene, if any).
+bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out,
+                     bool allow_list = false);
 
 struct JoinOptions {
   // After the join, reconnect with backoff and resume when the connection is lost.

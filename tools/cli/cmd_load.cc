@@ -34,7 +34,10 @@ owner's send to its own receipt. Redraws a progress line on stderr when it is a 
 end (JSON with --json). Run it against a release build: the generator uses one thread.
 
 options:
-  --server URL       tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT[/scene/NAME] (loopback only)
+  --server URL[,URL...]  tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT[/scene/NAME] (loopback
+                     only); several URLs (cluster nodes, `serve --redis`): client i joins
+                     URL i mod N, so writers and watchers sit on different nodes and the
+                     latency is cross-node
   --scene NAME       the scene (use a fresh one per run), unless the URL names it
   --token T          a write token, when the server runs with --auth
   --clients N        connections (default 200, at most 2000)
@@ -217,7 +220,7 @@ int RunLoad(Args args) {
     return kExitOk;
   }
   ClientFlags flags;
-  const bool have_flags = ReadClientFlags(scan, "load", flags);
+  const bool have_flags = ReadClientFlags(scan, "load", flags, /*allow_list=*/true);
   const uint64_t n_clients = scan.U64("--clients").value_or(200);
   const uint64_t n_movers = scan.U64("--movers").value_or(100);
   const double rate = scan.Double("--rate").value_or(20.0);
@@ -234,10 +237,11 @@ int RunLoad(Args args) {
                  "--duration (0,600], --warmup [0,60]");
     return kExitBadInput;
   }
-  const client::ServerUrl& url = flags.url;
-  if (url.host != "127.0.0.1" && url.host != "localhost" && url.host != "::1") {
-    PrintMessage("load", "runs against loopback only (127.0.0.1, localhost or ::1)");
-    return kExitBadInput;
+  for (const client::ServerUrl& url : flags.urls) {
+    if (url.host != "127.0.0.1" && url.host != "localhost" && url.host != "::1") {
+      PrintMessage("load", "runs against loopback only (127.0.0.1, localhost or ::1)");
+      return kExitBadInput;
+    }
   }
   Run run;
   run.movers.resize(n_movers);
@@ -264,6 +268,7 @@ int RunLoad(Args args) {
       run.OnFrame(*c, f);
     };
     h.on_closed = [c](const Error&) { c->closed = true; };
+    const client::ServerUrl& url = flags.urls[c->index % flags.urls.size()];
     c->connection = std::make_shared<client::Connection>(run.ioc, url, flags.scene,
                                                          client::ConnectionOptions{}, h);
     c->connection->Start();

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns `scenecrdt serve`: flags -> ServerConfig, start, wait for SIGINT/SIGTERM, stop cleanly.
 #include <cstdio>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include "scenecrdt/server/server.h"
 #include "tools/cli/commands.h"
@@ -31,6 +34,16 @@ state and access:
   --no-fsync            SQLite synchronous=NORMAL: survives kill -9, not a power cut
   --auth FILE           tokens: {"tokens":[{"token":"...","scenes":["lobby","*"],
                         "role":"read"|"write"}]}. Without it: loopback only, all may write.
+cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
+  --redis URL           join the cluster at redis://[[user]:password@]host[:port][/db] or
+                        unix:///path[?db=N]: scenes live in Redis (AOF with appendfsync
+                        always recommended), a write is acknowledged once its XADD returned,
+                        and --data / --no-fsync are not used
+  --redis-password-file F  the Redis password, read from a file (keeps it off the URL)
+  --compact-interval-ms N  how often this node tries to compact its scenes' streams
+                        (default 10000; 0 never; a lease in Redis lets one node work)
+  --compact-retain-ms N    entries this young stay in the stream after a compaction, for
+                        readers that lag (default 10000)
   --demo                animate the scene "demo" (a small solar system) from the server
   --demo-hz HZ          demo writer rate (default 25)
 limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults' reasons):
@@ -81,6 +94,11 @@ int RunServe(Args args) {
   config.demo = scan.Flag("--demo");
   if (auto v = scan.Double("--demo-hz")) config.demo_hz = *v;
   config.fsync = !scan.Flag("--no-fsync");
+  if (auto v = scan.Value("--redis")) config.redis_url = *v;
+  std::optional<std::string> password_file;
+  if (auto v = scan.Value("--redis-password-file")) password_file = std::string(*v);
+  Take(scan.U64("--compact-interval-ms"), config.compact_interval_ms);
+  Take(scan.U64("--compact-retain-ms"), config.compact_retain_ms);
   server::Limits& l = config.limits;
   Take(scan.U64("--max-frame-bytes"), l.max_frame_bytes);
   Take(scan.U64("--max-message-bytes"), l.max_message_bytes);
@@ -108,6 +126,24 @@ int RunServe(Args args) {
     PrintMessage("serve", "both listeners are off: give --tcp or --http");
     return kExitBadInput;
   }
+  if (password_file) {
+    std::ifstream in(*password_file, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in) {
+      PrintMessage("serve", "cannot read --redis-password-file; check the path and permissions");
+      return kExitBadInput;
+    }
+    config.redis_password = text.str();
+    while (!config.redis_password.empty() &&
+           (config.redis_password.back() == '\n' || config.redis_password.back() == '\r')) {
+      config.redis_password.pop_back();
+    }
+    if (config.redis_url.empty()) {
+      PrintMessage("serve", "--redis-password-file needs --redis URL");
+      return kExitBadInput;
+    }
+  }
   server::Server srv(config);
   if (auto started = srv.Start(/*handle_signals=*/true); !started.has_value()) {
     PrintError("serve", "cannot start", started.error());
@@ -119,9 +155,14 @@ int RunServe(Args args) {
   if (config.auth_file.empty()) {
     PrintMessage("serve", "no --auth: unauthenticated mode, loopback only, every client may write");
   }
-  std::fprintf(stderr, "scenecrdt serve: data %s (incarnation %llu, %zu scenes)\n",
-               config.data_dir.c_str(), static_cast<unsigned long long>(srv.incarnation()),
-               srv.num_scenes());
+  if (const server::ClusterNode* node = srv.cluster()) {
+    std::fprintf(stderr, "scenecrdt serve: cluster node %s on %s\n", node->node_id().c_str(),
+                 node->redis_url_for_logs().c_str());
+  } else {
+    std::fprintf(stderr, "scenecrdt serve: data %s (incarnation %llu, %zu scenes)\n",
+                 config.data_dir.c_str(), static_cast<unsigned long long>(srv.incarnation()),
+                 srv.num_scenes());
+  }
   const auto host = [](const std::string& hp) { return hp.substr(0, hp.rfind(':')); };
   if (!config.tcp_listen.empty()) {
     std::fprintf(stderr, "scenecrdt serve: listening tcp://%s:%u\n",
