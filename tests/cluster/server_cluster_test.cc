@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -254,6 +255,46 @@ TEST(ServerClusterTest, CompactionUnderWritesKeepsTheHashAndBoundsTheStream) {
   TestServer late(NodeConfig(redis));
   auto joiner = Join(late.tcp_url(), "fold");
   EXPECT_EQ(joiner->store().StateHashHex(), expected);
+}
+
+TEST(ServerClusterTest, LoadSpreadsItsClientsOverTheNodes) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.started()) << redis.log();
+  TestServer a(NodeConfig(redis));
+  TestServer b(NodeConfig(redis));
+  const CommandResult r = RunCommand(std::string(SCENECRDT_BINARY) + " load --server " +
+                                     a.tcp_url() + "," + b.tcp_url() +
+                                     " --scene spread --clients 4 --movers 2 --rate 10"
+                                     " --duration 1 --warmup 0 --json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Clients joined both nodes (each hosts the scene) and the nodes agree.
+  const std::string hash = a.SceneHash("spread");
+  ASSERT_FALSE(hash.empty());
+  EXPECT_TRUE(NodeReaches(b, "spread", hash));
+  EXPECT_TRUE(NodeReaches(a, "spread", b.SceneHash("spread")));
+}
+
+TEST(ServerClusterTest, ThePasswordFileOpensAProtectedRedisAndAWrongOneStopsTheStart) {
+  RedisTestServer redis({"--requirepass", "s3cret"});
+  ASSERT_TRUE(redis.started()) << redis.log();
+  TempDir dir;
+  const std::string good = dir.path() + "/good";
+  const std::string bad = dir.path() + "/bad";
+  std::ofstream(good) << "s3cret\n";
+  std::ofstream(bad) << "wrong\n";
+  {
+    ServerProcess node(dir.path(), {"--redis", redis.url(), "--redis-password-file", good});
+    ASSERT_TRUE(node.started()) << node.log();
+    auto c = Join(node.tcp_url(), "locked");
+    std::vector<uint8_t> dcl;
+    AppendPut(dcl, 700, 1, 1.0f);
+    c->SendCrdt(dcl);
+    EXPECT_TRUE(c->PollUntil([&] { return c->pending_frames() == 0; }, 30s));
+    EXPECT_EQ(node.log().find("s3cret"), std::string::npos) << "the password reached the log";
+  }
+  ServerProcess refused(dir.path(), {"--redis", redis.url(), "--redis-password-file", bad});
+  EXPECT_FALSE(refused.started());  // it exited (exit status 2) instead of listening
+  EXPECT_NE(refused.log().find("Redis does not answer"), std::string::npos) << refused.log();
 }
 
 }  // namespace
