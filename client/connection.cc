@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the client transports: connect with a deadline, frame reassembly, gather writes.
-#include "scenecrdt/client/connection.h"
+#include "scenecrdt/client/internal/connection.h"
 
 #include <cstring>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns parsing --server URLs.
+// Owns parsing --server URLs and URL lists.
 #include "scenecrdt/client/url.h"
 
 #include "scenecrdt/protocol/session/envelope.h"
@@ -77,6 +77,19 @@ Result<ServerUrl> ParseServerUrl(std::string_view url) {
   if (port == 0) return Bad("port 0 in URL");
   out.host = std::string(host);
   out.port = static_cast<uint16_t>(port);
+  return out;
+}
+
+std::vector<std::string> SplitServerList(std::string_view list) {
+  std::vector<std::string> out;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view one = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    while (!one.empty() && one.back() == ' ') one.remove_suffix(1);
+    if (!one.empty()) out.emplace_back(one);
+  }
   return out;
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns ServerUrl: the `--server` URLs the client and the command line accept,
+// Owns ServerUrl and server lists: the `--server` URLs the client and the command line accept,
 // tcp://HOST:PORT (framed envelope) and ws://HOST:PORT[/scene/NAME] (WebSocket /scene/<name>).
 // A path is never ignored: ws:// may name the scene, anything else is refused (docs/CLI.md).
 #pragma once
@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "scenecrdt/protocol/result.h"
 
@@ -25,5 +26,10 @@ struct ServerUrl {
 // path other than /scene/NAME, the raw-DCL /dcl/ path, a query string and a bad scene name
 // are refused).
 Result<ServerUrl> ParseServerUrl(std::string_view url);
+
+// A comma-separated list of URLs (the fail-over list of `--server` and sc_client_connect),
+// split and trimmed of spaces; empty entries are skipped. Each entry is checked later, by
+// ParseServerUrl.
+std::vector<std::string> SplitServerList(std::string_view list);
 
 }  // namespace scenecrdt::client

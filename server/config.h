@@ -42,6 +42,14 @@ struct Limits {
   uint32_t batch_window_us = 0;
   // State frames (snapshot / resume delta) carry at most this many DCL bytes each.
   uint32_t state_chunk_bytes = 256u << 10;
+  // Memory bounds (docs/SERVER.md "Memory bounds").
+  // A scene's state as a DCL snapshot may not grow past this (scene_too_large beyond; deletes
+  // are always accepted): --max-scene-bytes.
+  uint64_t max_scene_bytes = 16u << 20;
+  // Scenes held in memory at once (scene_full for a join that needs one more): a scene with
+  // no session for scene_idle_evict_ms is dropped from memory (its state is durable).
+  uint32_t max_scenes_in_memory = 1000;
+  uint32_t scene_idle_evict_ms = 60000;
 };
 
 struct ServerConfig {
@@ -58,6 +66,9 @@ struct ServerConfig {
   // SQLite synchronous mode: true = FULL (fsync per commit), false = NORMAL (survives a
   // process kill, not a power loss).
   bool fsync = true;
+  // 0: none. The database may not grow past this many bytes: commits beyond fail with
+  // SQLITE_FULL as on a full disk (storage_unavailable, /healthz 503): --max-db-bytes.
+  uint64_t max_db_bytes = 0;
   Limits limits;
   // Cluster mode (docs/CLUSTER.md): the Redis URL shared by every node (empty: SQLite, the
   // embedded default), the password kept off the URL, and how often this node tries to

@@ -54,8 +54,13 @@ class ServerContext {
   // The bound listener ports (0: that listener is off); hints for peers on the wrong port.
   virtual uint16_t tcp_port() const = 0;
   virtual uint16_t http_port() const = 0;
-  // The scene called `name`, created on first use. Thread-safe. nullptr while stopping.
+  // The scene called `name`, created on first use and never evicted (server-side writers such
+  // as the demo). Thread-safe. nullptr while stopping or when it cannot be loaded.
   virtual Scene* FindOrCreateScene(std::string_view name) = 0;
+  // The scene called `name` for a session, loaded if stored, created only when `may_create`;
+  // held in memory until ReleaseScene (scene_registry.h has the errors). Thread-safe.
+  virtual Result<Scene*> AcquireScene(std::string_view name, bool may_create) = 0;
+  virtual void ReleaseScene(Scene* scene) = 0;
   // Session registry (shutdown walks it). Thread-safe.
   virtual uint64_t RegisterSession(const std::shared_ptr<Session>& s) = 0;
   virtual void UnregisterSession(uint64_t id) = 0;

@@ -6,6 +6,7 @@
 
 #include "scenecrdt/server/dcl_session.h"
 #include "scenecrdt/server/envelope_session.h"
+#include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/websocket_session.h"
 
 namespace scenecrdt::server {
@@ -159,7 +160,19 @@ void HttpSession::Route() {
   if (req.method() != http::verb::get && req.method() != http::verb::head) {
     Respond(http::status::method_not_allowed, "GET only\n", req);
   } else if (path == "/healthz") {
-    Respond(http::status::ok, "ok\n", req);
+    // Not ok while group commits fail: nothing written now can be acknowledged.
+    // Cluster mode: the node serves reads without Redis; writes wait (docs/CLUSTER.md).
+    if (ctx_.cluster()) {
+      Respond(http::status::ok, "ok\n", req);
+      return;
+    }
+    const StorageHealth& storage = ctx_.persistence().health();
+    if (storage.ok()) {
+      Respond(http::status::ok, "ok\n", req);
+    } else {
+      Respond(http::status::service_unavailable,
+              "storage_unavailable: " + storage.last_error() + "\n", req);
+    }
   } else if (path == "/metrics") {
     Respond(http::status::ok, ctx_.metrics().RenderPrometheus(), req, "text/plain; version=0.0.4");
   } else {

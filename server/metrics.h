@@ -133,6 +133,14 @@ class Metrics {
   Counter resyncs{0};
   Counter resync_bytes{0};
   Counter log_lines_suppressed{0};  // repeated refusal lines of one session, not logged
+  // Storage and memory bounds (docs/SERVER.md "Storage failures", "Memory bounds").
+  Gauge storage_unavailable{0};      // 1 while group commits fail
+  Counter storage_episodes{0};       // failure episodes (first failed commit after a success)
+  Counter scene_loads{0};            // stored scenes loaded into memory
+  Counter scene_evictions{0};        // idle scenes dropped from memory
+  Counter scene_cap_refusals{0};     // joins refused at --max-scenes-in-memory
+  Counter scene_create_refusals{0};  // joins of a missing scene by a read-only token
+  Counter snapshot_shares{0};        // joins served a snapshot another joiner's build made
 
  private:
   static constexpr std::array<double, 10> kCommitBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01,

@@ -16,7 +16,13 @@
 //
 // Durability: after merges, the changes since the durable point go to the persistence thread
 // as one job (group commit; what arrives meanwhile goes in the next one). Frames are acked
-// once the durable point passes the store sequence they reached.
+// once the durable point passes the store sequence they reached. While commits fail, each
+// envelope writer waiting for an ack is told `storage_unavailable` once per failure episode
+// (non-fatal; the frames stay merged and are acked when a commit succeeds).
+//
+// Memory (docs/SERVER.md "Memory bounds"): writes that would grow the state past
+// --max-scene-bytes are refused (scene_too_large, scene_bytes.h); joiners at one store
+// sequence share one set of snapshot frames (weak references: nothing is kept once sent).
 #pragma once
 
 #include <cstdint>
@@ -32,14 +38,18 @@
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/cluster_scene_sync.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/scene_bytes.h"
 
 namespace scenecrdt::server {
 
 class Scene {
  public:
-  // `restore`: a DCL stream (from Persistence::LoadAll) merged before anything else and
+  // `restore`: a DCL stream (from Persistence::LoadScene) merged before anything else and
   // considered durable.
-  Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore = {});
+  // `incarnation`: numbers the scene's sequences (default: the server's; a scene reloaded after
+  // an eviction gets a fresh one).
+  Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore = {},
+        std::optional<uint64_t> incarnation = std::nullopt);
   Scene(const Scene&) = delete;
   Scene& operator=(const Scene&) = delete;
 
@@ -64,6 +74,9 @@ class Scene {
   void Flush(std::function<void()> done);
   // Reads the store on the strand (tests, tools): `read` runs there.
   void Inspect(std::function<void(const runtime::CrdtStore&, uint64_t wire_sequence)> read);
+  // Calls `done(quiescent)` on the strand: true when nothing of the scene is pending (no
+  // member, everything durable, no timer armed), so it may be dropped from memory.
+  void RetireIfQuiescent(std::function<void(bool quiescent)> done);
 
   // ---- Cluster mode (docs/CLUSTER.md "Server integration"; scene_cluster.cc), any thread ----
   // The load from Redis finished: `chunks` (snapshot, then the tail) merge, everything up to
@@ -87,6 +100,7 @@ class Scene {
     bool raw = false;     // gets plain DCL chunks (/dcl/) instead of envelope frames
     int64_t next_send_ms = 0;
     int64_t busy_since_ms = 0;  // when the delivery in flight was handed over
+    uint64_t storage_told = 0;  // the storage failure episode it was told about
   };
   // An abnormal end, kept for reconnect detection (bounded: kMaxDepartures).
   struct Departure {
@@ -127,6 +141,11 @@ class Scene {
   bool HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
                 std::optional<uint64_t> resume);
   void NotifyUnavailable();
+  // Commits fail: tells each envelope writer waiting for an ack (once per episode).
+  void TellStorageUnavailable();
+  // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
+  // whose copies are still alive.
+  std::vector<SharedFrame> SnapshotFrames(bool raw);
 
   ServerContext& ctx_;
   std::string name_;
@@ -168,6 +187,11 @@ class Scene {
   bool load_requested_ = false;
   std::vector<HeldJoin> held_joins_;  // bounded by max_sessions_per_scene
   bool unavailable_notified_ = false;
+  SceneBytes bytes_;
+  // Snapshot frames handed to joiners at snapshot_sequence_ (weak: freed once sent).
+  uint64_t snapshot_sequence_ = ~uint64_t{0};
+  std::vector<std::weak_ptr<const std::vector<uint8_t>>> snapshot_envelope_;
+  std::weak_ptr<const std::vector<uint8_t>> snapshot_raw_;
 };
 
 }  // namespace scenecrdt::server

@@ -13,7 +13,9 @@
 namespace scenecrdt::server {
 
 Server::Server(ServerConfig config)
-    : config_(std::move(config)), log_(config_.log_sink, config_.log_events) {}
+    : config_(std::move(config)),
+      log_(config_.log_sink, config_.log_events),
+      scenes_(std::make_unique<SceneRegistry>(*this)) {}
 
 Server::~Server() {
   if (!threads_.empty() && !stopped_) {
@@ -54,16 +56,19 @@ Result<void> Server::Start(bool handle_signals) {
       node->RenderPrometheus(out);
     };
   } else {
-    auto persistence = Persistence::Open(config_.data_dir, config_.fsync, metrics_);
+    PersistenceOptions store_options;
+    store_options.dir = config_.data_dir;
+    store_options.fsync = config_.fsync;
+    store_options.max_db_bytes = config_.max_db_bytes;
+    store_options.log = &log_;
+    auto persistence = Persistence::Open(store_options, metrics_, &start_diagnostic_);
     if (!persistence.has_value()) return persistence.error();
     persistence_ = std::move(persistence.value());
-    auto stored = persistence_->LoadAll();
+    // Scenes are loaded when first joined (scene_registry.h); listing them reads every table
+    // once more, with every return code checked.
+    auto stored = persistence_->ListScenes(&start_diagnostic_);
     if (!stored.has_value()) return stored.error();
-    for (const PersistedScene& s : stored.value()) {
-      if (!session::IsValidSceneName(s.name)) continue;
-      scenes_.emplace(s.name, std::make_unique<Scene>(*this, s.name, s.dcl));
-      Metrics::Add(metrics_.scenes, 1);
-    }
+    stored_scenes_ = stored->size();
   }
   if (tcp_endpoint) {
     tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp);
@@ -82,6 +87,7 @@ Result<void> Server::Start(bool handle_signals) {
   if (persistence_) persistence_->Start();
   if (cluster_) cluster_->Start();
   work_.emplace(ioc_.get_executor());
+  scenes_->StartSweeper();
   if (tcp_) tcp_->Start();
   if (http_) http_->Start();
   if (config_.demo) {
@@ -159,12 +165,7 @@ int Server::Wait() {
     });
   }
   if (demo_) demo_->Stop();
-  std::vector<Scene*> scenes;
-  {
-    std::lock_guard<std::mutex> lock(scenes_mu_);
-    stopping_ = true;
-    for (auto& [name, scene] : scenes_) scenes.push_back(scene.get());
-  }
+  const std::vector<Scene*> scenes = scenes_->Freeze();
   // 2. No new frames: every frame read so far is already posted to its scene.
   ForEachAndWait(
       LiveSessions(),
@@ -177,8 +178,11 @@ int Server::Wait() {
       scenes, [](Scene* s, std::function<void()> done) { s->Flush(std::move(done)); },
       std::chrono::seconds(20));
   if (!flushed) {
+    const std::string error = persistence_ ? persistence_->last_error() : std::string();
     std::fprintf(stderr, "scenecrdt serve: a final commit did not complete: %s\n",
-                 persistence_ ? persistence_->last_error().c_str() : "Redis did not take it");
+                 !persistence_   ? "Redis did not take it"
+                 : error.empty() ? "the commit did not finish within 20 s"
+                                 : error.c_str());
   }
   // 4. Close every session after what it has queued (the acks above included).
   for (const auto& s : LiveSessions()) {
@@ -207,44 +211,34 @@ int Server::Wait() {
   return flushed ? 0 : 1;
 }
 
-std::size_t Server::num_scenes() const {
-  std::lock_guard<std::mutex> lock(scenes_mu_);
-  return scenes_.size();
-}
+std::size_t Server::num_scenes() const { return scenes_->size(); }
 
 Scene* Server::FindOrCreateScene(std::string_view name) {
-  std::lock_guard<std::mutex> lock(scenes_mu_);
-  if (stopping_) return nullptr;
-  auto it = scenes_.find(name);
-  if (it != scenes_.end()) return it->second.get();
-  auto scene = std::make_unique<Scene>(*this, std::string(name));
-  Scene* raw = scene.get();
-  scenes_.emplace(std::string(name), std::move(scene));
-  Metrics::Add(metrics_.scenes, 1);
-  return raw;
+  auto scene = scenes_->Acquire(name, /*may_create=*/true);
+  return scene.has_value() ? scene.value() : nullptr;  // never released: never evicted
 }
+
+Result<Scene*> Server::AcquireScene(std::string_view name, bool may_create) {
+  return scenes_->Acquire(name, may_create);
+}
+
+void Server::ReleaseScene(Scene* scene) { scenes_->Release(scene); }
 
 bool Server::InspectScene(const std::string& name,
                           const std::function<void(const runtime::CrdtStore&, uint64_t)>& read) {
-  Scene* scene = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(scenes_mu_);
-    auto it = scenes_.find(name);
-    if (it == scenes_.end()) return false;
-    scene = it->second.get();
-  }
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  scene->Inspect([&](const runtime::CrdtStore& store, uint64_t seq) {
-    read(store, seq);
-    std::lock_guard<std::mutex> lock(mu);
-    done = true;
-    cv.notify_all();
+  return scenes_->WithScene(name, [&](Scene& scene) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    scene.Inspect([&](const runtime::CrdtStore& store, uint64_t seq) {
+      read(store, seq);
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done; });
   });
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return done; });
-  return true;
 }
 
 uint64_t Server::RegisterSession(const std::shared_ptr<Session>& s) {

@@ -26,6 +26,7 @@
 #include "scenecrdt/server/listener.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/scene.h"
+#include "scenecrdt/server/scene_registry.h"
 #include "scenecrdt/server/session.h"
 
 namespace scenecrdt::server {
@@ -38,18 +39,26 @@ class Server final : public ServerContext {
   Server& operator=(const Server&) = delete;
 
   // Loads --auth and --data, binds the listeners, starts persistence and the io threads.
-  // `handle_signals`: SIGINT/SIGTERM call RequestStop.
+  // `handle_signals`: SIGINT/SIGTERM call RequestStop. A damaged database is kCorruptData
+  // (start_diagnostic() says what SQLite found and how to salvage).
   Result<void> Start(bool handle_signals);
+  // Why Start failed, in words (SQLite's text and what to do next); "" when it did not say.
+  const std::string& start_diagnostic() const { return start_diagnostic_; }
+  // Stored scenes found at start.
+  std::size_t stored_scenes() const { return stored_scenes_; }
   // Thread-safe; returns at once. The stop runs in Wait().
   void RequestStop();
   // Blocks until RequestStop, then stops gracefully and joins everything. Returns 0 when
   // every scene was flushed, 1 when a final commit failed.
   int Wait();
 
+  // Scenes held in memory now.
   std::size_t num_scenes() const;
+  // Evicts idle scenes now (tests; a timer does it every second).
+  void SweepIdleScenes() { scenes_->Sweep(); }
 
   // Runs `read` on the scene's strand and waits for it (not from an io thread). False when
-  // the scene does not exist.
+  // nothing is stored under `name` (a stored scene is loaded).
   bool InspectScene(const std::string& name,
                     const std::function<void(const runtime::CrdtStore&, uint64_t)>& read);
 
@@ -68,6 +77,8 @@ class Server final : public ServerContext {
   uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }
   uint16_t http_port() const override { return http_ ? http_->port() : 0; }
   Scene* FindOrCreateScene(std::string_view name) override;
+  Result<Scene*> AcquireScene(std::string_view name, bool may_create) override;
+  void ReleaseScene(Scene* scene) override;
   uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;
   void UnregisterSession(uint64_t id) override;
 
@@ -90,9 +101,9 @@ class Server final : public ServerContext {
   std::unique_ptr<net::asio::signal_set> signals_;
   std::vector<std::thread> threads_;
 
-  mutable std::mutex scenes_mu_;
-  std::map<std::string, std::unique_ptr<Scene>, std::less<>> scenes_;
-  bool stopping_ = false;  // under scenes_mu_: no new scenes
+  std::unique_ptr<SceneRegistry> scenes_;
+  std::string start_diagnostic_;
+  std::size_t stored_scenes_ = 0;
 
   std::mutex sessions_mu_;
   std::map<uint64_t, std::weak_ptr<Session>> sessions_;

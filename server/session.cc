@@ -68,13 +68,14 @@ void Session::NoteInput(std::size_t bytes) {
 }
 
 void Session::JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume) {
-  Scene* scene = ctx_.FindOrCreateScene(name);
-  if (!scene) {
-    Fatal(ErrorCode::kShuttingDown, "the server is stopping");
+  // A read-only token may join a stored scene but never create one (docs/SERVER.md).
+  auto scene = ctx_.AcquireScene(name, can_write);
+  if (!scene.has_value()) {
+    Fatal(scene.error().code, scene.error().detail);
     return;
   }
   joined_ = true;
-  scene_ = scene;
+  scene_ = scene.value();
   joined_scene_ = name;
   can_write_ = can_write;
   scene_->Join(shared_from_this(), can_write_, resume);
@@ -289,6 +290,7 @@ void Session::OnClosed() {
   watchdog_.cancel();
   NoteClose(CloseReason::kPeerGone);
   if (scene_) scene_->Leave(id_, close_reason_);
+  ctx_.ReleaseScene(scene_);  // the last use of scene_: it may be evicted once idle
   scene_ = nullptr;
   scene_frames_.clear();
   OnSessionClosed();

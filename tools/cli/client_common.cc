@@ -3,11 +3,12 @@
 #include "tools/cli/client_common.h"
 
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 namespace scenecrdt::cli {
 
-bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out,
-                     bool allow_list) {
+bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out) {
   auto server = scan.Value("--server");
   auto scene = scan.Value("--scene");
   auto token = scan.Value("--token");
@@ -22,27 +23,27 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
                      hint);
     return false;
   }
-  std::vector<std::string> texts;
-  for (std::size_t start = 0;;) {
-    const std::size_t comma = allow_list ? server->find(',', start) : std::string::npos;
-    texts.push_back(server->substr(start, comma == std::string::npos ? comma : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+  // URL[,URL...]: several servers of the scene, tried in turn (fail-over).
+  const std::vector<std::string> servers = client::SplitServerList(*server);
+  if (servers.empty()) {
+    PrintMessage(command, "--server is empty: give tcp://HOST:PORT or ws://HOST:PORT" + hint);
+    return false;
   }
+  std::optional<client::ServerUrl> url;
   std::vector<client::ServerUrl> urls;
-  for (const std::string& text : texts) {
-    auto parsed = client::ParseServerUrl(text);
+  for (const std::string& one : servers) {
+    auto parsed = client::ParseServerUrl(one);
     if (!parsed.has_value()) {
-      PrintError(command, "--server " + text, parsed.error());
+      PrintError(command, "--server " + one, parsed.error());
       return false;
     }
-    if (!urls.empty() && parsed->scene != urls.front().scene) {
+    if (url && parsed->scene != url->scene) {
       PrintMessage(command, "the --server URLs name different scenes: give the scene once");
       return false;
     }
-    urls.push_back(*parsed);
+    if (!url) url = parsed.value();
+    urls.push_back(parsed.value());
   }
-  const client::ServerUrl* url = &urls.front();
   // The scene comes from --scene or from a ws:// /scene/NAME path; given twice, it must be
   // the same (a URL path that was silently ignored would join another scene).
   if (scene && !url->scene.empty() && *scene != url->scene) {
@@ -54,7 +55,7 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
     PrintMessage(command, "needs --scene NAME (or a ws://HOST:PORT/scene/NAME URL)" + hint);
     return false;
   }
-  out.server = texts.front();
+  out.server = *server;
   out.url = *url;
   out.urls = std::move(urls);
   out.scene = scene ? *scene : url->scene;
@@ -95,9 +96,7 @@ std::unique_ptr<client::Client> JoinScene(std::string_view command, const Client
     PrintError(command, "cannot start the client", started.error());
     return nullptr;
   }
-  const bool ready =
-      c->PollUntil([&] { return c->state_ready(); }, std::chrono::milliseconds(flags.timeout_ms));
-  if (ready) return c;
+  if (c->Join(std::chrono::milliseconds(flags.timeout_ms)).has_value()) return c;
   for (const client::Refusal& r : c->TakeRefusals()) {
     PrintMessage(command, "refused by the server: " + DescribeRefusal(r));
     return nullptr;

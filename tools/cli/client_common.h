@@ -17,9 +17,9 @@
 namespace scenecrdt::cli {
 
 struct ClientFlags {
-  std::string server;                   // the URL as given
-  client::ServerUrl url;                // parsed (the first one with a list)
-  std::vector<client::ServerUrl> urls;  // every URL of a comma-separated list (allow_list)
+  std::string server;                   // the URL (or comma-separated URL list) as given
+  client::ServerUrl url;                // the first URL, parsed
+  std::vector<client::ServerUrl> urls;  // every URL of the list, parsed
   std::string scene;                    // --scene, or the scene the URL names
   std::string token;
   uint64_t timeout_ms = 10000;
@@ -28,10 +28,7 @@ struct ClientFlags {
 // Reads --server, --scene, --token, --timeout (seconds). The scene is --scene or the one a
 // ws://HOST:PORT/scene/NAME URL names (both: they must agree). Prints what is wrong or
 // missing and returns false (the command exits 2).
-// `allow_list`: --server may be URL[,URL...] (cluster nodes; every URL must name the same
-// scene, if any).
-bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out,
-                     bool allow_list = false);
+bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out);
 
 struct JoinOptions {
   // After the join, reconnect with backoff and resume when the connection is lost.

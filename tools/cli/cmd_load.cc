@@ -15,7 +15,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "scenecrdt/client/connection.h"
+#include "scenecrdt/client/internal/connection.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
@@ -220,7 +220,7 @@ int RunLoad(Args args) {
     return kExitOk;
   }
   ClientFlags flags;
-  const bool have_flags = ReadClientFlags(scan, "load", flags, /*allow_list=*/true);
+  const bool have_flags = ReadClientFlags(scan, "load", flags);
   const uint64_t n_clients = scan.U64("--clients").value_or(200);
   const uint64_t n_movers = scan.U64("--movers").value_or(100);
   const double rate = scan.Double("--rate").value_or(20.0);

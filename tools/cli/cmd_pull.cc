@@ -20,6 +20,7 @@ replaying everything that was sent to it give the same stateHash.
 
 options:
   --server URL     tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
+                   (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
   --scene NAME     the scene (not needed when the URL names it)
   --token T        the token, when the server runs with --auth
   --timeout SEC    give up after SEC (default 10)

@@ -34,6 +34,10 @@ state and access:
   --no-fsync            SQLite synchronous=NORMAL: survives kill -9, not a power cut
   --auth FILE           tokens: {"tokens":[{"token":"...","scenes":["lobby","*"],
                         "role":"read"|"write"}]}. Without it: loopback only, all may write.
+  --max-db-bytes N      the database may not grow past N bytes (default: no cap); commits
+                        beyond fail as on a full disk: writers get storage_unavailable,
+                        /healthz answers 503, nothing more is acknowledged until space is
+                        freed (a delete) or the server restarts with a larger cap
 cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
   --redis URL           join the cluster at redis://[[user]:password@]host[:port][/db] or
                         unix:///path[?db=N]: scenes live in Redis (AOF with appendfsync
@@ -59,8 +63,22 @@ limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults
                         at once; merges of one burst still leave together)
   --slow-consumer-ms N  drop a session whose write is stuck this long (default 5000)
   --idle-timeout-ms N   close a session silent this long; pinged at a third (default 60000)
+memory bounds (docs/SERVER.md "Memory bounds" gives the memory each one implies):
+  --max-scene-bytes N   a scene's state (as a DCL snapshot) may not grow past N bytes;
+                        such writes get scene_too_large, deletes always pass (default
+                        16777216)
+  --max-scenes-in-memory N
+                        scenes held in memory at once; a join that needs one more gets
+                        scene_full (retry) while idle ones are evicted (default 1000)
+  --scene-idle-evict-ms N
+                        a scene with no session for this long leaves memory; its state is
+                        on disk and a later join loads it again (default 60000)
+A read-only token joins stored scenes only: it never creates one.
 
 SIGINT/SIGTERM: stop accepting, commit, acknowledge, close sessions, exit 0.
+A damaged database (PRAGMA quick_check fails, a 0-byte file, no incarnation row) is never
+loaded in part: the server exits 2 and says so; 'scenecrdt db-salvage --data DIR' copies
+what still reads into a new file and names what was lost.
 exit status: 0 clean stop; 1 a final commit failed; 2 bad usage or cannot start.
 )";
 
@@ -94,6 +112,7 @@ int RunServe(Args args) {
   config.demo = scan.Flag("--demo");
   if (auto v = scan.Double("--demo-hz")) config.demo_hz = *v;
   config.fsync = !scan.Flag("--no-fsync");
+  Take(scan.U64("--max-db-bytes"), config.max_db_bytes);
   if (auto v = scan.Value("--redis")) config.redis_url = *v;
   std::optional<std::string> password_file;
   if (auto v = scan.Value("--redis-password-file")) password_file = std::string(*v);
@@ -111,15 +130,19 @@ int RunServe(Args args) {
   Take(scan.U64("--batch-window-us"), l.batch_window_us);
   Take(scan.U64("--slow-consumer-ms"), l.slow_consumer_ms);
   Take(scan.U64("--idle-timeout-ms"), l.idle_timeout_ms);
+  Take(scan.U64("--max-scene-bytes"), l.max_scene_bytes);
+  Take(scan.U64("--max-scenes-in-memory"), l.max_scenes_in_memory);
+  Take(scan.U64("--scene-idle-evict-ms"), l.scene_idle_evict_ms);
   if (!scan.Finish()) return kExitBadInput;
   if (!scan.Positionals().empty()) {
     PrintMessage("serve", "takes no positional arguments; see 'scenecrdt serve --help'");
     return kExitBadInput;
   }
   if (config.threads < 1 || config.threads > 64 || l.max_frame_bytes < 64 || l.message_burst < 1 ||
-      l.messages_per_second < 1) {
+      l.messages_per_second < 1 || l.max_scenes_in_memory < 1) {
     PrintMessage("serve",
-                 "--threads must be 1..64, --max-frame-bytes >= 64, --rate and --burst >= 1");
+                 "--threads must be 1..64, --max-frame-bytes >= 64, --rate, --burst and "
+                 "--max-scenes-in-memory >= 1");
     return kExitBadInput;
   }
   if (config.tcp_listen.empty() && config.http_listen.empty()) {
@@ -147,6 +170,7 @@ int RunServe(Args args) {
   server::Server srv(config);
   if (auto started = srv.Start(/*handle_signals=*/true); !started.has_value()) {
     PrintError("serve", "cannot start", started.error());
+    if (!srv.start_diagnostic().empty()) PrintMessage("serve", srv.start_diagnostic());
     if (started.error().code == ErrorCode::kUnauthorized) {
       PrintMessage("serve", "give --auth FILE to listen on other addresses");
     }
@@ -159,9 +183,11 @@ int RunServe(Args args) {
     std::fprintf(stderr, "scenecrdt serve: cluster node %s on %s\n", node->node_id().c_str(),
                  node->redis_url_for_logs().c_str());
   } else {
-    std::fprintf(stderr, "scenecrdt serve: data %s (incarnation %llu, %zu scenes)\n",
+    std::fprintf(stderr,
+                 "scenecrdt serve: data %s (incarnation %llu, %zu scenes stored, loaded on "
+                 "first join)\n",
                  config.data_dir.c_str(), static_cast<unsigned long long>(srv.incarnation()),
-                 srv.num_scenes());
+                 srv.stored_scenes());
   }
   const auto host = [](const std::string& hp) { return hp.substr(0, hp.rfind(':')); };
   if (!config.tcp_listen.empty()) {

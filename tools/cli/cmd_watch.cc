@@ -22,6 +22,7 @@ otherwise a plain snapshot is printed every --interval. Ctrl-C stops.
 
 options:
   --server URL      tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
+                    (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
   --scene NAME      the scene (e.g. "demo" on 'scenecrdt serve --demo'), unless the URL
                     names it
   --token T         the token, when the server runs with --auth

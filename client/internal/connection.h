@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns Connection: one client transport (framed TCP or WebSocket /scene/<name>) on a strand
-// of the caller's io_context: connect, read frames (verified with ReadFrame), write queued
-// frames in gather writes. It knows nothing about scenes or replicas: Client and the load
-// generator build on it. Callbacks run on the connection's strand.
+// Owns Connection (internal: not installed): one client transport (framed TCP or WebSocket
+// /scene/<name>) on a strand of the caller's io_context: connect, read frames (verified with
+// ReadFrame), write queued frames in gather writes. It knows nothing about scenes or replicas:
+// Client and the load generator build on it. Callbacks run on the connection's strand.
 #pragma once
 
 #include <atomic>
@@ -15,24 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "scenecrdt/client/client_options.h"
 #include "scenecrdt/client/url.h"
 #include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/session/envelope.h"
 
 namespace scenecrdt::client {
-
-struct ConnectionOptions {
-  // Largest frame accepted from the server (state frames are chunked by the server).
-  uint32_t max_frame_bytes = 64u << 20;
-  uint32_t connect_timeout_ms = 5000;
-  // Send() refuses frames beyond this many queued bytes.
-  std::size_t max_queued_bytes = 64u << 20;
-  // Keepalive, 0 = off: a Ping every ping_interval_ms once open; when no Pong came back for
-  // pong_timeout_ms the connection fails with kIo ("no Pong"). Detects links that are up but
-  // silent or corrupted in either direction (the Client then reconnects).
-  uint32_t ping_interval_ms = 0;
-  uint32_t pong_timeout_ms = 0;
-};
 
 struct ConnectionHandlers {
   std::function<void()> on_open;  // transport ready: send Hello now
