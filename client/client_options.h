@@ -33,6 +33,9 @@ struct ConnectionOptions {
   // silent or corrupted in either direction (the Client then reconnects).
   uint32_t ping_interval_ms = 0;
   uint32_t pong_timeout_ms = 0;
+  // tls:// and wss://: the CA certificates (PEM) the server's certificate must chain to;
+  // empty: the system trust store. The host name (or IP) of the URL must match it.
+  std::string ca_file;
 };
 
 struct ReconnectOptions {

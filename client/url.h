@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns ServerUrl and server lists: the `--server` URLs the client and the command line accept,
-// tcp://HOST:PORT (framed envelope) and ws://HOST:PORT[/scene/NAME] (WebSocket /scene/<name>).
+// tcp://HOST:PORT (framed envelope) and ws://HOST:PORT[/scene/NAME] (WebSocket /scene/<name>),
+// and the same over TLS: tls://HOST:PORT and wss://HOST:PORT[/scene/NAME].
 // A path is never ignored: ws:// may name the scene, anything else is refused (docs/CLI.md).
 #pragma once
 
@@ -18,6 +19,8 @@ struct ServerUrl {
   Scheme scheme = Scheme::kTcp;
   std::string host;
   uint16_t port = 0;
+  // tls:// or wss://: TLS under the protocol (the server's certificate is verified).
+  bool tls = false;
   // The scene of a ws://HOST:PORT/scene/NAME URL; empty when the URL names none.
   std::string scene;
 };

@@ -35,4 +35,7 @@ bash scripts/fuzz_all.sh
 step "interop with @dcl/ecs"
 bash tests/interop/run.sh build/asan/tools/scenecrdt
 
+step "browser: wasm runtime, TypeScript client, viewer in headless chromium"
+bash tests/web/run.sh build/asan/tools/scenecrdt
+
 step "all tests passed"

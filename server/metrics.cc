@@ -160,6 +160,20 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_snapshot_shares_total",
           "Joins served state frames built for an earlier joiner at the same sequence.",
           Load(snapshot_shares));
+  counter("scenecrdt_accept_errors_total",
+          "Failed accepts (out of file descriptors ...); each pauses the accept loop.",
+          Load(accept_errors));
+  counter("scenecrdt_tls_handshake_failures_total",
+          "TLS handshakes that failed (plain clients on a TLS port, untrusted certificates).",
+          Load(tls_handshake_failures));
+  counter("scenecrdt_tls_reloads_total", "Certificate reloads (SIGHUP) that succeeded.",
+          Load(tls_reloads));
+  Line(out, "scenecrdt_connections_refused_total", "counter",
+       "Connections answered and closed at once, by the cap they hit.");
+  Value(out, "scenecrdt_connections_refused_total", Load(connections_refused_total),
+        "reason=\"max_connections\"");
+  Value(out, "scenecrdt_connections_refused_total", Load(connections_refused_per_ip),
+        "reason=\"max_connections_per_ip\"");
   counter("scenecrdt_dcl_chunks_in_total", "Raw-DCL WebSocket messages received (/dcl/).",
           Load(dcl_chunks_in));
   counter("scenecrdt_dcl_chunks_out_total", "Raw-DCL WebSocket messages sent (/dcl/).",

@@ -124,6 +124,12 @@ class Metrics {
   Counter committed_rows{0};
   Counter commit_failures{0};
   Counter http_requests{0};
+  // Connection caps and the accept loop (docs/SERVER.md "Connections and file descriptors").
+  Counter connections_refused_total{0};   // over --max-connections (or a reserve upgrade)
+  Counter connections_refused_per_ip{0};  // over --max-connections-per-ip
+  Counter accept_errors{0};               // failed accepts (EMFILE ...), each one a backoff
+  Counter tls_handshake_failures{0};      // TLS handshakes that failed (before any session)
+  Counter tls_reloads{0};                 // certificate reloads (SIGHUP) that succeeded
   // Raw-DCL path (/dcl/<scene>).
   Counter dcl_chunks_in{0};   // WebSocket messages received (DCL chunks, empty ones included)
   Counter dcl_chunks_out{0};  // WebSocket messages sent (snapshot + live chunks)

@@ -296,6 +296,12 @@ std::vector<SharedFrame> Scene::SnapshotFrames(bool raw) {
   return frames;
 }
 
+void Scene::Describe(std::function<void(Summary)> done) {
+  net::asio::post(strand_, [this, done = std::move(done)] {
+    done(Summary{name_, store_.num_entities(), members_.size()});
+  });
+}
+
 void Scene::ScheduleFlush() {
   if (flush_scheduled_) return;
   flush_scheduled_ = true;

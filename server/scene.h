@@ -77,6 +77,14 @@ class Scene {
   // Calls `done(quiescent)` on the strand: true when nothing of the scene is pending (no
   // member, everything durable, no timer armed), so it may be dropped from memory.
   void RetireIfQuiescent(std::function<void(bool quiescent)> done);
+  // What the scene list (GET /, docs/WEB.md) shows; `done` runs on the strand.
+  struct Summary {
+    std::string name;
+    std::size_t entities = 0;
+    std::size_t sessions = 0;
+    bool in_memory = true;  // false: stored, not loaded (entities and sessions unknown / 0)
+  };
+  void Describe(std::function<void(Summary)> done);
 
   // ---- Cluster mode (docs/CLUSTER.md "Server integration"; scene_cluster.cc), any thread ----
   // The load from Redis finished: `chunks` (snapshot, then the tail) merge, everything up to

@@ -93,6 +93,19 @@ bool SceneRegistry::WithScene(std::string_view name, const std::function<void(Sc
   return true;
 }
 
+std::vector<Scene*> SceneRegistry::AcquireLoaded() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Scene*> out;
+  if (frozen_) return out;
+  out.reserve(scenes_.size());
+  for (auto& [name, entry] : scenes_) {
+    if (entry.evicting) continue;
+    ++entry.refs;
+    out.push_back(entry.scene.get());
+  }
+  return out;
+}
+
 void SceneRegistry::StartSweeper() {
   std::lock_guard<std::mutex> lock(mu_);  // every use of the timer is under mu_
   ArmSweep();

@@ -58,6 +58,9 @@ class SceneRegistry {
   // No new scenes, no evictions; every scene held (shutdown walks them).
   std::vector<Scene*> Freeze();
   std::size_t size() const;
+  // Every scene in memory and not being evicted, in name order, each referenced until Release
+  // (the scene list of GET /).
+  std::vector<Scene*> AcquireLoaded();
   // One sweep now (tests; the timer calls it too).
   void Sweep();
 

@@ -25,15 +25,21 @@ Server::~Server() {
 }
 
 Result<void> Server::Start(bool handle_signals) {
-  if (!config_.auth_file.empty()) {
-    std::ifstream in(config_.auth_file, std::ios::binary);
-    if (!in) return MakeError(ErrorCode::kIo, "cannot read the --auth file");
-    std::stringstream text;
-    text << in.rdbuf();
-    auto table = AuthTable::Parse(text.str());
-    if (!table.has_value()) return table.error();
-    auth_ = std::move(table.value());
+  if (config_.tls_cert_file.empty() != config_.tls_key_file.empty()) {
+    start_hint_ = "give both --tls-cert and --tls-key";
+    return MakeError(ErrorCode::kInvalidArgument, "--tls-cert and --tls-key go together");
   }
+  if (!config_.tls_cert_file.empty()) {
+    auto tls = TlsContexts::Load(config_.tls_cert_file, config_.tls_key_file, start_hint_);
+    if (!tls.has_value()) return tls.error();
+    tls_ = std::move(tls.value());
+  }
+  auto access = AccessControl::Load(config_.access, start_hint_);
+  if (!access.has_value()) return access.error();
+  auth_ = std::move(access.value());
+  auto origins = OriginPolicy::Parse(config_.allowed_origins);
+  if (!origins.has_value()) return origins.error();
+  origins_ = std::move(origins.value());
   std::optional<net::tcp::endpoint> tcp_endpoint;
   std::optional<net::tcp::endpoint> http_endpoint;
   for (auto [text, out] : {std::pair{&config_.tcp_listen, &tcp_endpoint},
@@ -43,12 +49,21 @@ Result<void> Server::Start(bool handle_signals) {
     if (!endpoint.has_value()) return endpoint.error();
     if (auth_.open() && !endpoint->address().is_loopback()) {
       return MakeError(ErrorCode::kUnauthorized,
-                       "without --auth the server only binds loopback addresses");
+                       "without --auth or --jwt-* the server only binds loopback addresses");
+    }
+    if (config_.tls_cert_file.empty() && !config_.insecure_no_tls &&
+        !endpoint->address().is_loopback()) {
+      start_hint_ =
+          "tokens and scene data would cross the network in clear text: give "
+          "--tls-cert and --tls-key, or --insecure-no-tls behind a TLS proxy";
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "without TLS the server only binds loopback addresses");
     }
     *out = endpoint.value();
   }
   if (!config_.redis_url.empty()) {
-    // Cluster mode: Redis holds the scenes; they are loaded when first joined.
+    // Cluster mode: Redis holds the scenes; they are loaded when first joined (no SQLite,
+    // no data directory).
     auto node = ClusterNode::Open(config_, metrics_);
     if (!node.has_value()) return node.error();
     cluster_ = std::move(node.value());
@@ -56,6 +71,8 @@ Result<void> Server::Start(bool handle_signals) {
       node->RenderPrometheus(out);
     };
   } else {
+    data_lock_ = DataDirLock::Acquire(config_.data_dir, start_hint_);
+    if (!data_lock_) return MakeError(ErrorCode::kIo, "cannot lock the data directory");
     PersistenceOptions store_options;
     store_options.dir = config_.data_dir;
     store_options.fsync = config_.fsync;
@@ -70,12 +87,17 @@ Result<void> Server::Start(bool handle_signals) {
     if (!stored.has_value()) return stored.error();
     stored_scenes_ = stored->size();
   }
+  const Limits& l = config_.limits;
+  limiter_ = std::make_unique<ConnectionLimiter>(
+      ConnectionCaps{l.max_connections != 0 ? l.max_connections
+                                            : ConnectionsForFds(OpenFileLimit(), l.http_reserve),
+                     l.max_connections_per_ip, l.http_reserve});
   if (tcp_endpoint) {
-    tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp);
+    tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp, *limiter_, tls_.get());
     if (auto r = tcp_->Open(*tcp_endpoint); !r.has_value()) return r.error();
   }
   if (http_endpoint) {
-    http_ = std::make_unique<Listener>(*this, ListenerKind::kHttp);
+    http_ = std::make_unique<Listener>(*this, ListenerKind::kHttp, *limiter_, tls_.get());
     if (auto r = http_->Open(*http_endpoint); !r.has_value()) return r.error();
   }
   if (handle_signals) {
@@ -83,6 +105,10 @@ Result<void> Server::Start(bool handle_signals) {
     signals_->async_wait([this](const net::error_code& ec, int) {
       if (!ec) RequestStop();
     });
+    if (tls_) {
+      hangup_ = std::make_unique<net::asio::signal_set>(ioc_, SIGHUP);
+      WaitHangup();
+    }
   }
   if (persistence_) persistence_->Start();
   if (cluster_) cluster_->Start();
@@ -162,6 +188,7 @@ int Server::Wait() {
     net::asio::post(ioc_, [this] {
       net::error_code ec;
       signals_->cancel(ec);
+      if (hangup_) hangup_->cancel(ec);
     });
   }
   if (demo_) demo_->Stop();
@@ -204,11 +231,34 @@ int Server::Wait() {
   for (std::thread& t : threads_) t.join();
   threads_.clear();
   if (persistence_) persistence_->Stop();
+  data_lock_.reset();
   {
     std::lock_guard<std::mutex> lock(stop_mu_);
     stopped_ = true;
   }
   return flushed ? 0 : 1;
+}
+
+void Server::WaitHangup() {
+  hangup_->async_wait([this](const net::error_code& ec, int) {
+    if (ec) return;
+    ReloadTls();
+    WaitHangup();
+  });
+}
+
+bool Server::ReloadTls() {
+  if (!tls_) return false;
+  std::string why;
+  if (!tls_->Reload(why).has_value()) {
+    log_.Write("tls_reload", "ok=no detail=\"%s\" (the previous certificate stays in use)",
+               why.c_str());
+    return false;
+  }
+  Metrics::Add(metrics_.tls_reloads);
+  log_.Write("tls_reload", "ok=yes cert=%s (new connections use it; open sessions keep theirs)",
+             config_.tls_cert_file.c_str());
+  return true;
 }
 
 std::size_t Server::num_scenes() const { return scenes_->size(); }
@@ -223,6 +273,8 @@ Result<Scene*> Server::AcquireScene(std::string_view name, bool may_create) {
 }
 
 void Server::ReleaseScene(Scene* scene) { scenes_->Release(scene); }
+
+std::vector<Scene*> Server::ListScenes() { return scenes_->AcquireLoaded(); }
 
 bool Server::InspectScene(const std::string& name,
                           const std::function<void(const runtime::CrdtStore&, uint64_t)>& read) {

@@ -21,13 +21,16 @@
 #include <vector>
 
 #include "scenecrdt/server/cluster_node.h"
+#include "scenecrdt/server/connection_limiter.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/data_dir_lock.h"
 #include "scenecrdt/server/demo.h"
 #include "scenecrdt/server/listener.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/scene.h"
 #include "scenecrdt/server/scene_registry.h"
 #include "scenecrdt/server/session.h"
+#include "scenecrdt/server/tls_context.h"
 
 namespace scenecrdt::server {
 
@@ -51,11 +54,20 @@ class Server final : public ServerContext {
   // Blocks until RequestStop, then stops gracefully and joins everything. Returns 0 when
   // every scene was flushed, 1 when a final commit failed.
   int Wait();
+  // A longer explanation of the last Start failure (e.g. who holds the data directory); empty
+  // when the error's detail says it all.
+  const std::string& start_hint() const { return start_hint_; }
+  // The connection caps in force (after Start: defaults resolved).
+  const ConnectionCaps& connection_caps() const { return limiter_->caps(); }
 
   // Scenes held in memory now.
   std::size_t num_scenes() const;
   // Evicts idle scenes now (tests; a timer does it every second).
   void SweepIdleScenes() { scenes_->Sweep(); }
+  // Reads --tls-cert/--tls-key again for new connections (what SIGHUP does); open sessions
+  // keep theirs. False (and a log line) when the files do not load: the old ones stay.
+  bool ReloadTls();
+  bool tls() const { return tls_ != nullptr; }
 
   // Runs `read` on the scene's strand and waits for it (not from an io thread). False when
   // nothing is stored under `name` (a stored scene is loaded).
@@ -65,7 +77,8 @@ class Server final : public ServerContext {
   // ---- ServerContext ----
   net::asio::io_context& ioc() override { return ioc_; }
   const ServerConfig& config() const override { return config_; }
-  const AuthTable& auth() const override { return auth_; }
+  const AccessControl& auth() const override { return auth_; }
+  const OriginPolicy& origins() const override { return origins_; }
   Metrics& metrics() override { return metrics_; }
   const EventLog& log() const override { return log_; }
   Persistence& persistence() override { return *persistence_; }
@@ -79,6 +92,7 @@ class Server final : public ServerContext {
   Scene* FindOrCreateScene(std::string_view name) override;
   Result<Scene*> AcquireScene(std::string_view name, bool may_create) override;
   void ReleaseScene(Scene* scene) override;
+  std::vector<Scene*> ListScenes() override;
   uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;
   void UnregisterSession(uint64_t id) override;
 
@@ -89,16 +103,23 @@ class Server final : public ServerContext {
   bool ForEachAndWait(const Items& items, Fn start, std::chrono::milliseconds timeout);
 
   ServerConfig config_;
-  AuthTable auth_;
+  AccessControl auth_;
+  OriginPolicy origins_;
   Metrics metrics_;
   EventLog log_;
   net::asio::io_context ioc_;
   std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
+  std::unique_ptr<DataDirLock> data_lock_;  // held from Start to the end of Wait (no --redis)
+  std::string start_hint_;
   std::unique_ptr<Persistence> persistence_;  // without --redis
   std::unique_ptr<ClusterNode> cluster_;      // with --redis (then no SQLite)
+  std::unique_ptr<ConnectionLimiter> limiter_;
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> http_;
   std::unique_ptr<net::asio::signal_set> signals_;
+  std::unique_ptr<net::asio::signal_set> hangup_;  // SIGHUP: ReloadTls
+  std::unique_ptr<TlsContexts> tls_;
+  void WaitHangup();
   std::vector<std::thread> threads_;
 
   std::unique_ptr<SceneRegistry> scenes_;

@@ -78,6 +78,14 @@ void Session::JoinScene(const std::string& name, bool can_write, std::optional<u
   scene_ = scene.value();
   joined_scene_ = name;
   can_write_ = can_write;
+  if (grant_expires_) {
+    ctx_.log().Write("auth",
+                     "scene=%s session=%llu kind=%s peer=%s subject=\"%s\" role=%s "
+                     "expires_in_s=%lld",
+                     name.c_str(), U(id_), SessionKindName(kind_), peer_text_.c_str(),
+                     subject_.c_str(), can_write ? "write" : "read",
+                     static_cast<long long>((*grant_expires_ - WallSeconds()).count()));
+  }
   scene_->Join(shared_from_this(), can_write_, resume);
 }
 
@@ -265,6 +273,10 @@ void Session::Watchdog() {
     // A graceful close that does not finish: cut it.
     TransportClose();
   }
+  if (!closing_ && !ending() && grant_expires_ && WallSeconds() >= *grant_expires_) {
+    // The token ran out while connected: the client must fetch a new one and rejoin.
+    Fatal(ErrorCode::kUnauthorized, auth_reason::kTokenExpired);
+  }
   if (!closing_) OnWatchdog(now);  // only the two cuts above apply while closing
   watchdog_.expires_after(std::chrono::milliseconds(std::clamp<int64_t>(
       std::min<int64_t>(limits().slow_consumer_ms, limits().idle_timeout_ms) / 4, 10, 1000)));
@@ -294,6 +306,7 @@ void Session::OnClosed() {
   scene_ = nullptr;
   scene_frames_.clear();
   OnSessionClosed();
+  ticket_.reset();
   Metrics& metrics = ctx_.metrics();
   Metrics::Add(metrics.sessions, -1);
   Metrics::Add(metrics.sessions_of(kind_), -1);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns Connection (internal: not installed): one client transport (framed TCP or WebSocket
-// /scene/<name>) on a strand of the caller's io_context: connect, read frames (verified with
-// ReadFrame), write queued frames in gather writes. It knows nothing about scenes or replicas:
-// Client and the load generator build on it. Callbacks run on the connection's strand.
+// /scene/<name>, each with or without TLS) on a strand of the caller's io_context: connect,
+// read frames (verified with ReadFrame), write queued frames in gather writes. It knows
+// nothing about scenes or replicas: Client and the load generator build on it. Callbacks run
+// on the connection's strand.
 #pragma once
 
 #include <atomic>
@@ -52,6 +53,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   struct Impl;
+  void TlsHandshake();  // tls:// and wss://, after the TCP connect
+  void Upgrade();       // ws:// and wss://, then OnConnected
   void OnConnected();
   void Read();
   void OnBytes(std::size_t n);
@@ -78,6 +81,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool read_pending_ = false;
   bool open_ = false;
   bool closed_ = false;
+  std::optional<Error> setup_error_;  // the TLS context could not be built (Start reports it)
   uint64_t ping_nonce_ = 0;
   std::chrono::steady_clock::time_point last_pong_{};
   std::atomic<std::size_t> queued_bytes_{0};

@@ -42,7 +42,7 @@ std::string WriteAuth(const std::string& dir) {
 TEST(MemoryBoundsTest, ReadOnlyTokenCreatesNoScene) {
   TempDir dir;
   auto config = TestServer::Config();
-  config.auth_file = WriteAuth(dir.path());
+  config.access.auth_file = WriteAuth(dir.path());
   TestServer server(config);
   const uint16_t port = server.get().tcp_port();
   for (int i = 0; i < 2000; ++i) {

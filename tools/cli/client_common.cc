@@ -13,12 +13,13 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
   auto scene = scan.Value("--scene");
   auto token = scan.Value("--token");
   auto timeout = scan.Double("--timeout");
+  if (auto ca = scan.Value("--ca")) out.ca_file = *ca;
   if (token) out.token = *token;
   if (timeout) out.timeout_ms = static_cast<uint64_t>(*timeout * 1000.0);
   const std::string hint = "; see 'scenecrdt " + std::string(command) + " --help'";
   if (!server) {
     PrintMessage(command,
-                 "needs --server URL (tcp://HOST:PORT, ws://HOST:PORT or "
+                 "needs --server URL (tcp://HOST:PORT, ws://HOST:PORT, tls://, wss:// or "
                  "ws://HOST:PORT/scene/NAME)" +
                      hint);
     return false;
@@ -87,6 +88,7 @@ std::unique_ptr<client::Client> JoinScene(std::string_view command, const Client
   options.url = flags.server;
   options.scene = flags.scene;
   options.token = flags.token;
+  options.connection.ca_file = flags.ca_file;
   options.client_name = client_name;
   options.reconnect.enabled = join.reconnect;
   options.log = join.log;

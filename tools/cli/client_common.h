@@ -23,6 +23,7 @@ struct ClientFlags {
   std::string scene;                    // --scene, or the scene the URL names
   std::string token;
   uint64_t timeout_ms = 10000;
+  std::string ca_file;  // --ca: CA certificates for tls:// and wss:// (empty: system store)
 };
 
 // Reads --server, --scene, --token, --timeout (seconds). The scene is --scene or the one a

@@ -40,6 +40,8 @@ options:
                      latency is cross-node
   --scene NAME       the scene (use a fresh one per run), unless the URL names it
   --token T          a write token, when the server runs with --auth
+  --ca FILE          CA certificates (PEM) for tls:// and wss:// (default: the
+                     system trust store)
   --clients N        connections (default 200, at most 2000)
   --movers M         moving entities (default 100, at most 10000)
   --rate HZ          updates per mover per second (default 20, at most 1000)
@@ -269,8 +271,10 @@ int RunLoad(Args args) {
     };
     h.on_closed = [c](const Error&) { c->closed = true; };
     const client::ServerUrl& url = flags.urls[c->index % flags.urls.size()];
-    c->connection = std::make_shared<client::Connection>(run.ioc, url, flags.scene,
-                                                         client::ConnectionOptions{}, h);
+    client::ConnectionOptions connection_options;
+    connection_options.ca_file = flags.ca_file;
+    c->connection =
+        std::make_shared<client::Connection>(run.ioc, url, flags.scene, connection_options, h);
     c->connection->Start();
   }
   // Phase 1: everyone joins (bounded).

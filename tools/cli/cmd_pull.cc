@@ -23,6 +23,8 @@ options:
                    (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
   --scene NAME     the scene (not needed when the URL names it)
   --token T        the token, when the server runs with --auth
+  --ca FILE        CA certificates (PEM) for tls:// and wss:// (default: the
+                   system trust store)
   --timeout SEC    give up after SEC (default 10)
   --world          also add the "world" array of 'replay --world' (effective parents,
                    loop parking, placeholders and column-major localToWorld matrices)

@@ -50,6 +50,8 @@ options:
   --index FILE       the index path (default FILE.index.jsonl)
   --duration SEC     stop after SEC (default: until Ctrl-C or SIGTERM)
   --token T          the token, when the server runs with --auth
+  --ca FILE          CA certificates (PEM) for tls:// and wss:// (default: the
+                     system trust store)
   --timeout SEC      give up joining after SEC (default 10)
   --no-reconnect     stop (exit 1) when the connection is lost instead of reconnecting
 

@@ -26,6 +26,8 @@ options:
                         'scenecrdt serve')
   --scene NAME          the scene (created on first join), unless the URL names it
   --token T             the token, when the server runs with --auth
+  --ca FILE             CA certificates (PEM) for tls:// and wss:// (default: the
+                        system trust store)
   --frame-messages N    messages per Crdt frame (default 500)
   --window N            frames in flight before waiting for acks (default 8)
   --timeout SEC         give up after SEC without progress (default 10)

@@ -26,6 +26,8 @@ options:
   --scene NAME      the scene (e.g. "demo" on 'scenecrdt serve --demo'), unless the URL
                     names it
   --token T         the token, when the server runs with --auth
+  --ca FILE         CA certificates (PEM) for tls:// and wss:// (default: the
+                    system trust store)
   --interval MS     redraw period (default 200 on a terminal, 1000 otherwise)
   --duration SEC    stop after SEC (default: until Ctrl-C)
   --max-rows N      rows shown (default 40)
