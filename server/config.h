@@ -92,6 +92,15 @@ struct ServerConfig {
   // SQLITE_FULL as on a full disk (storage_unavailable, /healthz 503): --max-db-bytes.
   uint64_t max_db_bytes = 0;
   Limits limits;
+  // Cluster mode (docs/CLUSTER.md): the Redis URL shared by every node (empty: SQLite, the
+  // embedded default), the password kept off the URL, and how often this node tries to
+  // compact its scenes' streams (0: never).
+  std::string redis_url;
+  std::string redis_password;
+  uint32_t compact_interval_ms = 10000;
+  // Entries younger than this (relative to the newest folded) stay after a compaction, for
+  // readers that lag a little.
+  uint32_t compact_retain_ms = 10000;
   // Event lines (session open/close, drops, resyncs, refusals: docs/SERVER.md "Logs").
   bool log_events = true;
   // Where they go (each call one complete line; must be thread-safe). Empty: stderr.

@@ -18,6 +18,8 @@
 
 namespace scenecrdt::server {
 
+class ClusterNode;
+class CommitSink;
 class Persistence;
 class Scene;
 class Session;
@@ -48,6 +50,10 @@ class ServerContext {
   virtual Metrics& metrics() = 0;
   virtual const EventLog& log() const = 0;
   virtual Persistence& persistence() = 0;
+  // Where scenes send their flushes: SQLite, or the cluster's Redis streams.
+  virtual CommitSink& commits() = 0;
+  // The cluster membership with --redis; nullptr without (the embedded default).
+  virtual ClusterNode* cluster() { return nullptr; }
   virtual uint64_t incarnation() const = 0;
   // The bound listener ports (0: that listener is off); hints for peers on the wrong port.
   virtual uint16_t tcp_port() const = 0;

@@ -235,6 +235,11 @@ void HttpSession::Route() {
     Respond(http::status::method_not_allowed, "GET only\n", req);
   } else if (path == "/healthz") {
     // Not ok while group commits fail: nothing written now can be acknowledged.
+    // Cluster mode: the node serves reads without Redis; writes wait (docs/CLUSTER.md).
+    if (ctx_.cluster()) {
+      Respond(http::status::ok, "ok\n", req);
+      return;
+    }
     const StorageHealth& storage = ctx_.persistence().health();
     if (storage.ok()) {
       Respond(http::status::ok, "ok\n", req);

@@ -269,6 +269,7 @@ std::string Metrics::RenderPrometheus() const {
   out += sum;
   out += '\n';
   Value(out, "scenecrdt_commit_seconds_count", Load(commits));
+  if (render_extra) render_extra(out);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "scenecrdt/protocol/result.h"
@@ -97,6 +98,8 @@ class Metrics {
 
   // Prometheus text exposition format 0.0.4.
   std::string RenderPrometheus() const;
+  // More series appended by RenderPrometheus (the cluster node's); set before serving.
+  std::function<void(std::string& out)> render_extra;
 
   Gauge sessions{0};
   Gauge scenes{0};

@@ -59,9 +59,16 @@ struct CommitJob {
   std::function<void(bool)> done;  // runs on the persistence thread: post, do not block
 };
 
-class Persistence {
+// Takes a scene's flush and calls its `done` once it is durable (or failed).
+class CommitSink {
  public:
-  ~Persistence();
+  virtual ~CommitSink() = default;
+  virtual void Submit(CommitJob job) = 0;
+};
+
+class Persistence final : public CommitSink {
+ public:
+  ~Persistence() override;
   Persistence(const Persistence&) = delete;
   Persistence& operator=(const Persistence&) = delete;
 
@@ -89,7 +96,7 @@ class Persistence {
 
   void Start();
   // Thread-safe. Jobs submitted together (while a commit runs) share one transaction.
-  void Submit(CommitJob job);
+  void Submit(CommitJob job) override;
   // Commits what is queued, then stops the thread. Idempotent.
   void Stop();
 

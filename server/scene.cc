@@ -6,6 +6,7 @@
 
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/protocol/session/sequence.h"
+#include "scenecrdt/server/cluster_node.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/session.h"
 
@@ -48,6 +49,17 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
   }
   bytes_.Reset(restore.size());
   flushed_ = durable_ = store_.sequence();
+  if (ClusterNode* node = ctx_.cluster()) {
+    // Nobody is welcomed before the scene's state is loaded from Redis (scene_cluster.cc).
+    sync_ = std::make_unique<ClusterSceneSync>();
+    loaded_ = false;
+    load_requested_ = true;
+    node->Host(this);
+  }
+}
+
+uint64_t Scene::Wire(uint64_t local) const {
+  return sync_ ? sync_->Advertise(local) : wire_base_ | local;
 }
 
 Scene::Member* Scene::FindMember(uint64_t id) {
@@ -59,6 +71,7 @@ Scene::Member* Scene::FindMember(uint64_t id) {
 
 void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional<uint64_t> resume) {
   net::asio::post(strand_, [this, session = std::move(session), can_write, resume]() mutable {
+    if (HoldJoin(session, can_write, resume)) return;
     if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {
       session->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
       return;
@@ -70,8 +83,13 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     JoinState state = JoinState::kSnapshot;
     if (resume) {
       state = JoinState::kResumeStale;
-      if ((*resume & ~session::kLocalSequenceMask) == wire_base_ &&
-          session::LocalSequence(*resume) <= seq) {
+      if (sync_) {
+        if (const auto at = sync_->ResumeFrom(*resume); at && *at <= seq) {
+          from = *at;
+          state = JoinState::kResume;
+        }
+      } else if ((*resume & ~session::kLocalSequenceMask) == wire_base_ &&
+                 session::LocalSequence(*resume) <= seq) {
         from = session::LocalSequence(*resume);
         state = JoinState::kResume;
       }
@@ -437,14 +455,18 @@ void Scene::MaybeCommit() {
   job.done = [this, seq](bool ok) {
     net::asio::post(strand_, [this, ok, seq] { OnCommitted(ok, seq); });
   };
-  ctx_.persistence().Submit(std::move(job));
+  ctx_.commits().Submit(std::move(job));
 }
 
 void Scene::OnCommitted(bool ok, uint64_t target) {
   commit_in_flight_ = false;
+  if (sync_) {
+    if (ok) unavailable_notified_ = false;
+    if (!ok) NotifyUnavailable();
+  }
   if (!ok) {
     // Nothing is acked; the next attempt exports again from the same durable point.
-    TellStorageUnavailable();
+    if (!sync_) TellStorageUnavailable();
     if (!retry_armed_) {
       retry_armed_ = true;
       retry_timer_.expires_after(std::chrono::milliseconds(200));

@@ -34,7 +34,9 @@
 #include <string>
 #include <vector>
 
+#include "scenecrdt/cluster/stream_id.h"
 #include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/cluster_scene_sync.h"
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene_bytes.h"
 
@@ -84,6 +86,19 @@ class Scene {
   };
   void Describe(std::function<void(Summary)> done);
 
+  // ---- Cluster mode (docs/CLUSTER.md "Server integration"; scene_cluster.cc), any thread ----
+  // The load from Redis finished: `chunks` (snapshot, then the tail) merge, everything up to
+  // `last` is in the store, and the joins held meanwhile are welcomed.
+  void ClusterLoaded(std::vector<std::string> chunks, cluster::StreamId last);
+  // The load failed: held joins are closed with kUnavailable; the next join loads again.
+  void ClusterLoadFailed(std::string why);
+  // Other nodes' entries (chunks); the read loop passed `last` (zero: a snapshot reload, no
+  // position). `posted_bytes` go back to the node's budget once merged.
+  void ClusterApply(std::vector<std::string> chunks, cluster::StreamId last,
+                    std::size_t posted_bytes);
+  // The flush in flight is in Redis with (last) entry ID `id` (posted before its done).
+  void ClusterAppended(cluster::StreamId id);
+
  private:
   struct Member {
     std::shared_ptr<Session> session;
@@ -114,7 +129,9 @@ class Scene {
     uint64_t frame_sequence;
   };
 
-  uint64_t Wire(uint64_t local) const { return wire_base_ | local; }  // wire_base_: local 0
+  // The scene sequence of store sequence `local`: wire_base_ | local, or in cluster mode the
+  // scene sequence of the stream position merged by then.
+  uint64_t Wire(uint64_t local) const;
   Member* FindMember(uint64_t id);
   void ScheduleFlush();
   void FanOut();
@@ -128,6 +145,10 @@ class Scene {
   void MaybeCommit();
   void OnCommitted(bool ok, uint64_t target);
   void ReleaseAcks();
+  // Cluster mode: joins wait for the load; writers hear once per outage that Redis is away.
+  bool HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
+                std::optional<uint64_t> resume);
+  void NotifyUnavailable();
   // Commits fail: tells each envelope writer waiting for an ack (once per episode).
   void TellStorageUnavailable();
   // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
@@ -162,6 +183,18 @@ class Scene {
   net::asio::steady_timer flush_timer_;
   int64_t rate_timer_at_ms_ = 0;
   std::vector<uint8_t> scratch_;
+
+  // Cluster mode only (ctx.cluster() set).
+  struct HeldJoin {
+    std::shared_ptr<Session> session;
+    bool can_write;
+    std::optional<uint64_t> resume;
+  };
+  std::unique_ptr<ClusterSceneSync> sync_;
+  bool loaded_ = true;
+  bool load_requested_ = false;
+  std::vector<HeldJoin> held_joins_;  // bounded by max_sessions_per_scene
+  bool unavailable_notified_ = false;
   SceneBytes bytes_;
   // Snapshot frames handed to joiners at snapshot_sequence_ (weak: freed once sent).
   uint64_t snapshot_sequence_ = ~uint64_t{0};

@@ -35,6 +35,17 @@ Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bo
                      "the server holds its maximum number of scenes in memory; retry later");
   }
   const std::string key(name);
+  if (ctx_.cluster()) {
+    // Cluster mode: the scene loads itself from Redis before welcoming anyone
+    // (docs/CLUSTER.md); it is never evicted (the node follows it).
+    Entry entry;
+    entry.scene = std::make_unique<Scene>(ctx_, key);
+    entry.refs = 1;
+    Scene* raw = entry.scene.get();
+    scenes_.emplace(key, std::move(entry));
+    Metrics::Add(ctx_.metrics().scenes, 1);
+    return raw;
+  }
   std::string why;
   auto stored = ctx_.persistence().LoadScene(key, &why);
   if (!stored.has_value()) {
@@ -138,6 +149,7 @@ void SceneRegistry::EvictForRoom(std::size_t n) {
 }
 
 void SceneRegistry::BeginEviction(const std::string& name, Entry& entry) {
+  if (ctx_.cluster()) return;  // cluster scenes stay: the node's read loop follows them
   entry.evicting = true;
   Scene* scene = entry.scene.get();
   scene->RetireIfQuiescent(

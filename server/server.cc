@@ -61,21 +61,32 @@ Result<void> Server::Start(bool handle_signals) {
     }
     *out = endpoint.value();
   }
-  data_lock_ = DataDirLock::Acquire(config_.data_dir, start_hint_);
-  if (!data_lock_) return MakeError(ErrorCode::kIo, "cannot lock the data directory");
-  PersistenceOptions store_options;
-  store_options.dir = config_.data_dir;
-  store_options.fsync = config_.fsync;
-  store_options.max_db_bytes = config_.max_db_bytes;
-  store_options.log = &log_;
-  auto persistence = Persistence::Open(store_options, metrics_, &start_diagnostic_);
-  if (!persistence.has_value()) return persistence.error();
-  persistence_ = std::move(persistence.value());
-  // Scenes are loaded when first joined (scene_registry.h); listing them reads every table
-  // once more, with every return code checked.
-  auto stored = persistence_->ListScenes(&start_diagnostic_);
-  if (!stored.has_value()) return stored.error();
-  stored_scenes_ = stored->size();
+  if (!config_.redis_url.empty()) {
+    // Cluster mode: Redis holds the scenes; they are loaded when first joined (no SQLite,
+    // no data directory).
+    auto node = ClusterNode::Open(config_, metrics_);
+    if (!node.has_value()) return node.error();
+    cluster_ = std::move(node.value());
+    metrics_.render_extra = [node = cluster_.get()](std::string& out) {
+      node->RenderPrometheus(out);
+    };
+  } else {
+    data_lock_ = DataDirLock::Acquire(config_.data_dir, start_hint_);
+    if (!data_lock_) return MakeError(ErrorCode::kIo, "cannot lock the data directory");
+    PersistenceOptions store_options;
+    store_options.dir = config_.data_dir;
+    store_options.fsync = config_.fsync;
+    store_options.max_db_bytes = config_.max_db_bytes;
+    store_options.log = &log_;
+    auto persistence = Persistence::Open(store_options, metrics_, &start_diagnostic_);
+    if (!persistence.has_value()) return persistence.error();
+    persistence_ = std::move(persistence.value());
+    // Scenes are loaded when first joined (scene_registry.h); listing them reads every table
+    // once more, with every return code checked.
+    auto stored = persistence_->ListScenes(&start_diagnostic_);
+    if (!stored.has_value()) return stored.error();
+    stored_scenes_ = stored->size();
+  }
   const Limits& l = config_.limits;
   limiter_ = std::make_unique<ConnectionLimiter>(
       ConnectionCaps{l.max_connections != 0 ? l.max_connections
@@ -99,7 +110,8 @@ Result<void> Server::Start(bool handle_signals) {
       WaitHangup();
     }
   }
-  persistence_->Start();
+  if (persistence_) persistence_->Start();
+  if (cluster_) cluster_->Start();
   work_.emplace(ioc_.get_executor());
   scenes_->StartSweeper();
   if (tcp_) tcp_->Start();
@@ -193,9 +205,11 @@ int Server::Wait() {
       scenes, [](Scene* s, std::function<void()> done) { s->Flush(std::move(done)); },
       std::chrono::seconds(20));
   if (!flushed) {
-    const std::string error = persistence_->last_error();
+    const std::string error = persistence_ ? persistence_->last_error() : std::string();
     std::fprintf(stderr, "scenecrdt serve: a final commit did not complete: %s\n",
-                 error.empty() ? "the commit did not finish within 20 s" : error.c_str());
+                 !persistence_   ? "Redis did not take it"
+                 : error.empty() ? "the commit did not finish within 20 s"
+                                 : error.c_str());
   }
   // 4. Close every session after what it has queued (the acks above included).
   for (const auto& s : LiveSessions()) {
@@ -209,12 +223,14 @@ int Server::Wait() {
     std::unique_lock<std::mutex> lock(phase_mu_);
     phase_cv_.wait_for(lock, std::chrono::milliseconds(10));
   }
-  // 5. Stop the threads and the persistence thread.
+  // 5. Stop the cluster node (its threads post to scene strands), the io threads and the
+  // persistence thread.
+  if (cluster_) cluster_->Stop();
   work_.reset();
   ioc_.stop();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
-  persistence_->Stop();
+  if (persistence_) persistence_->Stop();
   data_lock_.reset();
   {
     std::lock_guard<std::mutex> lock(stop_mu_);

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "scenecrdt/server/cluster_node.h"
 #include "scenecrdt/server/connection_limiter.h"
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/data_dir_lock.h"
@@ -81,7 +82,11 @@ class Server final : public ServerContext {
   Metrics& metrics() override { return metrics_; }
   const EventLog& log() const override { return log_; }
   Persistence& persistence() override { return *persistence_; }
-  uint64_t incarnation() const override { return persistence_->incarnation(); }
+  CommitSink& commits() override {
+    return cluster_ ? static_cast<CommitSink&>(*cluster_) : *persistence_;
+  }
+  ClusterNode* cluster() override { return cluster_.get(); }
+  uint64_t incarnation() const override { return persistence_ ? persistence_->incarnation() : 0; }
   uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }
   uint16_t http_port() const override { return http_ ? http_->port() : 0; }
   Scene* FindOrCreateScene(std::string_view name) override;
@@ -104,9 +109,10 @@ class Server final : public ServerContext {
   EventLog log_;
   net::asio::io_context ioc_;
   std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
-  std::unique_ptr<DataDirLock> data_lock_;  // held from Start to the end of Wait
+  std::unique_ptr<DataDirLock> data_lock_;  // held from Start to the end of Wait (no --redis)
   std::string start_hint_;
-  std::unique_ptr<Persistence> persistence_;
+  std::unique_ptr<Persistence> persistence_;  // without --redis
+  std::unique_ptr<ClusterNode> cluster_;      // with --redis (then no SQLite)
   std::unique_ptr<ConnectionLimiter> limiter_;
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> http_;

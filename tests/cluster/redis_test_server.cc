@@ -152,16 +152,6 @@ std::string RedisTestServer::log() const {
   return log_;
 }
 
-bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return done();
-    // Polling a condition, not synchronising by sleeping: the condition decides.
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
-
 bool LogCapture::Contains(std::string_view text) const {
   std::lock_guard lock(mutex_);
   for (const std::string& line : lines_) {

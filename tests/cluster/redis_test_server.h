@@ -19,6 +19,7 @@
 #include "scenecrdt/cluster/redis_connection.h"
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/runtime/crdt_store.h"
+#include "tests/wait_until.h"
 
 namespace scenecrdt::testing {
 
@@ -55,11 +56,6 @@ class RedisTestServer {
   mutable std::mutex log_mutex_;
   std::string log_;
 };
-
-// Polls `done` every 2 ms until true or the deadline (for state with no event to wait on, such
-// as a reader thread's published cursors); true when it became true.
-bool WaitUntil(const std::function<bool()>& done,
-               std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
 // A monotonic clock the test advances by hand (RedisOptions::now_ms).
 class FakeClock {

@@ -26,16 +26,6 @@
 
 namespace scenecrdt::testing {
 
-bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return done();
-    // Polling a condition, not synchronising by sleeping: the condition decides.
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
-
 TempDir::TempDir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "scenecrdt-test-XXXXXX").string();
   path_ = mkdtemp(tmpl.data()) ? tmpl : std::string();

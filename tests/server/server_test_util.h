@@ -19,12 +19,9 @@
 #include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/server/server.h"
+#include "tests/wait_until.h"
 
 namespace scenecrdt::testing {
-
-// Polls `done` every few milliseconds until true or the deadline; true when it became true.
-bool WaitUntil(const std::function<bool()>& done,
-               std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
 class TempDir {
  public:

@@ -31,6 +31,7 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
     return false;
   }
   std::optional<client::ServerUrl> url;
+  std::vector<client::ServerUrl> urls;
   for (const std::string& one : servers) {
     auto parsed = client::ParseServerUrl(one);
     if (!parsed.has_value()) {
@@ -42,6 +43,7 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
       return false;
     }
     if (!url) url = parsed.value();
+    urls.push_back(parsed.value());
   }
   // The scene comes from --scene or from a ws:// /scene/NAME path; given twice, it must be
   // the same (a URL path that was silently ignored would join another scene).
@@ -56,6 +58,7 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
   }
   out.server = *server;
   out.url = *url;
+  out.urls = std::move(urls);
   out.scene = scene ? *scene : url->scene;
   return true;
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "scenecrdt/client/client.h"
 #include "scenecrdt/client/url.h"
@@ -16,9 +17,10 @@
 namespace scenecrdt::cli {
 
 struct ClientFlags {
-  std::string server;     // the URL (or comma-separated URL list) as given
-  client::ServerUrl url;  // the first URL, parsed
-  std::string scene;      // --scene, or the scene the URL names
+  std::string server;                   // the URL (or comma-separated URL list) as given
+  client::ServerUrl url;                // the first URL, parsed
+  std::vector<client::ServerUrl> urls;  // every URL of the list, parsed
+  std::string scene;                    // --scene, or the scene the URL names
   std::string token;
   uint64_t timeout_ms = 10000;
   std::string ca_file;  // --ca: CA certificates for tls:// and wss:// (empty: system store)

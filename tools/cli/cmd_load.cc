@@ -34,7 +34,10 @@ owner's send to its own receipt. Redraws a progress line on stderr when it is a 
 end (JSON with --json). Run it against a release build: the generator uses one thread.
 
 options:
-  --server URL       tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT[/scene/NAME] (loopback only)
+  --server URL[,URL...]  tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT[/scene/NAME] (loopback
+                     only); several URLs (cluster nodes, `serve --redis`): client i joins
+                     URL i mod N, so writers and watchers sit on different nodes and the
+                     latency is cross-node
   --scene NAME       the scene (use a fresh one per run), unless the URL names it
   --token T          a write token, when the server runs with --auth
   --ca FILE          CA certificates (PEM) for tls:// and wss:// (default: the
@@ -236,10 +239,11 @@ int RunLoad(Args args) {
                  "--duration (0,600], --warmup [0,60]");
     return kExitBadInput;
   }
-  const client::ServerUrl& url = flags.url;
-  if (url.host != "127.0.0.1" && url.host != "localhost" && url.host != "::1") {
-    PrintMessage("load", "runs against loopback only (127.0.0.1, localhost or ::1)");
-    return kExitBadInput;
+  for (const client::ServerUrl& url : flags.urls) {
+    if (url.host != "127.0.0.1" && url.host != "localhost" && url.host != "::1") {
+      PrintMessage("load", "runs against loopback only (127.0.0.1, localhost or ::1)");
+      return kExitBadInput;
+    }
   }
   Run run;
   run.movers.resize(n_movers);
@@ -266,6 +270,7 @@ int RunLoad(Args args) {
       run.OnFrame(*c, f);
     };
     h.on_closed = [c](const Error&) { c->closed = true; };
+    const client::ServerUrl& url = flags.urls[c->index % flags.urls.size()];
     client::ConnectionOptions connection_options;
     connection_options.ca_file = flags.ca_file;
     c->connection =

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <system_error>
 
 #include "scenecrdt/server/server.h"
@@ -57,6 +60,16 @@ state and access:
   --allowed-origins LIST  browser pages (Origin header) allowed to connect, comma-separated
                         (e.g. https://game.example) or "*"; same-origin pages and clients
                         without an Origin are always allowed; others get 403
+cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
+  --redis URL           join the cluster at redis://[[user]:password@]host[:port][/db] or
+                        unix:///path[?db=N]: scenes live in Redis (AOF with appendfsync
+                        always recommended), a write is acknowledged once its XADD returned,
+                        and --data / --no-fsync are not used
+  --redis-password-file F  the Redis password, read from a file (keeps it off the URL)
+  --compact-interval-ms N  how often this node tries to compact its scenes' streams
+                        (default 10000; 0 never; a lease in Redis lets one node work)
+  --compact-retain-ms N    entries this young stay in the stream after a compaction, for
+                        readers that lag (default 10000)
   --demo                animate the scene "demo" (a small solar system) from the server
   --demo-hz HZ          demo writer rate (default 25)
 limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults' reasons):
@@ -161,6 +174,11 @@ int RunServe(Args args) {
   if (auto v = scan.Double("--demo-hz")) config.demo_hz = *v;
   config.fsync = !scan.Flag("--no-fsync");
   Take(scan.U64("--max-db-bytes"), config.max_db_bytes);
+  if (auto v = scan.Value("--redis")) config.redis_url = *v;
+  std::optional<std::string> password_file;
+  if (auto v = scan.Value("--redis-password-file")) password_file = std::string(*v);
+  Take(scan.U64("--compact-interval-ms"), config.compact_interval_ms);
+  Take(scan.U64("--compact-retain-ms"), config.compact_retain_ms);
   server::Limits& l = config.limits;
   Take(scan.U64("--max-frame-bytes"), l.max_frame_bytes);
   Take(scan.U64("--max-message-bytes"), l.max_message_bytes);
@@ -194,6 +212,24 @@ int RunServe(Args args) {
     PrintMessage("serve", "both listeners are off: give --tcp or --http");
     return kExitBadInput;
   }
+  if (password_file) {
+    std::ifstream in(*password_file, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in) {
+      PrintMessage("serve", "cannot read --redis-password-file; check the path and permissions");
+      return kExitBadInput;
+    }
+    config.redis_password = text.str();
+    while (!config.redis_password.empty() &&
+           (config.redis_password.back() == '\n' || config.redis_password.back() == '\r')) {
+      config.redis_password.pop_back();
+    }
+    if (config.redis_url.empty()) {
+      PrintMessage("serve", "--redis-password-file needs --redis URL");
+      return kExitBadInput;
+    }
+  }
   if (l.max_connections_per_ip < 1) {
     PrintMessage("serve", "--max-connections-per-ip must be >= 1");
     return kExitBadInput;
@@ -222,11 +258,16 @@ int RunServe(Args args) {
   if (srv.auth().open()) {
     PrintMessage("serve", "no --auth: unauthenticated mode, loopback only, every client may write");
   }
-  std::fprintf(stderr,
-               "scenecrdt serve: data %s (incarnation %llu, %zu scenes stored, loaded on first "
-               "join)\n",
-               config.data_dir.c_str(), static_cast<unsigned long long>(srv.incarnation()),
-               srv.stored_scenes());
+  if (const server::ClusterNode* node = srv.cluster()) {
+    std::fprintf(stderr, "scenecrdt serve: cluster node %s on %s\n", node->node_id().c_str(),
+                 node->redis_url_for_logs().c_str());
+  } else {
+    std::fprintf(stderr,
+                 "scenecrdt serve: data %s (incarnation %llu, %zu scenes stored, loaded on "
+                 "first join)\n",
+                 config.data_dir.c_str(), static_cast<unsigned long long>(srv.incarnation()),
+                 srv.stored_scenes());
+  }
   const auto host = [](const std::string& hp) { return hp.substr(0, hp.rfind(':')); };
   if (!config.tcp_listen.empty()) {
     std::fprintf(stderr,

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the cluster half of Scene (docs/CLUSTER.md "Server integration"): joins held until the
+// scene is loaded from Redis, other nodes' entries merged and fanned out as local writes, the
+// stream positions that give the scene sequence its cluster-wide meaning, and the typed
+// `unavailable` notice while Redis refuses the scene's flushes.
+#include "scenecrdt/server/cluster_node.h"
+#include "scenecrdt/server/scene.h"
+#include "scenecrdt/server/session.h"
+
+namespace scenecrdt::server {
+
+bool Scene::HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
+                     std::optional<uint64_t> resume) {
+  if (loaded_) return false;
+  if (held_joins_.size() >= ctx_.config().limits.max_sessions_per_scene) {
+    session->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
+    return true;
+  }
+  held_joins_.push_back({session, can_write, resume});
+  if (!load_requested_) {
+    load_requested_ = true;
+    ctx_.cluster()->RequestLoad(this);
+  }
+  return true;
+}
+
+void Scene::ClusterLoaded(std::vector<std::string> chunks, cluster::StreamId last) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), last] {
+    const protocol::DecodeOptions decode;
+    for (const std::string& c : chunks) {
+      const auto bytes = std::span(reinterpret_cast<const uint8_t*>(c.data()), c.size());
+      if (auto r = store_.MergeStream(bytes, decode); !r.has_value()) {
+        ctx_.log().Write("cluster", "scene=%s load_merge_error=%s", name_.c_str(),
+                         r.error().detail);
+      }
+    }
+    // What was loaded is in Redis already: nothing to append, nothing to fan out yet.
+    flushed_ = durable_ = store_.sequence();
+    sync_->Reset(last, store_.sequence());
+    loaded_ = true;
+    load_requested_ = false;
+    std::vector<HeldJoin> held;
+    held.swap(held_joins_);
+    for (HeldJoin& j : held) Join(std::move(j.session), j.can_write, j.resume);
+  });
+}
+
+void Scene::ClusterLoadFailed(std::string why) {
+  net::asio::post(strand_, [this, why = std::move(why)] {
+    load_requested_ = false;
+    std::vector<HeldJoin> held;
+    held.swap(held_joins_);
+    for (HeldJoin& j : held) {
+      j.session->PostClose(ErrorCode::kUnavailable,
+                           "the scene cannot be loaded from Redis now (" + why + "); retry");
+    }
+  });
+}
+
+void Scene::ClusterApply(std::vector<std::string> chunks, cluster::StreamId last,
+                         std::size_t posted_bytes) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes] {
+    Metrics& metrics = ctx_.metrics();
+    // Nothing of ours is waiting to be appended: the merged entries are in Redis already, so
+    // the durable point moves with them. Otherwise the next flush carries them again, which
+    // last-write-wins makes harmless.
+    const bool idle = !commit_in_flight_ && durable_ == store_.sequence();
+    const uint64_t before = store_.sequence();
+    const protocol::DecodeOptions decode;
+    for (const std::string& c : chunks) {
+      const auto bytes = std::span(reinterpret_cast<const uint8_t*>(c.data()), c.size());
+      auto r = store_.MergeStream(bytes, decode,
+                                  [&](const protocol::CrdtMessage&, const runtime::MergeResult& m) {
+                                    metrics.CountMerge(m.outcome);
+                                  });
+      if (!r.has_value()) {
+        ctx_.log().Write("cluster", "scene=%s remote_merge_error=%s", name_.c_str(),
+                         r.error().detail);
+      }
+    }
+    if (idle) durable_ = store_.sequence();
+    if (!last.is_zero() && loaded_) sync_->NoteRead(last, store_.sequence(), durable_);
+    if (store_.sequence() != before) {
+      mixed_writers_ = true;
+      ScheduleFlush();
+    }
+    ctx_.cluster()->ReleasePosted(posted_bytes);
+  });
+}
+
+void Scene::ClusterAppended(cluster::StreamId id) {
+  net::asio::post(strand_, [this, id] { sync_->NoteAppended(id, durable_); });
+}
+
+void Scene::NotifyUnavailable() {
+  if (unavailable_notified_) return;
+  unavailable_notified_ = true;
+  // Frame sequence 0: the notice refuses no frame, so clients keep theirs and wait for acks.
+  std::vector<uint64_t> told;
+  for (const PendingAck& a : pending_acks_) {
+    if (std::find(told.begin(), told.end(), a.session_id) != told.end()) continue;
+    told.push_back(a.session_id);
+    if (Member* m = FindMember(a.session_id)) {
+      m->session->PostRefusal(ErrorCode::kUnavailable,
+                              "Redis is unreachable: writes are held, not acknowledged", 0);
+    }
+  }
+  ctx_.log().Write("cluster", "scene=%s unavailable=held writers=%zu", name_.c_str(), told.size());
+}
+
+}  // namespace scenecrdt::server
