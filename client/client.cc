@@ -126,6 +126,7 @@ void Client::Connect() {
   hello.resume_sequence =
       state_ready_ ? std::optional<uint64_t>(scene_sequence_) : options_.resume_sequence;
   hello.client_name = options_.client_name;
+  hello.compression = OfferedCompression(url_, options_.connection);
   if (id > 1) {
     Log(Format("connecting to %s (attempt %llu, %s)", options_.url.c_str(), Ull(id),
                hello.resume_sequence

@@ -59,6 +59,9 @@ struct ServerConfig {
   // process kill, not a power loss).
   bool fsync = true;
   Limits limits;
+  // Compress what clients offer to read compressed: zstd on framed TCP (Hello.compression),
+  // permessage-deflate on WebSocket. false: every session plain (--no-compression).
+  bool compression = true;
   // Event lines (session open/close, drops, resyncs, refusals: docs/SERVER.md "Logs").
   bool log_events = true;
   // Where they go (each call one complete line; must be thread-safe). Empty: stderr.

@@ -3,10 +3,12 @@
 // prefix then body) of an EnvelopeSession. The prefix is checked against --max-frame-bytes
 // before the body is buffered. A peer that speaks HTTP here (a ws:// client on the wrong
 // port: "GET " where a size prefix should be) gets an HTTP 400 naming the --http port.
+// When the Hello offers zstd, everything after the Welcome is one zstd stream.
 #pragma once
 
 #include <memory>
 
+#include "scenecrdt/protocol/session/zstd_stream.h"
 #include "scenecrdt/server/endpoint.h"
 #include "scenecrdt/server/envelope_session.h"
 
@@ -24,10 +26,19 @@ class TcpSession final : public EnvelopeSession {
   void OnPrefix(const net::error_code& ec);
   // The goodbye in HTTP for a peer that sent an HTTP request, the envelope's otherwise.
   void QueueGoodbye(ErrorCode code, std::string_view text) override;
+  bool CanCompress() const override { return true; }
+  void StartCompression(const SharedFrame& last_plain) override;
+  void WriteWire(const std::vector<net::asio::const_buffer>& buffers);
   std::shared_ptr<TcpSession> Self();
 
   StrandSocket socket_;
   bool http_peer_ = false;  // the first bytes were an HTTP request line
+  // Compressed mode (docs/PROTOCOL.md section 2, "Compression"): frames after `last_plain_`
+  // (the Welcome) go through the connection's zstd stream, each write flushed.
+  std::unique_ptr<session::ZstdEncoder> zstd_;
+  SharedFrame last_plain_;
+  std::vector<uint8_t> compressed_;  // the compressed bytes of the write in flight
+  std::vector<net::asio::const_buffer> wire_;
 };
 
 }  // namespace scenecrdt::server

@@ -29,6 +29,8 @@ listeners:
 state and access:
   --data DIR            database directory (default ./scenecrdt-data)
   --no-fsync            SQLite synchronous=NORMAL: survives kill -9, not a power cut
+  --no-compression      never compress (default: zstd on framed TCP and permessage-deflate
+                        on WebSocket for clients that offer it)
   --auth FILE           tokens: {"tokens":[{"token":"...","scenes":["lobby","*"],
                         "role":"read"|"write"}]}. Without it: loopback only, all may write.
   --demo                animate the scene "demo" (a small solar system) from the server
@@ -81,6 +83,7 @@ int RunServe(Args args) {
   config.demo = scan.Flag("--demo");
   if (auto v = scan.Double("--demo-hz")) config.demo_hz = *v;
   config.fsync = !scan.Flag("--no-fsync");
+  config.compression = !scan.Flag("--no-compression");
   server::Limits& l = config.limits;
   Take(scan.U64("--max-frame-bytes"), l.max_frame_bytes);
   Take(scan.U64("--max-message-bytes"), l.max_message_bytes);
