@@ -39,8 +39,8 @@ struct Connection::Impl {
 };
 
 session::Compression OfferedCompression(const ServerUrl& url, const ConnectionOptions& options) {
-  return url.scheme == ServerUrl::Scheme::kTcp && options.compression ? session::Compression::kZstd
-                                                                      : session::Compression::kNone;
+  return url.scheme == ServerUrl::Scheme::kTcp && options.zstd ? session::Compression::kZstd
+                                                               : session::Compression::kNone;
 }
 
 Connection::Connection(net::asio::io_context& ioc, ServerUrl url, std::string scene,
@@ -103,7 +103,7 @@ void Connection::Start() {
                 auto& ws = *self->impl_->ws;
                 ws.binary(true);
                 ws.read_message_max(self->options_.max_frame_bytes);
-                ws.set_option(net::ClientDeflate(self->options_.compression));
+                ws.set_option(net::ClientDeflate(self->options_.deflate));
                 ws.async_handshake(self->impl_->upgrade_response,
                                    self->url_.host + ":" + std::to_string(self->url_.port),
                                    "/scene/" + self->scene_, [self](const net::error_code& h) {
@@ -306,7 +306,7 @@ void Connection::Deliver(std::span<const uint8_t> frame) {
   }
   if (const auto* w = std::get_if<session::Welcome>(&read.value());
       w && w->compression == session::Compression::kZstd) {
-    if (impl_->ws || zstd_ || !options_.compression) {
+    if (impl_->ws || zstd_ || !options_.zstd) {
       Fail(MakeError(ErrorCode::kEnvelopeInvalid,
                      "the server chose zstd compression, which this connection did not offer"));
       return;

@@ -34,16 +34,20 @@ struct ConnectionOptions {
   // silent or corrupted in either direction (the Client then reconnects).
   uint32_t ping_interval_ms = 0;
   uint32_t pong_timeout_ms = 0;
-  // Offer compression of what the server sends: permessage-deflate on ws://, zstd on tcp://
-  // (the Hello says so: OfferedCompression). The server decides; both read the same frames.
-  bool compression = true;
+  // Offer permessage-deflate on ws:// (browsers and node `ws` offer it too). The server
+  // decides; the frames read are the same either way.
+  bool deflate = true;
+  // Offer a zstd stream on tcp:// (Hello.compression: OfferedCompression). Off by default: it
+  // sends ~6x fewer bytes but costs the server ~3x the CPU of a plain fan-out and lengthens
+  // the latency tail on a busy server (docs/SERVER.md, "Compression").
+  bool zstd = false;
   // tcp:// only: take each read's receive time from the kernel (SO_TIMESTAMPNS, the
   // CLOCK_REALTIME time the bytes reached the socket), readable as receive_time_ns() while
   // on_frame runs. Measures latency without the caller's own event-loop delay (`load`).
   bool kernel_receive_timestamps = false;
 };
 
-// The Hello.compression to send over `url`: kZstd on tcp:// when options.compression.
+// The Hello.compression to send over `url`: kZstd on tcp:// when options.zstd.
 session::Compression OfferedCompression(const ServerUrl& url, const ConnectionOptions& options);
 
 struct ConnectionHandlers {

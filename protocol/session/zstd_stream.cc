@@ -17,6 +17,8 @@ namespace {
 
 // Plain bytes decompressed per step: the reader's buffer is at most one frame plus this.
 constexpr std::size_t kPlainChunk = 64 * 1024;
+// Output room beyond ZSTD_compressBound(input) per compression step.
+constexpr std::size_t kOutMargin = 256;
 
 }  // namespace
 
@@ -44,8 +46,11 @@ void ZstdEncoder::Compress(std::span<const uint8_t> input, bool flush, std::vect
   ZSTD_inBuffer in{input.data(), input.size(), 0};
   const ZSTD_EndDirective mode = flush ? ZSTD_e_flush : ZSTD_e_continue;
   for (;;) {
+    // Room for this input plus a block's header and the flush; the loop asks for more when
+    // zstd still holds output (growing by a small margin: resize zero-fills what it adds,
+    // and ZSTD_CStreamOutSize()'s 128 KiB per call cost more than the compression itself).
     const std::size_t start = out.size();
-    out.resize(start + ZSTD_compressBound(input.size() - in.pos) + ZSTD_CStreamOutSize());
+    out.resize(start + ZSTD_compressBound(input.size() - in.pos) + kOutMargin);
     ZSTD_outBuffer o{out.data() + start, out.size() - start, 0};
     const std::size_t left = ZSTD_compressStream2(impl_->cctx, &o, &in, mode);
     // Our own bytes and a valid context: an error here is a bug or an allocation failure.

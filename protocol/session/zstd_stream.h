@@ -26,8 +26,9 @@ namespace scenecrdt::session {
 // "Compression": ~260 KB per encoder with kZstdHashLog, ~950 KB at the defaults of 2^17).
 inline constexpr int kZstdWindowLog = 15;
 inline constexpr int kZstdHashLog = 12;
-// zstd level 1: the fastest standard level.
-inline constexpr int kZstdLevel = 1;
+// zstd level -1 (fast mode): the moving-Transform stream still shrinks ~6x at it (measured in
+// docs/SERVER.md); CPU per member is what this mode costs, so the cheapest useful level.
+inline constexpr int kZstdLevel = -1;
 
 class ZstdEncoder {
  public:

@@ -18,7 +18,8 @@ std::unique_ptr<client::Client> Join(const std::string& url, const std::string& 
   client::ClientOptions o;
   o.url = url;
   o.scene = scene;
-  o.connection.compression = compression;
+  o.connection.zstd = compression;
+  o.connection.deflate = compression;
   auto c = std::make_unique<client::Client>(o);
   EXPECT_TRUE(c->Start().has_value());
   EXPECT_TRUE(c->PollUntil([&] { return c->state_ready(); }, 20s)) << "join " << scene;

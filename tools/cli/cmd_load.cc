@@ -51,8 +51,8 @@ options:
   --spread           spread the movers' sends over the tick instead of one burst per tick
   --threads N        generator threads, clients spread over them (default 1, at most 64)
   --user-timestamps  stamp receipts when the frame is decoded, not the kernel's receive time
-  --no-compression   offer no compression (default: zstd on tcp://, permessage-deflate on
-                     ws://; the server decides)
+  --zstd             offer a zstd stream on tcp:// (the server decides; default: plain)
+  --no-deflate       do not offer permessage-deflate on ws:// (offered by default)
   --server-pid PID   also report that process's CPU use over the measured time
   --json             print the summary as one JSON object on stdout
 
@@ -283,7 +283,8 @@ int RunLoad(Args args) {
   const double duration = scan.Double("--duration").value_or(10.0);
   const double warmup = scan.Double("--warmup").value_or(1.0);
   const bool spread = scan.Flag("--spread");
-  const bool compression = !scan.Flag("--no-compression");
+  const bool zstd = scan.Flag("--zstd");
+  const bool deflate = !scan.Flag("--no-deflate");
   const uint64_t n_threads = scan.U64("--threads").value_or(1);
   const bool user_stamps = scan.Flag("--user-timestamps");
   const auto server_pid = scan.U64("--server-pid");
@@ -318,7 +319,8 @@ int RunLoad(Args args) {
     run.clients[k % n_clients]->movers.push_back(k);
   }
   client::ConnectionOptions options;
-  options.compression = compression;
+  options.zstd = zstd;
+  options.deflate = deflate;
   options.kernel_receive_timestamps = run.kernel_stamps;
   for (auto& owned : run.shards) {
     Shard* shard = owned.get();
