@@ -2,6 +2,7 @@
 // Owns the C entry points of the interpolated presentation (docs/INTERPOLATION.md): options
 // and stats mirrored field by field from runtime/interpolation.h, enable / disable, the
 // per-frame update for a render time, and the interpolated reads.
+#include "scenecrdt/capi/internal/conversions.h"
 #include "scenecrdt/capi/internal/copies.h"
 #include "scenecrdt/capi/internal/runtime_handle.h"
 #include "scenecrdt/runtime/interpolation.h"
@@ -29,24 +30,6 @@ sc_interpolation_options ToC(const InterpolationOptions& o) {
   return c;
 }
 
-// Every field exists in the ABI 1 layout; a later field would be read only when
-// struct_size covers it, and take its default otherwise.
-InterpolationOptions FromC(const sc_interpolation_options& c) {
-  InterpolationOptions o;
-  o.snap_distance = c.snap_distance;
-  o.fixed_delay_us = c.fixed_delay_us;
-  o.initial_delay_us = c.initial_delay_us;
-  o.min_delay_us = c.min_delay_us;
-  o.max_delay_us = c.max_delay_us;
-  o.interval_multiple = c.interval_multiple;
-  o.jitter_multiple = c.jitter_multiple;
-  o.catch_up = c.catch_up;
-  o.slow_down = c.slow_down;
-  o.max_extrapolation_us = c.max_extrapolation_us;
-  o.max_interval_us = c.max_interval_us;
-  return o;
-}
-
 sc_interpolation_stats ToC(const InterpolationStats& s) {
   sc_interpolation_stats c{};
   c.struct_size = sizeof(sc_interpolation_stats);
@@ -72,6 +55,39 @@ sc_interpolation_stats ToC(const InterpolationStats& s) {
 }
 
 }  // namespace
+
+// Every field exists in the ABI 1 layout; a later field would be read only when
+// struct_size covers it, and take its default otherwise.
+InterpolationOptions FromC(const sc_interpolation_options& c) {
+  InterpolationOptions o;
+  o.snap_distance = c.snap_distance;
+  o.fixed_delay_us = c.fixed_delay_us;
+  o.initial_delay_us = c.initial_delay_us;
+  o.min_delay_us = c.min_delay_us;
+  o.max_delay_us = c.max_delay_us;
+  o.interval_multiple = c.interval_multiple;
+  o.jitter_multiple = c.jitter_multiple;
+  o.catch_up = c.catch_up;
+  o.slow_down = c.slow_down;
+  o.max_extrapolation_us = c.max_extrapolation_us;
+  o.max_interval_us = c.max_interval_us;
+  return o;
+}
+
+int OptionsFromC(const sc_interpolation_options* options, InterpolationOptions* out,
+                 const char* function) {
+  *out = InterpolationOptions{};
+  if (options == nullptr) return SC_OK;
+  if (const int status =
+          CheckInputSize(options->struct_size, sizeof(sc_interpolation_options),
+                         sizeof(sc_interpolation_options), "sc_interpolation_options", function);
+      status != SC_OK) {
+    return status;
+  }
+  *out = FromC(*options);
+  return SC_OK;
+}
+
 }  // namespace scenecrdt::capi::internal
 
 using scenecrdt::capi::internal::Fail;
@@ -93,14 +109,9 @@ int sc_runtime_enable_interpolation(sc_runtime* rt, const sc_interpolation_optio
   constexpr const char* kFunction = "sc_runtime_enable_interpolation";
   return GuardWrite(rt, kFunction, [&](Runtime& replica) -> int {
     scenecrdt::runtime::InterpolationOptions converted;
-    if (options != nullptr) {
-      if (const int status = scenecrdt::capi::internal::CheckInputSize(
-              options->struct_size, sizeof(sc_interpolation_options),
-              sizeof(sc_interpolation_options), "sc_interpolation_options", kFunction);
-          status != SC_OK) {
-        return status;
-      }
-      converted = scenecrdt::capi::internal::FromC(*options);
+    if (const int status = scenecrdt::capi::internal::OptionsFromC(options, &converted, kFunction);
+        status != SC_OK) {
+      return status;
     }
     const scenecrdt::Result<void> enabled = replica.EnableInterpolation(converted);
     if (!enabled.has_value()) {

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <span>
 
+#include "scenecrdt/capi/internal/conversions.h"
 #include "scenecrdt/capi/internal/runtime_handle.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/crdt_message.h"
@@ -30,6 +31,15 @@ int CheckWrite(const sc_runtime* rt, const char* function) noexcept {
                 "this runtime is a read-only view (its client writes: sc_client_*)");
   }
   return SC_OK;
+}
+
+protocol::Transform ToTransform(const sc_transform& t) {
+  protocol::Transform out;
+  out.position = {t.position[0], t.position[1], t.position[2]};
+  out.rotation = {t.rotation[0], t.rotation[1], t.rotation[2], t.rotation[3]};
+  out.scale = {t.scale[0], t.scale[1], t.scale[2]};
+  out.parent = t.parent;
+  return out;
 }
 
 namespace {
@@ -95,15 +105,6 @@ int Apply(sc_runtime* rt, const uint8_t* dcl, std::size_t len, const BatchTime* 
     totals.refused += Outcomes(*merged, {MergeOutcome::kRefused});
     return SC_OK;
   });
-}
-
-protocol::Transform ToTransform(const sc_transform& t) {
-  protocol::Transform out;
-  out.position = {t.position[0], t.position[1], t.position[2]};
-  out.rotation = {t.rotation[0], t.rotation[1], t.rotation[2], t.rotation[3]};
-  out.scale = {t.scale[0], t.scale[1], t.scale[2]};
-  out.parent = t.parent;
-  return out;
 }
 
 // Checks the output buffer (room for `message_bytes`, the size of the message this write

@@ -52,7 +52,10 @@ enum {
   SC_E_READ_ONLY = -6,        /* a write through a read-only view (sc_client_runtime) */
   SC_E_NO_MEMORY = -7,        /* allocation failed; a handle being changed is now broken */
   SC_E_BROKEN = -8,           /* the handle failed internally earlier: only destroy it */
-  SC_E_INTERNAL = -9          /* unexpected internal failure (a bug: please report it) */
+  SC_E_INTERNAL = -9,         /* unexpected internal failure (a bug: please report it) */
+  SC_E_CLOSED = -10,          /* the client is closed for good (a permanent refusal) */
+  SC_E_UNSUPPORTED = -11,     /* this libscenecrdt was built without the network client */
+  SC_E_FULL = -12             /* a bounded buffer is full (unsent writes): poll, then retry */
 };
 
 /* The library's SC_ABI_VERSION. Compare it with the header's before anything else. */
@@ -247,6 +250,81 @@ SC_API int sc_runtime_copy_interpolated_removed(const sc_runtime* rt, uint32_t* 
                                                 size_t capacity, size_t* count);
 /* Zeros while interpolation is off. `out->struct_size` must be set. */
 SC_API int sc_runtime_interpolation_stats(const sc_runtime* rt, sc_interpolation_stats* out);
+
+/* ---- Client: a networked replica of one scene (docs/C-ABI.md, docs/CLIENT.md) ----
+ * The client joins the scene on a server (framed TCP or WebSocket), applies what arrives to
+ * its replica, sends Lamport-stamped writes and resends them until acknowledged. Reconnect
+ * and resume are on: a lost connection (or a server not up yet) is retried with capped
+ * exponential backoff, to the next server of the list (fail-over); the server sends only
+ * what changed meanwhile when it can, else a snapshot that replaces the replica. The network
+ * runs on a thread of the client's own; everything else happens in the calls below, on the
+ * thread that owns the handle. */
+typedef struct sc_client sc_client;
+
+/* Starts joining `scene` (may be NULL when a ws://HOST:PORT/scene/NAME URL names it) on
+ * `url`: tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME, or a comma-separated
+ * list of them (nodes of one cluster: fail-over, tried in turn). `token` may be NULL (servers
+ * without --auth). Returns at once; sc_client_poll drives the join. NULL on bad arguments
+ * (sc_last_error). */
+SC_API sc_client* sc_client_connect(const char* url, const char* scene, const char* token);
+/* Stops the network thread and frees the client (writes not yet acknowledged are lost).
+ * NULL is a no-op. Views from sc_client_runtime die with it. */
+SC_API void sc_client_destroy(sc_client* client);
+/* Once per frame: waits up to `timeout_ms` for something to arrive (0: no wait), applies
+ * everything received, reconnects when due, sends pending writes, then updates the world
+ * matrices (as sc_runtime_update; with interpolation on, sc_client_update_interpolated does
+ * the update instead). Returns the number of frames handled (>= 0), SC_E_CLOSED when the
+ * client is closed for good (sc_last_error says why), or another negative status. */
+SC_API int sc_client_poll(sc_client* client, uint32_t timeout_ms);
+/* 1 once the scene's state has been applied (stays 1 across reconnects), else 0; or a
+ * negative status. */
+SC_API int sc_client_state_ready(const sc_client* client);
+/* 1 while connected with the current connection's state applied (writes go out at once),
+ * else 0 (joining, or reconnecting: writes are kept and sent later); or a negative status. */
+SC_API int sc_client_connected(const sc_client* client);
+/* The client's replica as a read-only sc_runtime view: every sc_runtime_* read works on it
+ * (world matrices, changed / added / removed lists, interpolated reads); changes through it
+ * are SC_E_READ_ONLY. Valid until sc_client_destroy; do not pass it to sc_runtime_destroy
+ * (a no-op for views). NULL on error. */
+SC_API const sc_runtime* sc_client_runtime(const sc_client* client);
+/* Local writes, merged into the replica at once (Lamport-stamped) and sent at the next poll
+ * or flush; kept and resent until the server acknowledges them. Before the first state they
+ * are held and stamped on top of it. SC_E_INVALID_ARGUMENT for non-finite values,
+ * SC_E_REFUSED for what the CRDT rules refuse (a deleted entity, a reserved number),
+ * SC_E_FULL when the unsent-write buffer (65 536 entities) is full, SC_E_CLOSED. */
+SC_API int sc_client_write_transform(sc_client* client, uint32_t entity, const sc_transform* t);
+SC_API int sc_client_delete_transform(sc_client* client, uint32_t entity);
+SC_API int sc_client_delete_entity(sc_client* client, uint32_t entity);
+/* Sends buffered writes now (when connected); sc_client_poll does it too. */
+SC_API int sc_client_flush(sc_client* client);
+/* Interpolation of the client's replica (docs/INTERPOLATION.md): live changes are stamped
+ * with their receive time (sc_now_us's clock) and shown a short delay later, blended.
+ * Survives reconnects and resyncs. `options` may be NULL: the defaults. */
+SC_API int sc_client_enable_interpolation(sc_client* client,
+                                          const sc_interpolation_options* options);
+SC_API int sc_client_disable_interpolation(sc_client* client);
+/* Once per frame with interpolation, after sc_client_poll: the presentation at
+ * `render_time_us` (sc_now_us() or a renderer clock on the same base). Then read the
+ * interpolated reads of sc_client_runtime. Without interpolation: the update alone. */
+SC_API int sc_client_update_interpolated(sc_client* client, int64_t render_time_us);
+
+/* Connection counters since sc_client_connect. */
+typedef struct sc_client_stats {
+  uint32_t struct_size;
+  uint32_t current_server; /* index in the URL list of the current (or last) connection */
+  uint64_t connects;       /* connections the server welcomed */
+  uint64_t reconnects;     /* of which after an earlier one */
+  uint64_t failovers;      /* attempts that moved to another server of the list */
+  uint64_t resumes;        /* joins answered with a resume delta */
+  uint64_t resyncs;        /* snapshots that replaced the replica */
+  uint64_t pending_frames; /* frames sent or waiting, not acknowledged yet */
+  uint64_t unsent_writes;  /* entities with a write not in a frame yet */
+  uint64_t live_frames;    /* live change frames applied */
+  uint64_t bytes_received; /* transport bytes, every connection */
+  uint64_t bytes_sent;
+} sc_client_stats;
+/* `out->struct_size` must be set. */
+SC_API int sc_client_get_stats(const sc_client* client, sc_client_stats* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

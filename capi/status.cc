@@ -91,6 +91,12 @@ const char* sc_error_name(int status) {
       return "SC_E_BROKEN";
     case SC_E_INTERNAL:
       return "SC_E_INTERNAL";
+    case SC_E_CLOSED:
+      return "SC_E_CLOSED";
+    case SC_E_UNSUPPORTED:
+      return "SC_E_UNSUPPORTED";
+    case SC_E_FULL:
+      return "SC_E_FULL";
     default:
       return "SC_E_UNKNOWN";
   }

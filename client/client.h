@@ -1,105 +1,56 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns Client: a scene replica over a Connection that it re-opens when it is lost. The
-// network side (a strand of an io_context: the client's own thread or the caller's) only
-// moves bytes: verified frames go into a bounded inbox. The caller's thread (a render loop)
-// calls Poll() to apply them to the Runtime, Update() once per frame, then reads world
-// matrices and the change list; the Runtime and every decision (resume, resend, re-stamp,
-// when to reconnect) live on that thread.
+// Owns Client, the public face of the networked replica (docs/CLIENT.md): join a scene on one
+// of several servers, apply what arrives to a runtime::Runtime, send Lamport-stamped writes,
+// survive lost connections. The network side (Asio/Beast sockets, the flatbuffers envelope)
+// lives in a private implementation (client/internal/): this header pulls in none of it.
 //
-// Writes: WriteTransform() merges locally with a Lamport timestamp and keeps the latest value
-// per entity in a bounded unsent buffer; Flush() (Poll() flushes too) sends it as Crdt
-// frames. Frames stay in a bounded unacked list until the server's cumulative Ack.
-// SendCrdt() sends a DCL stream as it is (`scenecrdt send`).
+// Threads: the network side runs on a thread of its own and only moves bytes into a bounded
+// inbox. The caller's thread (a render loop) calls Poll() to apply them, Update() or
+// UpdateInterpolated() once per frame, then reads runtime(): world matrices and the change
+// lists. The replica is read-only from outside: every write goes through the client, which
+// stamps it, sends it and resends it until acknowledged.
 //
-// Resilience (docs/CLIENT.md), with ClientOptions::reconnect.enabled:
-// - a lost connection is retried after capped exponential backoff with jitter (Backoff; time
-//   from ClientOptions::clock), driven by Poll()/WaitForInput() on the caller's thread;
-// - Hello carries the last applied scene sequence, so the server sends only the registers
-//   changed since (a resume delta); when it cannot (another server incarnation) it sends a
-//   snapshot, which replaces the replica (a resync);
-// - unacknowledged frames are resent as they are, in order (idempotent: the same messages
-//   with the same timestamps merge to the same state);
-// - writes made before the first snapshot are held unstamped and stamped on top of it; writes
-//   made while disconnected are stamped locally (the renderer sees them) and, when the resume
-//   shows newer state for their key, stamped again on top of it. Neither was ever seen by
-//   anyone, so the newer state cannot be causally after them.
+// Resilience (ClientOptions::reconnect): reconnect with capped exponential backoff and jitter,
+// to the next server of the list (fail-over); the Hello carries the last applied scene
+// sequence so the server sends only what changed (a resume delta) or, when it cannot, a
+// snapshot that replaces the replica; unacknowledged frames are resent as they are; writes made
+// before the first snapshot are held and stamped on top of it; writes made offline are
+// re-stamped when the resume shows newer state for their key.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
+#include <span>
 #include <string>
-#include <string_view>
-#include <thread>
 #include <vector>
 
-#include "scenecrdt/client/backoff.h"
-#include "scenecrdt/client/connection.h"
+#include "scenecrdt/client/client_options.h"
+#include "scenecrdt/protocol/entity_id.h"
+#include "scenecrdt/protocol/result.h"
+#include "scenecrdt/protocol/transform.h"
+#include "scenecrdt/runtime/interpolation.h"
 #include "scenecrdt/runtime/runtime.h"
 
 namespace scenecrdt::client {
 
-// A steady clock the client reads for reconnect scheduling and receive stamps. Called from
-// the caller's thread and the network thread: it must be thread-safe.
-using SteadyClock = std::function<std::chrono::steady_clock::time_point()>;
-
-struct ReconnectOptions {
-  // Off (default): the end of the connection closes the client for good (closed()), which is
-  // what one-shot commands want. On: a lost connection is retried with `backoff` delays.
-  bool enabled = false;
-  // Also retry when the first connection ends before the state was applied (a server that
-  // is not up yet). Off: that first failure closes the client (fail fast).
-  bool retry_first_connect = false;
-  // Consecutive connections that end before their state is applied, after which the client
-  // gives up (closed()); 0 = never.
-  uint32_t max_failed_attempts = 0;
-  BackoffOptions backoff;
-  // Keepalive for every connection while reconnecting is on (unless ClientOptions::connection
-  // sets its own): a link silent or corrupted in either direction is cut after
-  // pong_timeout_ms without a Pong, then retried.
-  uint32_t ping_interval_ms = 2000;
-  uint32_t pong_timeout_ms = 10000;
+// What the server said when it admitted the latest connection.
+struct Welcome {
+  uint64_t session_id = 0;
+  uint64_t scene_sequence = 0;  // the state that follows reaches this sequence
+  bool resumed = false;         // true: a delta since our resume position; false: a snapshot
+  bool can_write = false;
 };
 
-struct ClientOptions {
-  std::string url;    // tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME (client/url.h)
-  std::string scene;  // may stay empty when `url` names the scene; must agree when both do
-  std::string token;
-  std::string client_name = "scenecrdt-client";
-  // Resume position of the first Hello (later Hellos use scene_sequence()).
-  std::optional<uint64_t> resume_sequence;
-  runtime::StoreLimits limits;
-  // Received bytes waiting for Poll(); beyond it the client stops reading (the server then
-  // coalesces for us).
-  std::size_t max_inbox_bytes = 64u << 20;
-  ConnectionOptions connection;
-  ReconnectOptions reconnect;
-  // Entities with a local write not yet sent (latest value each): held before the first
-  // snapshot, kept while disconnected, coalesced while the unacked budget is spent. Full: a
-  // write to one more entity fails with kRateLimited and changes nothing (writes to entities
-  // already buffered still succeed).
-  std::size_t max_unsent_writes = 65536;
-  // DCL bytes of frames kept until acknowledged (for resending). Full: Flush() leaves writes
-  // coalescing in the unsent buffer and SendCrdt() returns 0.
-  std::size_t max_unacked_bytes = 16u << 20;
-  // Default: std::chrono::steady_clock::now.
-  SteadyClock clock;
-  // One line per connection event (connect, loss, resume or snapshot, resends, re-stamps),
-  // without a newline; called on the caller's thread.
-  std::function<void(std::string_view line)> log;
-};
-
+// A refusal (an Error frame) from the server.
 struct Refusal {
   ErrorCode code = ErrorCode::kOk;
   std::string text;
-  uint64_t frame_sequence = 0;
-  bool fatal = false;
+  uint64_t frame_sequence = 0;  // the refused frame of ours, or 0
+  bool fatal = false;           // the server ended the connection after it
 };
 
 // Counters since Start(), for logs, metrics and tests. Bytes of state are DCL bytes.
@@ -108,6 +59,7 @@ struct ClientStats {
   uint64_t connects = 0;          // connections welcomed by the server
   uint64_t reconnects = 0;        // of which after an earlier welcomed connection
   uint64_t disconnects = 0;       // connections that ended (Stop() not counted)
+  uint64_t failovers = 0;         // connection attempts to another server than the last one
   uint64_t resumes = 0;           // welcomes with a resume delta
   uint64_t snapshots = 0;         // welcomes with a full snapshot (the first join included)
   uint64_t resyncs = 0;           // snapshots after the first: the replica was rebuilt
@@ -132,13 +84,21 @@ struct ClientStats {
 
 // A Crdt frame as Poll() applies it (Client::on_crdt).
 struct CrdtEvent {
-  const session::Crdt* crdt = nullptr;  // views valid during the call only
-  uint64_t connection = 0;              // 1 for the first connection, +1 per attempt
-  bool resumed = false;                 // state frames: a resume delta (else a snapshot)
-  bool resync = false;                  // state frames of a snapshot replacing the replica
+  std::span<const uint8_t> data;   // the DCL stream; valid during the call only
+  uint64_t scene_sequence = 0;     // the scene sequence after these changes
+  bool is_state = false;           // part of a join's snapshot or resume delta
+  uint64_t state_frames_left = 0;  // state frames: how many more follow (0: the last one)
+  uint64_t connection = 0;         // 1 for the first connection, +1 per attempt
+  std::size_t server = 0;          // index of the connection's server in the URL list
+  bool resumed = false;            // state frames: a resume delta (else a snapshot)
+  bool resync = false;             // state frames of a snapshot replacing the replica
   std::chrono::steady_clock::time_point received;  // ClientOptions::clock at receipt
   std::chrono::system_clock::time_point received_wall;
 };
+
+namespace internal {
+struct ClientTestPeer;
+}  // namespace internal
 
 class Client {
  public:
@@ -147,13 +107,15 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Runs the network side on a thread of its own.
+  // Checks the options and starts connecting to the first server, on a network thread of the
+  // client's own. kInvalidArgument for bad URLs or scene names (nothing started).
   Result<void> Start();
-  // Runs the network side on the caller's io_context (which the caller runs; with reconnect
-  // on, keep it running, e.g. with a work guard). Call Stop() and let the io_context finish
-  // (or stop it) before destroying the Client.
-  Result<void> Start(net::asio::io_context& ioc);
-  // Closes the connection, stops reconnecting and joins the own thread, if any.
+  // Start() (unless started), then polls until the scene's state is applied or `timeout`
+  // passes. Errors: the server's refusal code (TakeRefusals() has its text), kIo when every
+  // connection failed (close_error() says why) or on timeout ("timed out"); the client keeps
+  // trying after a timeout when reconnecting is on.
+  Result<void> Join(std::chrono::milliseconds timeout);
+  // Closes the connection, stops reconnecting and joins the network thread.
   void Stop();
 
   // ---- Caller's thread ----
@@ -164,13 +126,42 @@ class Client {
   void WaitForInput(std::chrono::milliseconds timeout);
   // Polls until `done()` or the deadline; true when done() became true.
   bool PollUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout);
-  void Update(const runtime::UpdateOptions& options = {}) { runtime_.Update(options); }
-  runtime::Runtime& runtime() { return runtime_; }
-  const runtime::CrdtStore& store() const { return runtime_.store(); }
+  // Once per frame: the merged changes reach the world matrices (Runtime::Update).
+  void Update(const runtime::UpdateOptions& options = {});
 
+  // The replica, read-only: world matrices, IndexOf, the changed / added / removed lists,
+  // the interpolated reads. Writes go through WriteTransform / Delete* / SendCrdt. A resync
+  // replaces its content (stats().resyncs).
+  const runtime::Runtime& runtime() const;
+  const runtime::CrdtStore& store() const;
+
+  // ---- Interpolation (docs/INTERPOLATION.md), off by default ----
+  // Live frames are stamped with their receive time (ClientOptions::clock); with interpolation
+  // on, they are shown a short adaptive delay later, blended between updates. Survives
+  // resyncs. kInvalidArgument for options out of range.
+  Result<void> EnableInterpolation(const runtime::InterpolationOptions& options = {});
+  void DisableInterpolation();
+  bool interpolation_enabled() const;
+  // Update(), then the presentation at `render_time_us` (ClientOptions::clock's time since its
+  // epoch, in microseconds: what NowUs() returns).
+  Result<void> UpdateInterpolated(int64_t render_time_us,
+                                  const runtime::UpdateOptions& options = {});
+  // The same at NowUs().
+  Result<void> UpdateInterpolated();
+  // ClientOptions::clock now, as microseconds since its epoch (the receive-time clock).
+  int64_t NowUs() const;
+
+  // ---- Writes (caller's thread) ----
   // Local Lamport write: held until the first snapshot; stamped locally otherwise. Errors:
-  // kNonFiniteTransform, kRateLimited (unsent buffer full), kIo (closed), the store's.
+  // kNonFiniteTransform, kRateLimited (unsent buffer full), kIo (closed), the store's (e.g. a
+  // deleted entity).
   Result<void> WriteTransform(protocol::EntityId entity, const protocol::Transform& t);
+  // Deletes the entity's Transform (DELETE_COMPONENT, Lamport-stamped like a write); nothing
+  // is sent when it has none. Same errors.
+  Result<void> DeleteTransform(protocol::EntityId entity);
+  // Deletes the entity (DELETE_ENTITY: every component of this number and version, for good).
+  // kReservedEntity for numbers below 512.
+  Result<void> DeleteEntity(protocol::EntityId entity);
   // Sends buffered writes as Crdt frames (when connected and within the unacked budget);
   // the last frame sequence sent, or 0.
   uint64_t Flush();
@@ -180,31 +171,34 @@ class Client {
   uint64_t SendCrdt(std::span<const uint8_t> dcl);
 
   // ---- State (caller's thread, after Poll) ----
-  bool welcomed() const { return welcome_.has_value(); }
+  bool welcomed() const;
   // The latest connection's Welcome.
-  const std::optional<session::Welcome>& welcome() const { return welcome_; }
+  const std::optional<Welcome>& welcome() const;
   // The first snapshot has been applied (stays true across reconnects).
-  bool state_ready() const { return state_ready_; }
+  bool state_ready() const;
   // Connected and the current connection's state applied: writes go out at once.
-  bool synced() const { return synced_; }
+  bool synced() const;
   // Closed for good (Stop(), reconnect off, a permanent refusal, or max_failed_attempts).
-  bool closed() const { return closed_; }
+  bool closed() const;
   // Why the last connection ended (kOk: cleanly), valid when closed().
-  const Error& close_error() const { return close_error_; }
+  const Error& close_error() const;
+  // The servers (parsed URL list) and the one of the current or last connection.
+  const std::vector<std::string>& servers() const;
+  std::size_t current_server() const;
   // The last scene sequence fully applied (resume point).
-  uint64_t scene_sequence() const { return scene_sequence_; }
-  uint64_t acked_frame_sequence() const { return acked_; }
-  uint64_t last_frame_sequence() const { return next_frame_sequence_ - 1; }
+  uint64_t scene_sequence() const;
+  uint64_t acked_frame_sequence() const;
+  uint64_t last_frame_sequence() const;
   // Frames not yet acknowledged (sent or waiting for a connection).
-  std::size_t pending_frames() const { return pending_.size(); }
+  std::size_t pending_frames() const;
   // Entities with a write not yet in a frame.
-  std::size_t unsent_writes() const { return unsent_.size(); }
+  std::size_t unsent_writes() const;
   // Refusals (Error frames) received since the last call (at most 1024 kept).
   std::vector<Refusal> TakeRefusals();
   ClientStats stats() const;
-  uint64_t state_bytes() const { return stats_.resume_bytes + stats_.snapshot_bytes; }
-  uint64_t live_bytes() const { return stats_.live_bytes; }
-  uint64_t live_frames() const { return stats_.live_frames; }
+  uint64_t state_bytes() const;
+  uint64_t live_bytes() const;
+  uint64_t live_frames() const;
 
   // Called from Poll for every Ack with the acked frame sequence.
   std::function<void(uint64_t)> on_ack;
@@ -213,90 +207,12 @@ class Client {
   // Called for every Crdt frame handed to a connection (first sends and resends).
   std::function<void(uint64_t frame_sequence, std::span<const uint8_t> dcl, bool resend)> on_send;
 
+  // client/internal/client_impl.h
+  struct Impl;
+
  private:
-  using TimePoint = std::chrono::steady_clock::time_point;
-  struct InboxItem {
-    uint64_t connection = 0;
-    std::vector<uint8_t> frame;  // empty when `closed`
-    bool closed = false;
-    Error error{};
-    TimePoint received{};
-    std::chrono::system_clock::time_point received_wall{};
-  };
-  struct PendingFrame {
-    uint64_t frame_sequence = 0;
-    std::vector<uint8_t> dcl;
-    bool owned = false;    // built from WriteTransform (not SendCrdt)
-    uint64_t sent_on = 0;  // connection it was last handed to (0: never)
-  };
-  struct UnsentWrite {
-    protocol::Transform value;
-    uint32_t timestamp = 0;  // the local stamp (when stamped)
-    bool stamped = false;    // false: held before the first snapshot
-  };
-
-  TimePoint Now() const;
-  void Log(const std::string& line) const;
-  Result<void> StartOn(net::asio::io_context& ioc);
-  void Connect();
-  void Push(InboxItem item, const std::shared_ptr<std::weak_ptr<Connection>>& link);
-  void Handle(const session::Frame& frame, const InboxItem& item);
-  void OnWelcome(const session::Welcome& welcome);
-  void OnStateApplied(uint64_t scene_sequence);
-  void OnDisconnected(const Error& error);
-  void OnRefusal(const session::ErrorFrame& e);
-  void StampUnsent();
-  bool Transmit(PendingFrame& frame);
-  void AddPending(std::vector<uint8_t> dcl, bool owned);
-
-  ClientOptions options_;
-  runtime::Runtime runtime_;
-  ServerUrl url_;
-  net::asio::io_context* ioc_ = nullptr;
-  // Declared before connection_: the Connection (its sockets and timers) must go first.
-  std::optional<net::asio::io_context> own_ioc_;
-  std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
-  std::shared_ptr<Connection> connection_;
-  std::thread thread_;
-
-  // Inbox (network strand -> caller's thread).
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<InboxItem> inbox_;
-  std::size_t inbox_bytes_ = 0;
-  bool paused_ = false;
-
-  // Caller's thread: connection lifecycle.
-  uint64_t connection_id_ = 0;  // the current (or last) connection; 0 before Start
-  bool connection_active_ = false;
-  bool stopped_ = false;
-  std::optional<TimePoint> reconnect_at_;
-  Backoff backoff_;
-  uint32_t failed_attempts_ = 0;
-  std::optional<ErrorCode> session_fatal_;  // fatal Error received on the current connection
-  bool last_end_was_violation_ = false;     // don't reset the backoff after a protocol error
-  uint64_t bytes_sent_closed_ = 0;          // transport bytes of ended connections
-  uint64_t bytes_received_closed_ = 0;
-
-  // Caller's thread: replica and writes.
-  std::optional<session::Welcome> welcome_;
-  std::unique_ptr<runtime::Runtime> rebuild_;  // a resync snapshot being applied
-  uint64_t connection_state_bytes_ = 0;
-  bool state_ready_ = false;
-  bool synced_ = false;
-  bool closed_ = false;
-  Error close_error_{};
-  uint64_t scene_sequence_ = 0;
-  uint64_t next_frame_sequence_ = 1;
-  uint64_t acked_ = 0;
-  std::deque<PendingFrame> pending_;  // unacked, ascending frame sequence
-  std::size_t pending_bytes_ = 0;
-  std::map<protocol::EntityId, UnsentWrite> unsent_;
-  std::optional<TimePoint> flush_paused_until_;  // after a rate_limited refusal
-  uint32_t rate_limit_pauses_ = 0;
-  std::vector<uint8_t> scratch_;
-  std::vector<Refusal> refusals_;
-  ClientStats stats_;
+  friend struct internal::ClientTestPeer;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace scenecrdt::client

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the client transports: connect with a deadline, frame reassembly, gather writes.
-#include "scenecrdt/client/connection.h"
+#include "scenecrdt/client/internal/connection.h"
 
 #include <sys/socket.h>
 
@@ -8,11 +8,35 @@
 #include <cstring>
 #include <ctime>
 
+#include "scenecrdt/net/tls.h"
 #include "scenecrdt/net/ws_compression.h"
 
 namespace scenecrdt::client {
 
 namespace websocket = net::beast::websocket;
+using TlsStream = net::ssl::stream<net::tcp::socket>;
+
+// The client's TLS context: TLS 1.2 or later, the server's certificate verified against
+// `ca_file` (or the system store). Errors name the file.
+Result<std::shared_ptr<net::ssl::context>> MakeTlsContext(const std::string& ca_file) {
+  auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_client);
+  net::error_code ec;
+  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                       net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                       net::ssl::context::no_tlsv1_1,
+                   ec);
+  if (ca_file.empty()) {
+    ctx->set_default_verify_paths(ec);
+  } else {
+    ctx->load_verify_file(ca_file, ec);
+  }
+  if (ec) {
+    return MakeError(ErrorCode::kIo,
+                     "cannot load the CA certificates for TLS (--ca FILE: a PEM file)");
+  }
+  ctx->set_verify_mode(net::ssl::verify_peer);
+  return ctx;
+}
 
 struct Connection::Impl {
   explicit Impl(const net::Strand& strand)
@@ -20,12 +44,40 @@ struct Connection::Impl {
   net::tcp::resolver resolver;
   net::asio::steady_timer deadline;
   net::asio::steady_timer keepalive;
+  std::shared_ptr<net::ssl::context> tls_context;
+  // Exactly one of these four is set, by the URL's scheme.
   std::optional<net::tcp::socket> tcp;
+  std::optional<TlsStream> tls;
   std::optional<websocket::stream<net::tcp::socket>> ws;
+  std::optional<websocket::stream<TlsStream>> wss;
   net::beast::flat_buffer ws_buffer;
   websocket::response_type upgrade_response;
 
-  net::tcp::socket& lowest() { return tcp ? *tcp : ws->next_layer(); }
+  bool websocket() const { return ws || wss; }
+  TlsStream* tls_stream() { return tls ? &*tls : wss ? &wss->next_layer() : nullptr; }
+  net::tcp::socket& lowest() {
+    if (tcp) return *tcp;
+    if (ws) return ws->next_layer();
+    return tls_stream()->next_layer();
+  }
+  // Runs `f` with the byte stream of tcp:// or tls://.
+  template <class F>
+  void WithBytes(F&& f) {
+    if (tls) {
+      f(*tls);
+    } else {
+      f(*tcp);
+    }
+  }
+  // Runs `f` with the WebSocket stream of ws:// or wss://.
+  template <class F>
+  void WithWebSocket(F&& f) {
+    if (wss) {
+      f(*wss);
+    } else {
+      f(*ws);
+    }
+  }
   // Why the upgrade failed: a scenecrdt framed-TCP port says so in its answer.
   Error UpgradeError() const {
     if (upgrade_response.find(session::kFramedTcpPortHeader) != upgrade_response.end()) {
@@ -51,10 +103,25 @@ Connection::Connection(net::asio::io_context& ioc, ServerUrl url, std::string sc
       options_(options),
       handlers_(std::move(handlers)),
       impl_(std::make_unique<Impl>(strand_)) {
-  if (url_.scheme == ServerUrl::Scheme::kTcp) {
-    impl_->tcp.emplace(strand_);
-  } else {
+  if (url_.tls) {
+    auto ctx = MakeTlsContext(options_.ca_file);
+    if (!ctx.has_value()) {
+      setup_error_ = ctx.error();
+      // A socket to close in Fail; Start reports the error.
+      impl_->tcp.emplace(strand_);
+      return;
+    }
+    impl_->tls_context = std::move(ctx.value());
+  }
+  const bool ws = url_.scheme != ServerUrl::Scheme::kTcp;
+  if (url_.tls && ws) {
+    impl_->wss.emplace(strand_, *impl_->tls_context);
+  } else if (url_.tls) {
+    impl_->tls.emplace(strand_, *impl_->tls_context);
+  } else if (ws) {
     impl_->ws.emplace(strand_);
+  } else {
+    impl_->tcp.emplace(strand_);
   }
 }
 
@@ -63,6 +130,10 @@ Connection::~Connection() = default;
 void Connection::Start() {
   net::asio::post(strand_, [self = shared_from_this()] {
     Impl& impl = *self->impl_;
+    if (self->setup_error_) {
+      self->Fail(*self->setup_error_);
+      return;
+    }
     impl.deadline.expires_after(std::chrono::milliseconds(self->options_.connect_timeout_ms));
     impl.deadline.async_wait([self](const net::error_code& ec) {
       if (!ec && !self->open_) {
@@ -89,33 +160,71 @@ void Connection::Start() {
                 }
                 net::error_code ignored;
                 self->impl_->lowest().set_option(net::tcp::no_delay(true), ignored);
-                if (!self->impl_->ws && self->options_.kernel_receive_timestamps) {
+                // Kernel receive stamps: plain tcp:// only (TLS and WebSocket read through
+                // their own layers; those connections use user-space times).
+                if (self->options_.kernel_receive_timestamps) {
                   const int on = 1;
-                  if (setsockopt(self->impl_->tcp->native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on,
-                                 sizeof on) != 0) {
+                  if (!self->impl_->tcp || setsockopt(self->impl_->tcp->native_handle(), SOL_SOCKET,
+                                                      SO_TIMESTAMPNS, &on, sizeof on) != 0) {
                     self->options_.kernel_receive_timestamps = false;  // user-space times
                   }
                 }
-                if (!self->impl_->ws) {
-                  self->OnConnected();
-                  return;
+                if (self->impl_->tls_stream()) {
+                  self->TlsHandshake();
+                } else {
+                  self->Upgrade();
                 }
-                auto& ws = *self->impl_->ws;
-                ws.binary(true);
-                ws.read_message_max(self->options_.max_frame_bytes);
-                ws.set_option(net::ClientDeflate(self->options_.deflate));
-                ws.async_handshake(self->impl_->upgrade_response,
-                                   self->url_.host + ":" + std::to_string(self->url_.port),
-                                   "/scene/" + self->scene_, [self](const net::error_code& h) {
-                                     if (self->closed_) return;
-                                     if (h) {
-                                       self->Fail(self->impl_->UpgradeError());
-                                       return;
-                                     }
-                                     self->OnConnected();
-                                   });
               });
         });
+  });
+}
+
+void Connection::TlsHandshake() {
+  TlsStream& tls = *impl_->tls_stream();
+  // SNI, and the certificate must name the URL's host (DNS name or IP address).
+  net::error_code not_ip;
+  net::asio::ip::make_address(url_.host, not_ip);
+  if (not_ip) {  // SNI names hosts, never IP addresses (RFC 6066)
+    SSL_ctrl(tls.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+             const_cast<char*>(url_.host.c_str()));
+  }
+  tls.set_verify_callback(net::ssl::host_name_verification(url_.host));
+  tls.async_handshake(
+      net::ssl::stream_base::client, [self = shared_from_this()](const net::error_code& ec) {
+        if (self->closed_) return;
+        if (ec) {
+          const bool verify = ec.category() == net::asio::error::get_ssl_category() &&
+                              ERR_GET_REASON(static_cast<unsigned long>(ec.value())) ==
+                                  SSL_R_CERTIFICATE_VERIFY_FAILED;
+          self->Fail(MakeError(ErrorCode::kIo,
+                               verify ? "TLS: the server's certificate is not trusted or not for "
+                                        "this host (a private CA needs --ca FILE)"
+                                      : "TLS handshake with the server failed (a plain server "
+                                        "needs tcp:// or ws://)"));
+          return;
+        }
+        self->Upgrade();
+      });
+}
+
+void Connection::Upgrade() {
+  if (!impl_->websocket()) {
+    OnConnected();
+    return;
+  }
+  impl_->WithWebSocket([this](auto& ws) {
+    ws.binary(true);
+    ws.read_message_max(options_.max_frame_bytes);
+    ws.set_option(net::ClientDeflate(options_.deflate));
+    ws.async_handshake(impl_->upgrade_response, url_.host + ":" + std::to_string(url_.port),
+                       "/scene/" + scene_, [self = shared_from_this()](const net::error_code& h) {
+                         if (self->closed_) return;
+                         if (h) {
+                           self->Fail(self->impl_->UpgradeError());
+                           return;
+                         }
+                         self->OnConnected();
+                       });
   });
 }
 
@@ -151,9 +260,8 @@ void Connection::ArmKeepalive() {
 void Connection::Read() {
   if (closed_ || !reading_ || read_pending_) return;
   read_pending_ = true;
-  if (impl_->ws) {
-    impl_->ws->async_read(impl_->ws_buffer, [self = shared_from_this()](const net::error_code& ec,
-                                                                        std::size_t n) {
+  if (impl_->websocket()) {
+    auto on_message = [self = shared_from_this()](const net::error_code& ec, std::size_t n) {
       self->read_pending_ = false;
       if (self->closed_) return;
       if (ec) {
@@ -175,7 +283,8 @@ void Connection::Read() {
       }
       self->impl_->ws_buffer.consume(self->impl_->ws_buffer.size());
       self->Read();
-    });
+    };
+    impl_->WithWebSocket([&](auto& ws) { ws.async_read(impl_->ws_buffer, std::move(on_message)); });
     return;
   }
   constexpr std::size_t kReadChunk = 64 * 1024;
@@ -184,20 +293,24 @@ void Connection::Read() {
     ReadStamped();
     return;
   }
-  impl_->tcp->async_read_some(
-      net::asio::buffer(in_.data() + in_used_, in_.size() - in_used_),
-      [self = shared_from_this()](const net::error_code& ec, std::size_t n) {
-        self->read_pending_ = false;
-        if (self->closed_) return;
-        if (ec) {
-          self->Fail(ec == net::asio::error::eof ? MakeError(ErrorCode::kOk, "closed")
-                                                 : MakeError(ErrorCode::kIo, "connection lost"));
-          return;
-        }
-        self->in_used_ += n;
-        self->bytes_received_.fetch_add(n, std::memory_order_relaxed);
-        self->OnBytes(n);
-      });
+  auto on_bytes = [self = shared_from_this()](const net::error_code& ec, std::size_t n) {
+    self->read_pending_ = false;
+    if (self->closed_) return;
+    if (ec) {
+      // Over TLS a server that closes after its last frame may skip close_notify.
+      const bool end = ec == net::asio::error::eof || ec == net::ssl::error::stream_truncated;
+      self->Fail(end ? MakeError(ErrorCode::kOk, "closed")
+                     : MakeError(ErrorCode::kIo, "connection lost"));
+      return;
+    }
+    self->in_used_ += n;
+    self->bytes_received_.fetch_add(n, std::memory_order_relaxed);
+    self->OnBytes(n);
+  };
+  impl_->WithBytes([&](auto& stream) {
+    stream.async_read_some(net::asio::buffer(in_.data() + in_used_, in_.size() - in_used_),
+                           std::move(on_bytes));
+  });
 }
 
 void Connection::ReadStamped() {
@@ -306,7 +419,7 @@ void Connection::Deliver(std::span<const uint8_t> frame) {
   }
   if (const auto* w = std::get_if<session::Welcome>(&read.value());
       w && w->compression == session::Compression::kZstd) {
-    if (impl_->ws || zstd_ || !options_.zstd) {
+    if (impl_->websocket() || zstd_ || !options_.zstd) {
       Fail(MakeError(ErrorCode::kEnvelopeInvalid,
                      "the server chose zstd compression, which this connection did not offer"));
       return;
@@ -373,10 +486,11 @@ void Connection::WriteNext() {
     self->bytes_sent_.fetch_add(n, std::memory_order_relaxed);
     self->WriteNext();
   };
-  if (impl_->ws) {
-    impl_->ws->async_write(buffers_, std::move(done));
+  if (impl_->websocket()) {
+    impl_->WithWebSocket([&](auto& ws) { ws.async_write(buffers_, std::move(done)); });
   } else {
-    net::asio::async_write(*impl_->tcp, buffers_, std::move(done));
+    impl_->WithBytes(
+        [&](auto& stream) { net::asio::async_write(stream, buffers_, std::move(done)); });
   }
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns parsing --server URLs.
+// Owns parsing --server URLs and URL lists.
 #include "scenecrdt/client/url.h"
 
 #include "scenecrdt/protocol/session/envelope.h"
@@ -17,7 +17,9 @@ Result<std::string> SceneOfPath(ServerUrl::Scheme scheme, std::string_view path)
   }
   if (path.empty() || path == "/") return std::string();
   if (scheme == ServerUrl::Scheme::kTcp) {
-    return Bad("a tcp:// URL has no path: tcp://HOST:PORT, and the scene with --scene");
+    return Bad(
+        "a tcp:// URL has no path (nor a tls:// one): tcp://HOST:PORT, and the scene with "
+        "--scene");
   }
   constexpr std::string_view kScene = "/scene/";
   if (path.starts_with("/dcl/")) {
@@ -41,16 +43,27 @@ Result<std::string> SceneOfPath(ServerUrl::Scheme scheme, std::string_view path)
 
 Result<ServerUrl> ParseServerUrl(std::string_view url) {
   ServerUrl out;
-  constexpr std::string_view kTcp = "tcp://";
-  constexpr std::string_view kWs = "ws://";
-  if (url.starts_with(kTcp)) {
-    out.scheme = ServerUrl::Scheme::kTcp;
-    url.remove_prefix(kTcp.size());
-  } else if (url.starts_with(kWs)) {
-    out.scheme = ServerUrl::Scheme::kWebSocket;
-    url.remove_prefix(kWs.size());
-  } else {
-    return Bad("the server URL must be tcp://HOST:PORT or ws://HOST:PORT");
+  constexpr struct {
+    std::string_view prefix;
+    ServerUrl::Scheme scheme;
+    bool tls;
+  } kSchemes[] = {{"tcp://", ServerUrl::Scheme::kTcp, false},
+                  {"ws://", ServerUrl::Scheme::kWebSocket, false},
+                  {"tls://", ServerUrl::Scheme::kTcp, true},
+                  {"wss://", ServerUrl::Scheme::kWebSocket, true}};
+  bool known = false;
+  for (const auto& s : kSchemes) {
+    if (!url.starts_with(s.prefix)) continue;
+    out.scheme = s.scheme;
+    out.tls = s.tls;
+    url.remove_prefix(s.prefix.size());
+    known = true;
+    break;
+  }
+  if (!known) {
+    return Bad(
+        "the server URL must be tcp://HOST:PORT or ws://HOST:PORT (tls:// and wss:// "
+        "over TLS)");
   }
   std::string_view path;
   if (const auto slash = url.find_first_of("/?#"); slash != std::string_view::npos) {
@@ -77,6 +90,19 @@ Result<ServerUrl> ParseServerUrl(std::string_view url) {
   if (port == 0) return Bad("port 0 in URL");
   out.host = std::string(host);
   out.port = static_cast<uint16_t>(port);
+  return out;
+}
+
+std::vector<std::string> SplitServerList(std::string_view list) {
+  std::vector<std::string> out;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view one = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    while (!one.empty() && one.front() == ' ') one.remove_prefix(1);
+    while (!one.empty() && one.back() == ' ') one.remove_suffix(1);
+    if (!one.empty()) out.emplace_back(one);
+  }
   return out;
 }
 

@@ -31,7 +31,18 @@ inline void StoreU32Le(uint8_t* p, uint32_t v) {
   }
 }
 
-inline float LoadF32Le(const uint8_t* p) { return std::bit_cast<float>(LoadU32Le(p)); }
-inline void StoreF32Le(uint8_t* p, float v) { StoreU32Le(p, std::bit_cast<uint32_t>(v)); }
+// memcpy rather than std::bit_cast: the libc++ 13 of the WebAssembly build (docs/WEB.md) has
+// no std::bit_cast; both compile to the same move.
+inline float LoadF32Le(const uint8_t* p) {
+  const uint32_t bits = LoadU32Le(p);
+  float v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+inline void StoreF32Le(uint8_t* p, float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  StoreU32Le(p, bits);
+}
 
 }  // namespace scenecrdt::protocol

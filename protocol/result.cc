@@ -56,6 +56,10 @@ const char* ErrorCodeName(ErrorCode code) {
       return "bad_request";
     case ErrorCode::kUnavailable:
       return "unavailable";
+    case ErrorCode::kStorageUnavailable:
+      return "storage_unavailable";
+    case ErrorCode::kSceneTooLarge:
+      return "scene_too_large";
     case ErrorCode::kIo:
       return "io";
     case ErrorCode::kParse:

@@ -44,6 +44,8 @@ enum class ErrorCode : uint16_t {
   kSceneFull = 65,     // too many sessions in the scene
   kBadRequest = 66,    // malformed request (HTTP path, scene name, ...)
   kUnavailable = 67,   // a backend the write needs (the cluster's Redis) is unreachable: not acked
+  kStorageUnavailable = 68,  // the server's commits fail (disk full, I/O): merged, not acked yet
+  kSceneTooLarge = 69,       // the write would grow the scene past --max-scene-bytes
   // Local failures (files, text formats, arguments).
   kIo = 80,
   kParse = 81,

@@ -7,6 +7,17 @@
 
 namespace scenecrdt::runtime {
 
+namespace {
+
+// std::equal over two ranges: the libc++ 13 of the WebAssembly build (docs/WEB.md) has no
+// std::ranges::equal.
+template <class A, class B>
+bool SameBytes(const A& a, const B& b) {
+  return std::equal(std::begin(a), std::end(a), std::begin(b), std::end(b));
+}
+
+}  // namespace
+
 using protocol::CrdtMessage;
 using protocol::MessageType;
 using protocol::Transform;
@@ -42,11 +53,11 @@ Result<MergeOutcome> CrdtStore::WriteComponent(EntityId entity, ComponentId comp
     if (component == protocol::kTransformComponentId) {
       const Transform* cur = FindTransform(entity);
       if (cur && data.size() == Transform::kSize &&
-          std::ranges::equal(protocol::StoreTransform(*cur), data)) {
+          SameBytes(protocol::StoreTransform(*cur), data)) {
         return MergeOutcome::kNoChange;
       }
     } else if (auto r = FindRegister(component, entity);
-               r && r->has_data && std::ranges::equal(r->data, data)) {
+               r && r->has_data && SameBytes(r->data, data)) {
       return MergeOutcome::kNoChange;
     }
     if (stored == 0xFFFFFFFFu) {

@@ -10,6 +10,7 @@
 // components are opaque bytes (a scene server relays every component). Single-threaded.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -73,7 +74,13 @@ struct RegisterView {
 struct AppendElement {
   uint32_t timestamp = 0;
   std::vector<uint8_t> data;
-  friend auto operator<=>(const AppendElement&, const AppendElement&) = default;
+  // Ordered by (timestamp, data bytes). Spelled out instead of a defaulted <=>: the libc++ 13
+  // of the WebAssembly build (docs/WEB.md) has no <=> for std::vector.
+  friend bool operator==(const AppendElement&, const AppendElement&) = default;
+  friend bool operator<(const AppendElement& a, const AppendElement& b) {
+    if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
+    return std::lexicographical_compare(a.data.begin(), a.data.end(), b.data.begin(), b.data.end());
+  }
 };
 
 struct MergeStats {

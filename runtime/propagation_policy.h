@@ -35,7 +35,8 @@ struct LayoutPolicy {
   // SceneGraph: a batch of more than this many edge changes (and more than nodes / 8)
   // recomputes every loop at once instead of walking per edge.
   std::size_t min_bulk_graph_changes = 1024;
-  // With threads = 2, updates computing fewer entities than this stay on one thread.
+  // Updates computing fewer entities than this stay on one thread; larger ones use up to
+  // UpdateOptions::threads threads with at least min_parallel_entities / 2 entities each.
   uint32_t min_parallel_entities = 16384;
   // Updates of scenes with at least this many nodes, or computing that many, stream
   // (ancestor ring + non-temporal stores): beyond the caches, writing around the cache saves
@@ -60,7 +61,8 @@ struct PropagationStats {
   std::size_t computed = 0;     // world matrices computed by the last Update
   bool last_full_sweep = false;
   bool last_rebuild = false;
-  bool last_parallel = false;
+  bool last_parallel = false;  // the last Update ran on more than one thread
+  std::size_t last_parts = 1;  // threads the last Update's compute ran on
   bool last_streaming = false;
   const char* kernel = "";  // instruction set of the block kernels in use
 };

@@ -2,7 +2,8 @@
 // Owns Runtime: the facade a renderer or client replica uses. It joins the CRDT store
 // (remote messages and local writes) and the TransformSystem (effective tree, pipeline,
 // world matrices): merge bytes any time, call Update() once per frame, then read the world
-// matrices and what changed. Single-threaded; deterministic (no clocks, no sockets).
+// matrices and what changed. Single-threaded API (Update may use propagation helper threads,
+// UpdateOptions); deterministic (no clocks, no sockets; bits independent of thread count).
 //
 // Optionally (EnableInterpolation, docs/INTERPOLATION.md) it also keeps an interpolated
 // presentation: remote batches applied with their receive time are shown a short delay later,

@@ -4,11 +4,11 @@
 // renderer attaches, and once per frame (Update) produces world matrices:
 //   SceneGraph (effective parents, loops parked at root, placeholders)
 //   -> Pipeline (DOTS local components -> LocalToParent)
-//   -> Propagation (preorder flat arrays, dirty subtrees, optional second thread; internal,
+//   -> Propagation (preorder flat arrays, dirty subtrees, any number of threads; internal,
 //      behind a pointer: runtime/internal/propagation.h).
 // Identical inputs give bit-identical world matrices whatever the call order or thread count
 // (Static entities excepted: freezing is history by definition). Single-threaded API: call it
-// from one thread; Update may use one helper thread internally (threads = 2).
+// from one thread; Update may use persistent helper threads internally (UpdateOptions).
 //
 // Entity ids are the full u32 DCL ids (number | version << 16), opaque keys here: 600v1 is
 // not 600v0. Entity 0 is the root: its Transform is stored and ignored (ADR-219).
@@ -38,7 +38,9 @@ struct ComponentRecord;
 }  // namespace internal
 
 struct UpdateOptions {
-  int threads = 1;  // 1, or 2 to let a persistent helper thread take half of large updates
+  // Threads for large updates (the caller's plus persistent helpers, started on first use);
+  // 0 or less: one per hardware thread. At most 64. Results are bit-identical for any value.
+  int threads = 0;
 };
 
 // One node of the effective tree (tools, inspect, replay --world).

@@ -12,6 +12,7 @@ PACKAGES=(
   pkg-config redis-server libhiredis-dev
   libssl-dev openssl nlohmann-json3-dev
   libzstd-dev
+  emscripten chromium
 )
 
 missing=()

@@ -45,6 +45,8 @@ inline constexpr char kBadScenes[] = "bad_scenes";          // `scenes` missing 
 inline constexpr char kBadRole[] = "bad_role";              // `role` not "read"/"write"
 inline constexpr char kWrongIssuer[] = "wrong_issuer";      // `iss` differs from configured
 inline constexpr char kWrongAudience[] = "wrong_audience";  // `aud` lacks the configured one
+// A session whose grant expired while connected is closed with this (docs/AUTH.md).
+inline constexpr char kTokenExpired[] = "token_expired";
 }  // namespace auth_reason
 
 // True when `error` says "the credential is good but does not cover this scene" (HTTP 403), as

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "scenecrdt/server/access_control.h"
+
 namespace scenecrdt::server {
 
 struct Limits {
@@ -40,8 +42,23 @@ struct Limits {
   // Fan-out waits this long after the first change of a batch (0 = as soon as the strand has
   // merged what it holds). Lets the frames of one burst leave as one batch: --batch-window-us.
   uint32_t batch_window_us = 0;
+  // Open connections, sessions and HTTP together (0: what RLIMIT_NOFILE allows after the
+  // server's own descriptors and the HTTP reserve); beyond: answered and closed at once.
+  uint32_t max_connections = 0;
+  // Open connections from one source address (clients behind one NAT share it).
+  uint32_t max_connections_per_ip = 1024;
+  // HTTP connections accepted above max_connections, for /healthz and /metrics only.
+  uint32_t http_reserve = 16;
   // State frames (snapshot / resume delta) carry at most this many DCL bytes each.
   uint32_t state_chunk_bytes = 256u << 10;
+  // Memory bounds (docs/SERVER.md "Memory bounds").
+  // A scene's state as a DCL snapshot may not grow past this (scene_too_large beyond; deletes
+  // are always accepted): --max-scene-bytes.
+  uint64_t max_scene_bytes = 16u << 20;
+  // Scenes held in memory at once (scene_full for a join that needs one more): a scene with
+  // no session for scene_idle_evict_ms is dropped from memory (its state is durable).
+  uint32_t max_scenes_in_memory = 1000;
+  uint32_t scene_idle_evict_ms = 60000;
 };
 
 struct ServerConfig {
@@ -50,14 +67,30 @@ struct ServerConfig {
   std::string http_listen = "127.0.0.1:7601";
   int threads = 1;
   std::string data_dir = "./scenecrdt-data";
-  // Empty: unauthenticated mode (loopback only, every session may write).
-  std::string auth_file;
+  // Credentials: the --auth table and/or signed access tokens. None: unauthenticated mode
+  // (loopback only, every session may write).
+  AccessConfig access;
+  // --allowed-origins: browser origins allowed besides same-origin pages (comma-separated,
+  // "*" for any); requests without an Origin header are always allowed.
+  std::string allowed_origins;
+  // --tls-cert / --tls-key (PEM): both listeners speak TLS (tls://, https://, wss://). Both or
+  // neither. SIGHUP reloads them for new connections.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // Non-loopback binds without TLS are refused unless this says so (--insecure-no-tls).
+  bool insecure_no_tls = false;
+  // The viewer's assets (view.html, viewer.js, scenecrdt.js, scenecrdt.wasm: docs/WEB.md).
+  // Empty: the viewer pages answer 404 saying how to build them.
+  std::string web_root;
   bool demo = false;
   // Demo writer rate.
   double demo_hz = 25.0;
   // SQLite synchronous mode: true = FULL (fsync per commit), false = NORMAL (survives a
   // process kill, not a power loss).
   bool fsync = true;
+  // 0: none. The database may not grow past this many bytes: commits beyond fail with
+  // SQLITE_FULL as on a full disk (storage_unavailable, /healthz 503): --max-db-bytes.
+  uint64_t max_db_bytes = 0;
   Limits limits;
   // Compress what clients offer to read compressed: zstd on framed TCP (Hello.compression),
   // permessage-deflate on WebSocket. false: every session plain (--no-compression).

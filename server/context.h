@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "scenecrdt/net/net.h"
-#include "scenecrdt/server/auth.h"
+#include "scenecrdt/server/access_control.h"
 #include "scenecrdt/server/config.h"
 #include "scenecrdt/server/event_log.h"
 #include "scenecrdt/server/metrics.h"
+#include "scenecrdt/server/origin_policy.h"
 
 namespace scenecrdt::server {
 
@@ -40,7 +41,10 @@ class ServerContext {
   virtual ~ServerContext() = default;
   virtual net::asio::io_context& ioc() = 0;
   virtual const ServerConfig& config() const = 0;
-  virtual const AuthTable& auth() const = 0;
+  // Who may join which scene (the --auth table, signed access tokens, or open mode).
+  virtual const AccessControl& auth() const = 0;
+  // Which browser pages may send requests (--allowed-origins).
+  virtual const OriginPolicy& origins() const = 0;
   virtual Metrics& metrics() = 0;
   virtual const EventLog& log() const = 0;
   virtual Persistence& persistence() = 0;
@@ -48,8 +52,15 @@ class ServerContext {
   // The bound listener ports (0: that listener is off); hints for peers on the wrong port.
   virtual uint16_t tcp_port() const = 0;
   virtual uint16_t http_port() const = 0;
-  // The scene called `name`, created on first use. Thread-safe. nullptr while stopping.
+  // The scene called `name`, created on first use and never evicted (server-side writers such
+  // as the demo). Thread-safe. nullptr while stopping or when it cannot be loaded.
   virtual Scene* FindOrCreateScene(std::string_view name) = 0;
+  // The scene called `name` for a session, loaded if stored, created only when `may_create`;
+  // held in memory until ReleaseScene (scene_registry.h has the errors). Thread-safe.
+  virtual Result<Scene*> AcquireScene(std::string_view name, bool may_create) = 0;
+  virtual void ReleaseScene(Scene* scene) = 0;
+  // Every scene in memory, in name order, each referenced until ReleaseScene. Thread-safe.
+  virtual std::vector<Scene*> ListScenes() = 0;
   // Session registry (shutdown walks it). Thread-safe.
   virtual uint64_t RegisterSession(const std::shared_ptr<Session>& s) = 0;
   virtual void UnregisterSession(uint64_t id) = 0;

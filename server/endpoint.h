@@ -6,12 +6,15 @@
 #include <string>
 
 #include "scenecrdt/net/net.h"
+#include "scenecrdt/net/tls.h"
 #include "scenecrdt/protocol/result.h"
 
 namespace scenecrdt::server {
 
 // An accepted connection whose handlers run on its own strand.
 using StrandSocket = net::asio::basic_stream_socket<net::tcp, net::Strand>;
+// The same connection inside TLS (--tls-cert): tls://, https://, wss://.
+using TlsSocket = net::ssl::stream<StrandSocket>;
 
 // "HOST:PORT" (IPv4, IPv6 in brackets, or "localhost") -> endpoint; an empty host is 0.0.0.0.
 Result<net::tcp::endpoint> ParseEndpoint(const std::string& host_port);

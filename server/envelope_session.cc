@@ -9,12 +9,40 @@
 
 namespace scenecrdt::server {
 
+namespace {
+
+// The WebSocket close status after a fatal Error frame (RFC 6455 section 7.4.1).
+uint16_t EnvelopeCloseCode(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kShuttingDown:
+      return 1001;  // going away
+    case ErrorCode::kFrameTooLarge:
+      return 1009;  // message too big
+    case ErrorCode::kSceneFull:
+      return 1013;  // try again later
+    case ErrorCode::kEnvelopeInvalid:
+    case ErrorCode::kProtocolVersion:
+    case ErrorCode::kUnexpectedPayload:
+    case ErrorCode::kBadRequest:
+      return 1002;  // protocol error
+    default:
+      return 1008;  // policy violation (unauthorized, slow consumer, malformed DCL ...)
+  }
+}
+
+}  // namespace
+
 EnvelopeSession::EnvelopeSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer,
                                  SessionKind kind, std::string path_scene)
     : Session(ctx, std::move(strand), kind, peer), path_scene_(std::move(path_scene)) {}
 
-void EnvelopeSession::OnMessage(std::span<const uint8_t> message, bool) {
-  // A WebSocket message carries one or more complete frames (docs/PROTOCOL.md section 2).
+void EnvelopeSession::OnMessage(std::span<const uint8_t> message, bool text) {
+  // A WebSocket message carries one or more complete frames (docs/PROTOCOL.md section 2), as
+  // a binary message: a text message is not the envelope, whatever its bytes.
+  if (text) {
+    Fatal(ErrorCode::kBadRequest, "text WebSocket message: send envelope frames as binary");
+    return;
+  }
   while (!message.empty() && reading()) {
     const auto size = session::PeekFrameSize(message);
     if (!size || *size > message.size()) {
@@ -68,13 +96,14 @@ void EnvelopeSession::HandleHello(const session::Hello& hello) {
     Fatal(ErrorCode::kBadRequest, "Hello.scene differs from the WebSocket path's scene");
     return;
   }
-  auto role = ctx_.auth().Check(hello.token, hello.scene);
-  if (!role.has_value()) {
-    Fatal(ErrorCode::kUnauthorized, role.error().detail);
+  auto grant = ctx_.auth().CheckNow(hello.token, hello.scene);
+  if (!grant.has_value()) {
+    Fatal(ErrorCode::kUnauthorized, grant.error().detail);
     return;
   }
   offered_ = hello.compression;
-  JoinScene(hello.scene, role.value() == Role::kWrite, hello.resume_sequence);
+  NoteGrant(grant.value());
+  JoinScene(hello.scene, grant->role == Role::kWrite, hello.resume_sequence);
 }
 
 void EnvelopeSession::HandleCrdt(const session::Crdt& crdt) {
@@ -127,6 +156,8 @@ void EnvelopeSession::QueueControl(const session::Frame& frame) {
 }
 
 void EnvelopeSession::QueueGoodbye(ErrorCode code, std::string_view text) {
+  // Over WebSocket the close status says it too (never 1000 "normal" after a fatal Error).
+  SetCloseStatus(EnvelopeCloseCode(code), text);
   // The fatal Error goes out even when the control queue is full.
   QueueRaw(MakeShared(session::BuildFrame(session::ErrorFrame{code, std::string(text), 0, true})));
 }

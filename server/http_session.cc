@@ -2,10 +2,13 @@
 // Owns the HTTP connection: request parsing with limits, routing, upgrade dispatch by path.
 #include "scenecrdt/server/http_session.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include "scenecrdt/server/dcl_session.h"
 #include "scenecrdt/server/envelope_session.h"
+#include "scenecrdt/server/persistence.h"
+#include "scenecrdt/server/web_routes.h"
 #include "scenecrdt/server/websocket_session.h"
 
 namespace scenecrdt::server {
@@ -57,11 +60,41 @@ std::optional<std::string> QueryParam(std::string_view query, std::string_view k
 
 }  // namespace
 
-HttpSession::HttpSession(ServerContext& ctx, StrandSocket socket)
+HttpSession::HttpSession(ServerContext& ctx, StrandSocket socket,
+                         std::shared_ptr<ConnectionTicket> ticket,
+                         std::shared_ptr<net::ssl::context> tls)
     : ctx_(ctx),
       socket_(std::move(socket)),
       deadline_(socket_.get_executor()),
-      peer_(RemoteEndpoint(socket_)) {}
+      peer_(RemoteEndpoint(socket_)),
+      ticket_(std::move(ticket)) {
+  if (tls) tls_.emplace(std::move(socket_), *tls);
+}
+
+void HttpSession::Start() {
+  if (!tls_) {
+    Read();
+    return;
+  }
+  deadline_.expires_after(std::chrono::milliseconds(ctx_.config().limits.handshake_timeout_ms));
+  deadline_.async_wait([self = shared_from_this()](const net::error_code& ec) {
+    if (!ec) {
+      net::error_code ignored;
+      self->lowest().close(ignored);
+    }
+  });
+  tls_->async_handshake(net::ssl::stream_base::server,
+                        [self = shared_from_this()](const net::error_code& ec) {
+                          self->deadline_.cancel();
+                          if (ec) {
+                            Metrics::Add(self->ctx_.metrics().tls_handshake_failures);
+                            net::error_code ignored;
+                            self->lowest().close(ignored);
+                            return;
+                          }
+                          self->Read();
+                        });
+}
 
 void HttpSession::Read() {
   parser_.emplace();
@@ -71,26 +104,42 @@ void HttpSession::Read() {
   deadline_.async_wait([self = shared_from_this()](const net::error_code& ec) {
     if (!ec) {
       net::error_code ignored;
-      self->socket_.close(ignored);
+      self->lowest().close(ignored);
     }
   });
-  http::async_read(socket_, buffer_, *parser_,
-                   [self = shared_from_this()](const net::error_code& ec, std::size_t) {
-                     self->deadline_.cancel();
-                     if (ec) {
-                       self->OnReadError(ec);
-                       return;
-                     }
-                     self->Route();
-                   });
+  auto handler = [self = shared_from_this()](const net::error_code& ec, std::size_t) {
+    self->deadline_.cancel();
+    if (ec) {
+      self->OnReadError(ec);
+      return;
+    }
+    self->Route();
+  };
+  WithStream(
+      [&](auto& stream) { http::async_read(stream, buffer_, *parser_, std::move(handler)); });
 }
 
 void HttpSession::OnReadError(const net::error_code& ec) {
+  if (ec == http::error::header_limit || ec == http::error::body_limit) {
+    // Beast stopped at its limit: answer with a status (not a reset), then drain and close.
+    const bool headers = ec == http::error::header_limit;
+    ctx_.metrics().CountRefusal(ErrorCode::kBadRequest);
+    ctx_.log().Write("refusal",
+                     "scene=- session=- kind=http peer=%s reason=bad_request fatal=yes "
+                     "messages=0 detail=\"%s\"",
+                     EndpointText(peer_).c_str(),
+                     headers ? "request headers above the limit" : "a request with a body");
+    RespondAndClose(
+        headers ? http::status::request_header_fields_too_large : http::status::bad_request,
+        headers ? "request line and headers above 8 KiB: shorten the path or headers\n"
+                : "this server takes no request bodies (GET only)\n");
+    return;
+  }
   const auto data = buffer_.cdata();
   const std::span<const uint8_t> received(static_cast<const uint8_t*>(data.data()), data.size());
   if (ec == net::asio::error::operation_aborted || !session::HasFrameIdentifier(received)) {
     net::error_code ignored;
-    socket_.close(ignored);
+    lowest().close(ignored);
     return;
   }
   // An envelope frame where a request line should be: a tcp:// client dialled the HTTP port.
@@ -112,16 +161,18 @@ void HttpSession::OnReadError(const net::error_code& ec) {
   deadline_.async_wait([self = shared_from_this()](const net::error_code& e) {
     if (!e) {
       net::error_code ignored;
-      self->socket_.close(ignored);
+      self->lowest().close(ignored);
     }
   });
-  net::asio::async_write(socket_, net::asio::buffer(*frame),
-                         [self = shared_from_this(), frame](const net::error_code&, std::size_t) {
-                           self->deadline_.cancel();
-                           net::error_code ignored;
-                           self->socket_.shutdown(net::tcp::socket::shutdown_send, ignored);
-                           self->socket_.close(ignored);
-                         });
+  auto handler = [self = shared_from_this(), frame](const net::error_code&, std::size_t) {
+    self->deadline_.cancel();
+    net::error_code ignored;
+    self->lowest().shutdown(net::tcp::socket::shutdown_send, ignored);
+    self->lowest().close(ignored);
+  };
+  WithStream([&](auto& stream) {
+    net::asio::async_write(stream, net::asio::buffer(*frame), std::move(handler));
+  });
 }
 
 void HttpSession::Route() {
@@ -129,6 +180,32 @@ void HttpSession::Route() {
   Request req = parser_->release();
   const std::string_view target(req.target().data(), req.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
+  const auto origin_field = req.find(http::field::origin);
+  const std::optional<std::string_view> origin =
+      origin_field == req.end() ? std::nullopt
+                                : std::optional<std::string_view>(std::string_view(
+                                      origin_field->value().data(), origin_field->value().size()));
+  const auto host = req[http::field::host];
+  if (!ctx_.origins().Allows(origin, std::string_view(host.data(), host.size()))) {
+    // A page from another site: no WebSocket, no metrics (a browser would otherwise let any
+    // page it shows write to a local server).
+    ctx_.metrics().CountRefusal(ErrorCode::kUnauthorized);
+    ctx_.log().Write("refusal",
+                     "scene=- session=- kind=http peer=%s reason=origin_not_allowed fatal=yes "
+                     "messages=0 detail=\"%.*s\" http=403",
+                     EndpointText(peer_).c_str(),
+                     static_cast<int>(std::min<std::size_t>(origin->size(), 200)), origin->data());
+    Respond(http::status::forbidden,
+            "this Origin may not use this server: add it to the server's --allowed-origins\n", req);
+    return;
+  }
+  if (websocket::is_upgrade(req) && ticket_ && ticket_->reserve()) {
+    // Admitted above --max-connections for health and metrics only.
+    Metrics::Add(ctx_.metrics().connections_refused_total);
+    Respond(http::status::service_unavailable,
+            "the server is at its connection limit (--max-connections); retry later\n", req);
+    return;
+  }
   if (websocket::is_upgrade(req)) {
     // The WebSocket paths: each prefix owns its protocol.
     constexpr std::string_view kScenePrefix = "/scene/";
@@ -139,9 +216,7 @@ void HttpSession::Route() {
         Respond(http::status::bad_request, "bad scene name\n", req);
         return;
       }
-      std::make_shared<WebSocketSession<EnvelopeSession>>(ctx_, std::move(socket_), std::move(req),
-                                                          SessionKind::kWebSocket, scene)
-          ->Start();
+      StartWebSocket<EnvelopeSession>(std::move(req), nullptr, SessionKind::kWebSocket, scene);
       return;
     }
     if (path.starts_with(kDclPrefix)) {
@@ -159,12 +234,26 @@ void HttpSession::Route() {
   if (req.method() != http::verb::get && req.method() != http::verb::head) {
     Respond(http::status::method_not_allowed, "GET only\n", req);
   } else if (path == "/healthz") {
-    Respond(http::status::ok, "ok\n", req);
+    // Not ok while group commits fail: nothing written now can be acknowledged.
+    const StorageHealth& storage = ctx_.persistence().health();
+    if (storage.ok()) {
+      Respond(http::status::ok, "ok\n", req);
+    } else {
+      Respond(http::status::service_unavailable,
+              "storage_unavailable: " + storage.last_error() + "\n", req);
+    }
   } else if (path == "/metrics") {
     Respond(http::status::ok, ctx_.metrics().RenderPrometheus(), req, "text/plain; version=0.0.4");
+  } else if (IsWebPath(path)) {  // the viewer (web_routes.h); answers may come from a scene
+    ServeWeb(ctx_, target, EndpointText(peer_), [self = shared_from_this(), req](WebResponse r) {
+      net::asio::post(self->socket_.get_executor(), [self, req, r = std::move(r)]() mutable {
+        self->Respond(static_cast<http::status>(r.status), std::move(r.body), req, r.content_type);
+      });
+    });
   } else {
     Respond(http::status::not_found,
-            "paths: /healthz /metrics /scene/<name> /dcl/<name> (WebSocket)\n", req);
+            "paths: / /view/<scene> /healthz /metrics /scene/<name> /dcl/<name> (WebSocket)\n",
+            req);
   }
 }
 
@@ -176,22 +265,83 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
     Respond(http::status::bad_request, "bad scene name\n", req);
     return;
   }
-  auto role = ctx_.auth().Check(token, scene);
-  if (!role.has_value()) {
+  auto grant = ctx_.auth().CheckNow(token, scene);
+  if (!grant.has_value()) {
     ctx_.metrics().CountRefusal(ErrorCode::kUnauthorized);
-    const bool unknown = !ctx_.auth().Knows(token);
+    const bool unknown = !IsSceneNotGranted(grant.error());
     ctx_.log().Write("refusal",
                      "scene=%s session=- kind=dcl peer=%s reason=unauthorized fatal=yes "
                      "messages=0 detail=\"%s\" http=%d",
-                     scene.c_str(), EndpointText(peer_).c_str(), role.error().detail,
+                     scene.c_str(), EndpointText(peer_).c_str(), grant.error().detail,
                      unknown ? 401 : 403);
     Respond(unknown ? http::status::unauthorized : http::status::forbidden,
-            std::string(role.error().detail) + "\n", req);
+            std::string(grant.error().detail) + "\n", req);
     return;
   }
-  std::make_shared<WebSocketSession<DclSession>>(ctx_, std::move(socket_), std::move(req),
-                                                 std::move(scene), role.value())
-      ->Start();
+  const Role role = grant->role;
+  StartWebSocket<DclSession>(std::move(req), &grant.value(), std::move(scene), role);
+}
+
+template <class Protocol, class... Args>
+void HttpSession::StartWebSocket(Request req, const AccessGrant* grant, Args&&... args) {
+  std::shared_ptr<Session> session;
+  if (tls_) {
+    session = std::make_shared<WebSocketSession<Protocol, TlsSocket>>(
+        ctx_, std::move(*tls_), std::move(req), std::forward<Args>(args)...);
+  } else {
+    session = std::make_shared<WebSocketSession<Protocol, StrandSocket>>(
+        ctx_, std::move(socket_), std::move(req), std::forward<Args>(args)...);
+  }
+  session->AdoptConnection(std::move(ticket_));
+  if (grant) session->NoteGrant(*grant);
+  session->Start();
+}
+
+void HttpSession::RespondAndClose(http::status status, std::string body) {
+  auto res = std::make_shared<http::response<http::string_body>>(status, 11);
+  res->set(http::field::server, "scenecrdt");
+  res->set(http::field::content_type, "text/plain");
+  res->keep_alive(false);
+  res->body() = std::move(body);
+  res->prepare_payload();
+  deadline_.expires_after(std::chrono::milliseconds(ctx_.config().limits.slow_consumer_ms));
+  deadline_.async_wait([self = shared_from_this()](const net::error_code& ec) {
+    if (!ec) {
+      net::error_code ignored;
+      self->lowest().close(ignored);
+    }
+  });
+  auto handler = [self = shared_from_this(), res](const net::error_code& ec, std::size_t) {
+    net::error_code ignored;
+    if (!self->tls_) self->lowest().shutdown(net::tcp::socket::shutdown_send, ignored);
+    if (ec) {
+      self->deadline_.cancel();
+      self->lowest().close(ignored);
+      return;
+    }
+    // Closing over unread bytes would reset the connection and could lose the answer at the
+    // peer: read what it still sends (bounded by the deadline above and kMaxDrainBytes)
+    // until it closes.
+    self->Drain(0);
+  };
+  WithStream([&](auto& stream) { http::async_write(stream, *res, std::move(handler)); });
+}
+
+void HttpSession::Drain(std::size_t drained) {
+  constexpr std::size_t kMaxDrainBytes = 4u << 20;
+  buffer_.consume(buffer_.size());
+  auto handler = [self = shared_from_this(), drained](const net::error_code& ec, std::size_t n) {
+    if (ec || drained + n > kMaxDrainBytes) {
+      self->deadline_.cancel();
+      net::error_code ignored;
+      self->lowest().close(ignored);
+      return;
+    }
+    self->Drain(drained + n);
+  };
+  WithStream([&](auto& stream) {
+    stream.async_read_some(buffer_.prepare(64 * 1024), std::move(handler));
+  });
 }
 
 void HttpSession::Respond(http::status status, std::string body, const Request& req,
@@ -206,20 +356,20 @@ void HttpSession::Respond(http::status status, std::string body, const Request& 
   deadline_.async_wait([self = shared_from_this()](const net::error_code& ec) {
     if (!ec) {
       net::error_code ignored;
-      self->socket_.close(ignored);
+      self->lowest().close(ignored);
     }
   });
-  http::async_write(socket_, *res,
-                    [self = shared_from_this(), res](const net::error_code& ec, std::size_t) {
-                      self->deadline_.cancel();
-                      if (ec || !res->keep_alive()) {
-                        net::error_code ignored;
-                        self->socket_.shutdown(net::tcp::socket::shutdown_send, ignored);
-                        self->socket_.close(ignored);
-                        return;
-                      }
-                      self->Read();
-                    });
+  auto handler = [self = shared_from_this(), res](const net::error_code& ec, std::size_t) {
+    self->deadline_.cancel();
+    if (ec || !res->keep_alive()) {
+      net::error_code ignored;
+      self->lowest().shutdown(net::tcp::socket::shutdown_send, ignored);
+      self->lowest().close(ignored);
+      return;
+    }
+    self->Read();
+  };
+  WithStream([&](auto& stream) { http::async_write(stream, *res, std::move(handler)); });
 }
 
 }  // namespace scenecrdt::server

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "scenecrdt/server/connection_limiter.h"
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/endpoint.h"
 
@@ -18,8 +19,11 @@ namespace scenecrdt::server {
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  HttpSession(ServerContext& ctx, StrandSocket socket);
-  void Start() { Read(); }
+  // `tls`: the context of a TLS listener (https://, wss://); nullptr: plain HTTP.
+  HttpSession(ServerContext& ctx, StrandSocket socket, std::shared_ptr<ConnectionTicket> ticket,
+              std::shared_ptr<net::ssl::context> tls);
+  // The TLS handshake if any (within the handshake timeout), then the first request.
+  void Start();
 
  private:
   using Request = net::beast::http::request<net::beast::http::string_body>;
@@ -31,13 +35,32 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void UpgradeDcl(std::string scene, std::string token, Request req);
   void Respond(net::beast::http::status status, std::string body, const Request& req,
                const char* content_type = "text/plain");
+  // An answer to a request that could not be read (over a limit): sent with
+  // "Connection: close", then the rest of the request is drained (bounded) before closing.
+  void RespondAndClose(net::beast::http::status status, std::string body);
+  void Drain(std::size_t drained);
+  // Hands the connection to a WebSocketSession<Protocol> over this connection's stream.
+  template <class Protocol, class... Args>
+  void StartWebSocket(Request req, const AccessGrant* grant, Args&&... args);
+  template <class F>
+  void WithStream(F&& f) {
+    if (tls_) {
+      f(*tls_);
+    } else {
+      f(socket_);
+    }
+  }
+  StrandSocket& lowest() { return tls_ ? tls_->next_layer() : socket_; }
 
   ServerContext& ctx_;
-  StrandSocket socket_;
+  StrandSocket socket_;  // moved into tls_ for a TLS connection
+  std::optional<TlsSocket> tls_;
   net::asio::steady_timer deadline_;
   net::tcp::endpoint peer_;
   net::beast::flat_buffer buffer_;
   std::optional<net::beast::http::request_parser<net::beast::http::string_body>> parser_;
+  // Handed to the WebSocket session on an upgrade (a reserve ticket may not upgrade).
+  std::shared_ptr<ConnectionTicket> ticket_;
 };
 
 }  // namespace scenecrdt::server

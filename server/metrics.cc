@@ -151,6 +151,34 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_commit_rows_total", "Rows written by group commits.", Load(committed_rows));
   counter("scenecrdt_commit_failures_total", "Failed group commits.", Load(commit_failures));
   counter("scenecrdt_http_requests_total", "HTTP requests served.", Load(http_requests));
+  gauge("scenecrdt_storage_unavailable", "1 while group commits fail (disk full, I/O error).",
+        Load(storage_unavailable));
+  counter("scenecrdt_storage_episodes_total", "Storage failure episodes.", Load(storage_episodes));
+  counter("scenecrdt_scene_loads_total", "Stored scenes loaded into memory.", Load(scene_loads));
+  counter("scenecrdt_scene_evictions_total", "Idle scenes dropped from memory.",
+          Load(scene_evictions));
+  counter("scenecrdt_scene_cap_refusals_total", "Joins refused at --max-scenes-in-memory.",
+          Load(scene_cap_refusals));
+  counter("scenecrdt_scene_create_refusals_total",
+          "Joins of a scene that does not exist by a read-only token.",
+          Load(scene_create_refusals));
+  counter("scenecrdt_snapshot_shares_total",
+          "Joins served state frames built for an earlier joiner at the same sequence.",
+          Load(snapshot_shares));
+  counter("scenecrdt_accept_errors_total",
+          "Failed accepts (out of file descriptors ...); each pauses the accept loop.",
+          Load(accept_errors));
+  counter("scenecrdt_tls_handshake_failures_total",
+          "TLS handshakes that failed (plain clients on a TLS port, untrusted certificates).",
+          Load(tls_handshake_failures));
+  counter("scenecrdt_tls_reloads_total", "Certificate reloads (SIGHUP) that succeeded.",
+          Load(tls_reloads));
+  Line(out, "scenecrdt_connections_refused_total", "counter",
+       "Connections answered and closed at once, by the cap they hit.");
+  Value(out, "scenecrdt_connections_refused_total", Load(connections_refused_total),
+        "reason=\"max_connections\"");
+  Value(out, "scenecrdt_connections_refused_total", Load(connections_refused_per_ip),
+        "reason=\"max_connections_per_ip\"");
   counter("scenecrdt_dcl_chunks_in_total", "Raw-DCL WebSocket messages received (/dcl/).",
           Load(dcl_chunks_in));
   counter("scenecrdt_dcl_chunks_out_total", "Raw-DCL WebSocket messages sent (/dcl/).",

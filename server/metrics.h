@@ -124,6 +124,12 @@ class Metrics {
   Counter committed_rows{0};
   Counter commit_failures{0};
   Counter http_requests{0};
+  // Connection caps and the accept loop (docs/SERVER.md "Connections and file descriptors").
+  Counter connections_refused_total{0};   // over --max-connections (or a reserve upgrade)
+  Counter connections_refused_per_ip{0};  // over --max-connections-per-ip
+  Counter accept_errors{0};               // failed accepts (EMFILE ...), each one a backoff
+  Counter tls_handshake_failures{0};      // TLS handshakes that failed (before any session)
+  Counter tls_reloads{0};                 // certificate reloads (SIGHUP) that succeeded
   // Raw-DCL path (/dcl/<scene>).
   Counter dcl_chunks_in{0};   // WebSocket messages received (DCL chunks, empty ones included)
   Counter dcl_chunks_out{0};  // WebSocket messages sent (snapshot + live chunks)
@@ -133,6 +139,14 @@ class Metrics {
   Counter resyncs{0};
   Counter resync_bytes{0};
   Counter log_lines_suppressed{0};  // repeated refusal lines of one session, not logged
+  // Storage and memory bounds (docs/SERVER.md "Storage failures", "Memory bounds").
+  Gauge storage_unavailable{0};      // 1 while group commits fail
+  Counter storage_episodes{0};       // failure episodes (first failed commit after a success)
+  Counter scene_loads{0};            // stored scenes loaded into memory
+  Counter scene_evictions{0};        // idle scenes dropped from memory
+  Counter scene_cap_refusals{0};     // joins refused at --max-scenes-in-memory
+  Counter scene_create_refusals{0};  // joins of a missing scene by a read-only token
+  Counter snapshot_shares{0};        // joins served a snapshot another joiner's build made
 
  private:
   static constexpr std::array<double, 10> kCommitBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01,

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the SQLite schema, the group-commit loop and loading scenes back.
+// Owns the SQLite schema, the checks at open, the group-commit loop and loading scenes back.
 #include "scenecrdt/server/persistence.h"
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <map>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/server/sqlite_statement.h"
 
 namespace scenecrdt::server {
 
@@ -35,139 +36,260 @@ CREATE TABLE IF NOT EXISTS appends(
   PRIMARY KEY(scene, component, entity, timestamp, data)) WITHOUT ROWID;
 )sql";
 
-// A prepared statement owned for the duration of one scope.
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  bool ok() const { return stmt_ != nullptr; }
-  sqlite3_stmt* get() const { return stmt_; }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  void Text(int i, const std::string& s) {
-    sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
-  }
-  void Int(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void Blob(int i, std::span<const uint8_t> b) {
-    // A zero-length blob must still be a blob (not NULL): SQLite wants a non-null pointer.
-    static const uint8_t kEmpty = 0;
-    sqlite3_bind_blob(stmt_, i, b.empty() ? &kEmpty : b.data(), static_cast<int>(b.size()),
-                      SQLITE_STATIC);
-  }
-  bool Run() {
-    const int rc = sqlite3_step(stmt_);
-    Reset();
-    return rc == SQLITE_DONE;
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
-bool Exec(sqlite3* db, const char* sql) {
-  return sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
-}
-
-std::span<const uint8_t> ColumnBlob(sqlite3_stmt* s, int i) {
-  const void* p = sqlite3_column_blob(s, i);
-  const int n = sqlite3_column_bytes(s, i);
-  if (!p || n <= 0) return {};
-  return {static_cast<const uint8_t*>(p), static_cast<std::size_t>(n)};
-}
-
 uint32_t ColumnU32(sqlite3_stmt* s, int i) {
   return static_cast<uint32_t>(sqlite3_column_int64(s, i));
+}
+
+void Say(std::string* out, const std::string& text) {
+  if (out) *out = text;
+}
+
+// The error for a failing read or open: kCorruptData when the file itself is damaged.
+Error FailureError(const SqliteFailure& f, const char* what_corrupt, const char* what_io) {
+  return f.corrupt() ? MakeError(ErrorCode::kCorruptData, what_corrupt)
+                     : MakeError(ErrorCode::kIo, what_io);
+}
+
+constexpr const char* kSalvageHint =
+    "; the server does not start on a damaged database: run 'scenecrdt db-salvage --data DIR' "
+    "to copy what still reads into a new file (it names what was lost), or restore a backup";
+
+sqlite3* OpenConnection(const std::string& path, int flags, SqliteFailure* failure) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    *failure = CaptureFailure(db, rc);
+    sqlite3_close(db);
+    return nullptr;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_extended_result_codes(db, 1);
+  return db;
+}
+
+// `PRAGMA quick_check` (b-tree pages, cells, free list: one pass over the file); "" when the
+// file is sound, else what SQLite reported (at most the first few problems).
+std::string QuickCheck(sqlite3* db) {
+  Statement q(db, "PRAGMA quick_check(8);");
+  if (!q.ok()) return q.failure().text;
+  std::string problems;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    const std::string line = ColumnText(q.get(), 0);
+    if (line == "ok") continue;
+    if (!problems.empty()) problems += "; ";
+    problems += line;
+  }
+  if (rc != SQLITE_DONE) return q.failure().text;
+  return problems;
 }
 
 }  // namespace
 
 Persistence::~Persistence() {
   Stop();
+  sqlite3_close(reader_);
   sqlite3_close(db_);
 }
 
-Result<std::unique_ptr<Persistence>> Persistence::Open(const std::string& dir, bool fsync,
-                                                       Metrics& metrics) {
+const char* Persistence::Schema() { return kSchema; }
+
+std::string Persistence::DatabasePath(const std::string& dir) {
+  return (std::filesystem::path(dir) / "scenes.sqlite3").string();
+}
+
+Result<std::unique_ptr<Persistence>> Persistence::Open(const PersistenceOptions& options,
+                                                       Metrics& metrics, std::string* diagnostic) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return MakeError(ErrorCode::kIo, "cannot create the --data directory");
-  const std::string path = (std::filesystem::path(dir) / "scenes.sqlite3").string();
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
-    sqlite3_close(db);
+  std::filesystem::create_directories(options.dir, ec);
+  if (ec) {
+    Say(diagnostic, "cannot create " + options.dir + ": " + ec.message());
+    return MakeError(ErrorCode::kIo, "cannot create the --data directory");
+  }
+  const std::string path = DatabasePath(options.dir);
+  // An existing file of 0 bytes is a valid empty SQLite database, but this server never leaves
+  // one behind (the schema and the incarnation row are written when it is created): it was
+  // truncated, and starting empty would silently drop every scene. A WAL file next to it may
+  // still hold the pages (SQLite replays it), so only a lone empty file is refused.
+  const auto size_of = [](const std::string& file) -> std::uintmax_t {
+    std::error_code error;
+    const std::uintmax_t n = std::filesystem::file_size(file, error);
+    return error ? 0 : n;  // missing: 0
+  };
+  const bool existed = std::filesystem::exists(path, ec);
+  if (existed && size_of(path) == 0 && size_of(path + "-wal") == 0) {
+    Say(diagnostic, path + " is 0 bytes (truncated?); a database this server created never is" +
+                        std::string(kSalvageHint) +
+                        "; delete the file only to start with no scenes at all");
+    return MakeError(ErrorCode::kCorruptData, "the database file is empty (truncated)");
+  }
+  SqliteFailure failure;
+  sqlite3* db = OpenConnection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &failure);
+  if (!db) {
+    Say(diagnostic, "cannot open " + path + ": " + failure.text);
     return MakeError(ErrorCode::kIo, "cannot open the SQLite database in --data");
   }
-  std::unique_ptr<Persistence> p(new Persistence(db, metrics));
-  sqlite3_busy_timeout(db, 5000);
-  if (!Exec(db, "PRAGMA journal_mode=WAL;") ||
-      !Exec(db, fsync ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;") ||
-      !Exec(db, kSchema)) {
-    return MakeError(ErrorCode::kIo, "cannot initialise the SQLite database (WAL, schema)");
+  std::unique_ptr<Persistence> p(new Persistence(db, nullptr, metrics, options.log));
+  if (existed) {
+    // Refuse a damaged file before anything reads or writes it (never a partial load).
+    if (const std::string problems = QuickCheck(db); !problems.empty()) {
+      Say(diagnostic, path + " failed PRAGMA quick_check: " + problems + kSalvageHint);
+      return MakeError(ErrorCode::kCorruptData, "the database is corrupt (quick_check)");
+    }
+    Statement q(db, "SELECT value FROM meta WHERE key = 'incarnation';");
+    if (!q.ok() || q.Step() != SQLITE_ROW) {
+      Say(diagnostic, path + " has no incarnation row (" +
+                          (q.ok() ? std::string("row missing") : q.failure().text) +
+                          "): not a scenecrdt database, or its meta table was lost" + kSalvageHint);
+      return MakeError(ErrorCode::kCorruptData, "the database has no incarnation row");
+    }
+  }
+  std::string pragmas = "PRAGMA journal_mode=WAL;";
+  pragmas += options.fsync ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;";
+  if (options.max_db_bytes > 0) {
+    Statement ps(db, "PRAGMA page_size;");
+    const int64_t page =
+        ps.ok() && ps.Step() == SQLITE_ROW ? sqlite3_column_int64(ps.get(), 0) : 4096;
+    pragmas += "PRAGMA max_page_count=" +
+               std::to_string(std::max<uint64_t>(2, options.max_db_bytes / page)) + ";";
+  }
+  if (const SqliteFailure f = ExecSql(db, pragmas.c_str()); f.failed()) {
+    Say(diagnostic, "cannot set up " + path + " (WAL, synchronous): " + f.text);
+    return FailureError(f, "the database is corrupt", "cannot initialise the SQLite database");
+  }
+  if (const SqliteFailure f = ExecSql(db, kSchema); f.failed()) {
+    Say(diagnostic, "cannot create the schema in " + path + ": " + f.text);
+    return FailureError(f, "the database is corrupt", "cannot initialise the SQLite database");
   }
   // The incarnation numbers scene sequences across restarts: a resume position from an
   // earlier run is never mistaken for one of this run.
-  if (!Exec(db,
-            "INSERT INTO meta(key, value) VALUES('incarnation', 1) "
-            "ON CONFLICT(key) DO UPDATE SET value = value + 1;")) {
-    return MakeError(ErrorCode::kIo, "cannot update the incarnation row");
+  if (const SqliteFailure f = ExecSql(db,
+                                      "INSERT INTO meta(key, value) VALUES('incarnation', 1) "
+                                      "ON CONFLICT(key) DO UPDATE SET value = value + 1;");
+      f.failed()) {
+    Say(diagnostic, "cannot update the incarnation row in " + path + ": " + f.text);
+    return FailureError(f, "the database is corrupt", "cannot update the incarnation row");
   }
   Statement q(db, "SELECT value FROM meta WHERE key = 'incarnation';");
-  if (!q.ok() || sqlite3_step(q.get()) != SQLITE_ROW) {
-    return MakeError(ErrorCode::kIo, "cannot read the incarnation row");
+  if (!q.ok() || q.Step() != SQLITE_ROW) {
+    Say(diagnostic, "cannot read the incarnation row in " + path + ": " + q.failure().text);
+    return FailureError(q.failure(), "the database is corrupt", "cannot read the incarnation row");
   }
   p->incarnation_ = static_cast<uint64_t>(sqlite3_column_int64(q.get(), 0));
+  p->reader_ = OpenConnection(path, SQLITE_OPEN_READWRITE, &failure);
+  if (!p->reader_) {
+    Say(diagnostic, "cannot open a second connection to " + path + ": " + failure.text);
+    return MakeError(ErrorCode::kIo, "cannot open the SQLite database in --data");
+  }
   return p;
 }
 
-Result<std::vector<PersistedScene>> Persistence::LoadAll() {
-  std::map<std::string, PersistedScene> scenes;
-  const auto scene_of = [&](sqlite3_stmt* s) -> PersistedScene& {
-    const auto* text = sqlite3_column_text(s, 0);
-    std::string name(reinterpret_cast<const char*>(text),
-                     static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
-    PersistedScene& scene = scenes[name];
-    scene.name = name;
-    ++scene.rows;
-    return scene;
-  };
+Result<std::vector<std::string>> Persistence::ListScenes(std::string* diagnostic) {
+  std::lock_guard<std::mutex> lock(reader_mu_);
+  Statement q(reader_,
+              "SELECT scene FROM registers UNION SELECT scene FROM tombstones "
+              "UNION SELECT scene FROM appends ORDER BY 1;");
+  std::vector<std::string> names;
+  int rc = q.ok() ? SQLITE_ROW : SQLITE_ERROR;
+  while (q.ok() && (rc = q.Step()) == SQLITE_ROW) names.push_back(ColumnText(q.get(), 0));
+  if (rc != SQLITE_DONE) {
+    Say(diagnostic, "cannot list the stored scenes: " + q.failure().text);
+    return FailureError(q.failure(), "the database is corrupt", "cannot read the database");
+  }
+  return names;
+}
+
+Result<PersistedScene> Persistence::LoadScene(const std::string& name, std::string* diagnostic) {
+  std::lock_guard<std::mutex> lock(reader_mu_);
+  PersistedScene scene;
+  scene.name = name;
+  // One read transaction: the three tables as of one commit.
+  if (const SqliteFailure f = ExecSql(reader_, "BEGIN;"); f.failed()) {
+    Say(diagnostic, "cannot read scene " + name + ": " + f.text);
+    return FailureError(f, "the database is corrupt", "cannot read the database");
+  }
   // Tombstones first, so stale rows (if any) are dropped by the merge rather than revived.
-  Statement t(db_, "SELECT scene, number, version FROM tombstones;");
-  Statement r(db_, "SELECT scene, component, entity, timestamp, has_data, data FROM registers;");
-  Statement a(db_, "SELECT scene, component, entity, timestamp, data FROM appends;");
-  if (!t.ok() || !r.ok() || !a.ok()) return MakeError(ErrorCode::kIo, "cannot read the database");
-  while (sqlite3_step(t.get()) == SQLITE_ROW) {
-    CrdtMessage m;
-    m.type = MessageType::kDeleteEntity;
-    m.entity = protocol::MakeEntityId(ColumnU32(t.get(), 1), ColumnU32(t.get(), 2));
-    protocol::AppendMessage(m, scene_of(t.get()).dcl);
+  Statement t(reader_, "SELECT number, version FROM tombstones WHERE scene = ?1;");
+  Statement r(reader_,
+              "SELECT component, entity, timestamp, has_data, data FROM registers "
+              "WHERE scene = ?1;");
+  Statement a(reader_, "SELECT component, entity, timestamp, data FROM appends WHERE scene = ?1;");
+  const auto read = [&](Statement& q, const auto& row) {
+    if (!q.ok()) return false;
+    q.Text(1, name);
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      row(q.get());
+      ++scene.rows;
+    }
+    return rc == SQLITE_DONE;
+  };
+  Statement* failed = nullptr;
+  if (!read(t, [&](sqlite3_stmt* s) {
+        CrdtMessage m;
+        m.type = MessageType::kDeleteEntity;
+        m.entity = protocol::MakeEntityId(ColumnU32(s, 0), ColumnU32(s, 1));
+        protocol::AppendMessage(m, scene.dcl);
+      })) {
+    failed = &t;
+  } else if (!read(r, [&](sqlite3_stmt* s) {
+               CrdtMessage m;
+               const bool has_data = sqlite3_column_int(s, 3) != 0;
+               m.type = has_data ? MessageType::kPutComponent : MessageType::kDeleteComponent;
+               m.component = ColumnU32(s, 0);
+               m.entity = ColumnU32(s, 1);
+               m.timestamp = ColumnU32(s, 2);
+               if (has_data) m.data = ColumnBlob(s, 4);
+               protocol::AppendMessage(m, scene.dcl);
+             })) {
+    failed = &r;
+  } else if (!read(a, [&](sqlite3_stmt* s) {
+               CrdtMessage m;
+               m.type = MessageType::kAppendValue;
+               m.component = ColumnU32(s, 0);
+               m.entity = ColumnU32(s, 1);
+               m.timestamp = ColumnU32(s, 2);
+               m.data = ColumnBlob(s, 3);
+               protocol::AppendMessage(m, scene.dcl);
+             })) {
+    failed = &a;
   }
-  while (sqlite3_step(r.get()) == SQLITE_ROW) {
-    CrdtMessage m;
-    const bool has_data = sqlite3_column_int(r.get(), 4) != 0;
-    m.type = has_data ? MessageType::kPutComponent : MessageType::kDeleteComponent;
-    m.component = ColumnU32(r.get(), 1);
-    m.entity = ColumnU32(r.get(), 2);
-    m.timestamp = ColumnU32(r.get(), 3);
-    if (has_data) m.data = ColumnBlob(r.get(), 5);
-    protocol::AppendMessage(m, scene_of(r.get()).dcl);
+  (void)ExecSql(reader_, "COMMIT;");
+  if (failed) {
+    const SqliteFailure& f = failed->failure();
+    Say(diagnostic, "cannot read scene " + name + " (" + f.text + "): not loaded" +
+                        (f.corrupt() ? kSalvageHint : ""));
+    return FailureError(f, "the database is corrupt", "cannot read the database");
   }
-  while (sqlite3_step(a.get()) == SQLITE_ROW) {
-    CrdtMessage m;
-    m.type = MessageType::kAppendValue;
-    m.component = ColumnU32(a.get(), 1);
-    m.entity = ColumnU32(a.get(), 2);
-    m.timestamp = ColumnU32(a.get(), 3);
-    m.data = ColumnBlob(a.get(), 4);
-    protocol::AppendMessage(m, scene_of(a.get()).dcl);
-  }
+  return scene;
+}
+
+Result<std::vector<PersistedScene>> Persistence::LoadAll(std::string* diagnostic) {
+  auto names = ListScenes(diagnostic);
+  if (!names.has_value()) return names.error();
   std::vector<PersistedScene> out;
-  for (auto& [name, scene] : scenes) out.push_back(std::move(scene));
+  for (const std::string& name : names.value()) {
+    auto scene = LoadScene(name, diagnostic);
+    if (!scene.has_value()) return scene.error();
+    out.push_back(std::move(scene.value()));
+  }
   return out;
+}
+
+Result<uint64_t> Persistence::NextIncarnation(std::string* diagnostic) {
+  std::lock_guard<std::mutex> lock(reader_mu_);
+  Statement q(reader_,
+              "UPDATE meta SET value = value + 1 WHERE key = 'incarnation' RETURNING value;");
+  if (!q.ok() || q.Step() != SQLITE_ROW) {
+    Say(diagnostic, "cannot bump the incarnation row: " + q.failure().text);
+    return FailureError(q.failure(), "the database is corrupt", "cannot write the database");
+  }
+  const auto value = static_cast<uint64_t>(sqlite3_column_int64(q.get(), 0));
+  if (q.Step() != SQLITE_DONE) {
+    Say(diagnostic, "cannot bump the incarnation row: " + q.failure().text);
+    return FailureError(q.failure(), "the database is corrupt", "cannot write the database");
+  }
+  return value;
 }
 
 void Persistence::Start() {
@@ -193,10 +315,7 @@ void Persistence::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::string Persistence::last_error() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return last_error_;
-}
+std::string Persistence::last_error() const { return health_.last_error(); }
 
 void Persistence::Loop() {
   std::vector<CommitJob> batch;
@@ -210,21 +329,22 @@ void Persistence::Loop() {
     }
     const auto start = std::chrono::steady_clock::now();
     uint64_t rows = 0;
-    const bool ok = CommitBatch(batch, &rows);
+    const std::string failure = CommitBatch(batch, &rows);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    const bool ok = failure.empty();
     if (ok) {
       metrics_.ObserveCommit(took.count(), rows);
+      health_.OnCommitSucceeded();
     } else {
       Metrics::Add(metrics_.commit_failures);
-      std::lock_guard<std::mutex> lock(mu_);
-      last_error_ = sqlite3_errmsg(db_);
+      health_.OnCommitFailed(failure, batch.size());
     }
     for (CommitJob& job : batch) job.done(ok);
     batch.clear();
   }
 }
 
-bool Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* rows) {
+std::string Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* rows) {
   Statement put(db_,
                 "INSERT INTO registers(scene, component, entity, number, version, timestamp, "
                 "has_data, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
@@ -241,11 +361,19 @@ bool Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* rows) {
   Statement append(db_,
                    "INSERT OR IGNORE INTO appends(scene, component, entity, number, version, "
                    "timestamp, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);");
-  if (!put.ok() || !tomb.ok() || !purge_registers.ok() || !purge_appends.ok() || !append.ok()) {
-    return false;
+  for (const Statement* s : {&put, &tomb, &purge_registers, &purge_appends, &append}) {
+    if (!s->ok()) return "cannot prepare a statement: " + s->failure().text;
   }
-  if (!Exec(db_, "BEGIN IMMEDIATE;")) return false;
+  if (const SqliteFailure f = ExecSql(db_, "BEGIN IMMEDIATE;"); f.failed()) return f.text;
   bool ok = true;
+  // The text of the first failing statement, taken at once (a ROLLBACK replaces SQLite's).
+  std::string failure;
+  const auto check = [&](Statement& s) {
+    if (ok && !s.Run()) {
+      ok = false;
+      failure = s.failure().text;
+    }
+  };
   for (const CommitJob& job : jobs) {
     auto decoded = protocol::DecodeStream(job.dcl, {}, [&](const CrdtMessage& m) {
       if (!ok) return;
@@ -257,12 +385,12 @@ bool Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* rows) {
           tomb.Text(1, job.scene);
           tomb.Int(2, number);
           tomb.Int(3, version);
-          ok = tomb.Run();
+          check(tomb);
           for (Statement* purge : {&purge_registers, &purge_appends}) {
             purge->Text(1, job.scene);
             purge->Int(2, number);
             purge->Int(3, version);
-            ok = ok && purge->Run();
+            check(*purge);
           }
           break;
         }
@@ -277,7 +405,7 @@ bool Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* rows) {
           const bool has_data = m.type == MessageType::kPutComponent;
           put.Int(7, has_data ? 1 : 0);
           if (has_data) put.Blob(8, m.data);
-          ok = put.Run();
+          check(put);
           break;
         }
         case MessageType::kAppendValue: {
@@ -288,21 +416,28 @@ bool Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* rows) {
           append.Int(5, version);
           append.Int(6, m.timestamp);
           append.Blob(7, m.data);
-          ok = append.Run();
+          check(append);
           break;
         }
         default:
           break;  // exports hold only the types above
       }
     });
-    if (!decoded.has_value()) ok = false;
+    if (ok && !decoded.has_value()) {
+      ok = false;
+      failure = std::string("a commit job does not decode: ") + decoded.error().detail;
+    }
     if (!ok) break;
   }
   if (!ok) {
-    Exec(db_, "ROLLBACK;");
-    return false;
+    (void)ExecSql(db_, "ROLLBACK;");
+    return failure;
   }
-  return Exec(db_, "COMMIT;");
+  if (const SqliteFailure f = ExecSql(db_, "COMMIT;"); f.failed()) {
+    (void)ExecSql(db_, "ROLLBACK;");
+    return f.text;
+  }
+  return {};
 }
 
 }  // namespace scenecrdt::server

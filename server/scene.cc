@@ -29,16 +29,24 @@ runtime::StoreLimits StoreLimitsFrom(const Limits& l) {
 
 }  // namespace
 
-Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore)
+Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore,
+             std::optional<uint64_t> incarnation)
     : ctx_(ctx),
       name_(std::move(name)),
       strand_(net::asio::make_strand(ctx.ioc())),
       store_(StoreLimitsFrom(ctx.config().limits)),
-      wire_base_(session::MakeSceneSequence(ctx.incarnation(), 0)),
+      wire_base_(session::MakeSceneSequence(incarnation.value_or(ctx.incarnation()), 0)),
       retry_timer_(strand_),
       rate_timer_(strand_),
       flush_timer_(strand_) {
-  if (!restore.empty()) (void)store_.MergeStream(restore);
+  if (!restore.empty()) {
+    if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
+      ctx_.log().Write("restore_failed", "scene=%s error=%s offset=%llu", name_.c_str(),
+                       merged.error().detail,
+                       static_cast<unsigned long long>(merged.error().offset));
+    }
+  }
+  bytes_.Reset(restore.size());
   flushed_ = durable_ = store_.sequence();
 }
 
@@ -92,8 +100,8 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     const auto build_start = std::chrono::steady_clock::now();
     std::vector<SharedFrame> frames;
     const bool raw = session->kind() == SessionKind::kDcl;  // plain DCL chunks, no envelope
-    if (raw) {
-      frames.push_back(BuildRaw(0));  // one chunk: the whole state (empty for a new scene)
+    if (raw || from == 0) {
+      frames = SnapshotFrames(raw);  // raw: one chunk, the whole state (empty for a new scene)
     } else {
       frames = BuildFrames(from, seq, /*is_state=*/true);
     }
@@ -148,6 +156,13 @@ void Scene::Submit(uint64_t session_id, uint64_t frame_sequence, runtime::Admitt
     Member* member = FindMember(session_id);
     if (!member) return;  // left meanwhile
     Metrics& metrics = ctx_.metrics();
+    const uint64_t growth = SceneBytes::Growth(store_, batch.messages());
+    if (!bytes_.Fits(store_, growth, ctx_.config().limits.max_scene_bytes, NowMs())) {
+      member->session->PostRefusal(ErrorCode::kSceneTooLarge,
+                                   "the write would grow the scene past --max-scene-bytes",
+                                   frame_sequence, batch.size());
+      return;
+    }
     const uint64_t before = store_.sequence();
     const ErrorCode refusal = store_.MergeAdmitted(
         batch, [&](const protocol::CrdtMessage&, const runtime::MergeResult& r) {
@@ -160,6 +175,7 @@ void Scene::Submit(uint64_t session_id, uint64_t frame_sequence, runtime::Admitt
       return;
     }
     Metrics::Add(metrics.messages_in, batch.size());
+    bytes_.Add(growth);
     if (store_.sequence() != before) {
       if (sole_writer_ == 0 && !mixed_writers_) {
         sole_writer_ = session_id;
@@ -219,6 +235,53 @@ void Scene::Flush(std::function<void()> done) {
 void Scene::Inspect(std::function<void(const runtime::CrdtStore&, uint64_t)> read) {
   net::asio::post(strand_,
                   [this, read = std::move(read)] { read(store_, Wire(store_.sequence())); });
+}
+
+void Scene::RetireIfQuiescent(std::function<void(bool)> done) {
+  net::asio::post(strand_, [this, done = std::move(done)] {
+    const bool quiescent = members_.empty() && !commit_in_flight_ && !retry_armed_ &&
+                           !flush_scheduled_ && rate_timer_at_ms_ == 0 &&
+                           durable_ == store_.sequence() && pending_acks_.empty() &&
+                           flush_waiters_.empty();
+    done(quiescent);  // may destroy this scene: nothing of it is touched afterwards
+  });
+}
+
+std::vector<SharedFrame> Scene::SnapshotFrames(bool raw) {
+  const uint64_t seq = store_.sequence();
+  if (snapshot_sequence_ != seq) {
+    snapshot_sequence_ = seq;
+    snapshot_envelope_.clear();
+    snapshot_raw_.reset();
+  }
+  if (raw) {
+    if (SharedFrame shared = snapshot_raw_.lock()) {
+      Metrics::Add(ctx_.metrics().snapshot_shares);
+      return {shared};
+    }
+    SharedFrame built = BuildRaw(0);
+    snapshot_raw_ = built;
+    return {built};
+  }
+  std::vector<SharedFrame> frames;
+  for (const auto& weak : snapshot_envelope_) {
+    SharedFrame f = weak.lock();
+    if (!f) break;
+    frames.push_back(std::move(f));
+  }
+  if (!snapshot_envelope_.empty() && frames.size() == snapshot_envelope_.size()) {
+    Metrics::Add(ctx_.metrics().snapshot_shares);
+    return frames;
+  }
+  frames = BuildFrames(0, seq, /*is_state=*/true);
+  snapshot_envelope_.assign(frames.begin(), frames.end());
+  return frames;
+}
+
+void Scene::Describe(std::function<void(Summary)> done) {
+  net::asio::post(strand_, [this, done = std::move(done)] {
+    done(Summary{name_, store_.num_entities(), members_.size()});
+  });
 }
 
 void Scene::ScheduleFlush() {
@@ -341,6 +404,8 @@ std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_
     crdt.data = chunks[i];
     frames.push_back(MakeShared(session::BuildFrame(crdt)));
   }
+  // A large export's buffer is not kept for the scene's lifetime.
+  if (scratch_.capacity() > 4 * std::size_t{chunk_bytes}) std::vector<uint8_t>().swap(scratch_);
   return frames;
 }
 
@@ -379,6 +444,7 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
   commit_in_flight_ = false;
   if (!ok) {
     // Nothing is acked; the next attempt exports again from the same durable point.
+    TellStorageUnavailable();
     if (!retry_armed_) {
       retry_armed_ = true;
       retry_timer_.expires_after(std::chrono::milliseconds(200));
@@ -392,6 +458,19 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
   durable_ = target;
   ReleaseAcks();
   MaybeCommit();
+}
+
+void Scene::TellStorageUnavailable() {
+  const uint64_t episode = ctx_.persistence().health().episode();
+  for (const PendingAck& a : pending_acks_) {
+    Member* m = FindMember(a.session_id);
+    if (!m || m->raw || m->storage_told == episode) continue;  // raw DCL has no acks to wait on
+    m->storage_told = episode;
+    m->session->PostRefusal(ErrorCode::kStorageUnavailable,
+                            "the server cannot commit (disk full or I/O error): your frames are "
+                            "merged and will be acknowledged once a commit succeeds",
+                            0, 0);
+  }
 }
 
 void Scene::ReleaseAcks() {

@@ -16,7 +16,13 @@
 //
 // Durability: after merges, the changes since the durable point go to the persistence thread
 // as one job (group commit; what arrives meanwhile goes in the next one). Frames are acked
-// once the durable point passes the store sequence they reached.
+// once the durable point passes the store sequence they reached. While commits fail, each
+// envelope writer waiting for an ack is told `storage_unavailable` once per failure episode
+// (non-fatal; the frames stay merged and are acked when a commit succeeds).
+//
+// Memory (docs/SERVER.md "Memory bounds"): writes that would grow the state past
+// --max-scene-bytes are refused (scene_too_large, scene_bytes.h); joiners at one store
+// sequence share one set of snapshot frames (weak references: nothing is kept once sent).
 #pragma once
 
 #include <cstdint>
@@ -30,14 +36,18 @@
 
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/scene_bytes.h"
 
 namespace scenecrdt::server {
 
 class Scene {
  public:
-  // `restore`: a DCL stream (from Persistence::LoadAll) merged before anything else and
+  // `restore`: a DCL stream (from Persistence::LoadScene) merged before anything else and
   // considered durable.
-  Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore = {});
+  // `incarnation`: numbers the scene's sequences (default: the server's; a scene reloaded after
+  // an eviction gets a fresh one).
+  Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore = {},
+        std::optional<uint64_t> incarnation = std::nullopt);
   Scene(const Scene&) = delete;
   Scene& operator=(const Scene&) = delete;
 
@@ -62,6 +72,17 @@ class Scene {
   void Flush(std::function<void()> done);
   // Reads the store on the strand (tests, tools): `read` runs there.
   void Inspect(std::function<void(const runtime::CrdtStore&, uint64_t wire_sequence)> read);
+  // Calls `done(quiescent)` on the strand: true when nothing of the scene is pending (no
+  // member, everything durable, no timer armed), so it may be dropped from memory.
+  void RetireIfQuiescent(std::function<void(bool quiescent)> done);
+  // What the scene list (GET /, docs/WEB.md) shows; `done` runs on the strand.
+  struct Summary {
+    std::string name;
+    std::size_t entities = 0;
+    std::size_t sessions = 0;
+    bool in_memory = true;  // false: stored, not loaded (entities and sessions unknown / 0)
+  };
+  void Describe(std::function<void(Summary)> done);
 
  private:
   struct Member {
@@ -72,6 +93,7 @@ class Scene {
     bool raw = false;     // gets plain DCL chunks (/dcl/) instead of envelope frames
     int64_t next_send_ms = 0;
     int64_t busy_since_ms = 0;  // when the delivery in flight was handed over
+    uint64_t storage_told = 0;  // the storage failure episode it was told about
   };
   // An abnormal end, kept for reconnect detection (bounded: kMaxDepartures).
   struct Departure {
@@ -106,6 +128,11 @@ class Scene {
   void MaybeCommit();
   void OnCommitted(bool ok, uint64_t target);
   void ReleaseAcks();
+  // Commits fail: tells each envelope writer waiting for an ack (once per episode).
+  void TellStorageUnavailable();
+  // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
+  // whose copies are still alive.
+  std::vector<SharedFrame> SnapshotFrames(bool raw);
 
   ServerContext& ctx_;
   std::string name_;
@@ -135,6 +162,11 @@ class Scene {
   net::asio::steady_timer flush_timer_;
   int64_t rate_timer_at_ms_ = 0;
   std::vector<uint8_t> scratch_;
+  SceneBytes bytes_;
+  // Snapshot frames handed to joiners at snapshot_sequence_ (weak: freed once sent).
+  uint64_t snapshot_sequence_ = ~uint64_t{0};
+  std::vector<std::weak_ptr<const std::vector<uint8_t>>> snapshot_envelope_;
+  std::weak_ptr<const std::vector<uint8_t>> snapshot_raw_;
 };
 
 }  // namespace scenecrdt::server

@@ -13,7 +13,9 @@
 namespace scenecrdt::server {
 
 Server::Server(ServerConfig config)
-    : config_(std::move(config)), log_(config_.log_sink, config_.log_events) {}
+    : config_(std::move(config)),
+      log_(config_.log_sink, config_.log_events),
+      scenes_(std::make_unique<SceneRegistry>(*this)) {}
 
 Server::~Server() {
   if (!threads_.empty() && !stopped_) {
@@ -23,15 +25,21 @@ Server::~Server() {
 }
 
 Result<void> Server::Start(bool handle_signals) {
-  if (!config_.auth_file.empty()) {
-    std::ifstream in(config_.auth_file, std::ios::binary);
-    if (!in) return MakeError(ErrorCode::kIo, "cannot read the --auth file");
-    std::stringstream text;
-    text << in.rdbuf();
-    auto table = AuthTable::Parse(text.str());
-    if (!table.has_value()) return table.error();
-    auth_ = std::move(table.value());
+  if (config_.tls_cert_file.empty() != config_.tls_key_file.empty()) {
+    start_hint_ = "give both --tls-cert and --tls-key";
+    return MakeError(ErrorCode::kInvalidArgument, "--tls-cert and --tls-key go together");
   }
+  if (!config_.tls_cert_file.empty()) {
+    auto tls = TlsContexts::Load(config_.tls_cert_file, config_.tls_key_file, start_hint_);
+    if (!tls.has_value()) return tls.error();
+    tls_ = std::move(tls.value());
+  }
+  auto access = AccessControl::Load(config_.access, start_hint_);
+  if (!access.has_value()) return access.error();
+  auth_ = std::move(access.value());
+  auto origins = OriginPolicy::Parse(config_.allowed_origins);
+  if (!origins.has_value()) return origins.error();
+  origins_ = std::move(origins.value());
   std::optional<net::tcp::endpoint> tcp_endpoint;
   std::optional<net::tcp::endpoint> http_endpoint;
   for (auto [text, out] : {std::pair{&config_.tcp_listen, &tcp_endpoint},
@@ -41,26 +49,44 @@ Result<void> Server::Start(bool handle_signals) {
     if (!endpoint.has_value()) return endpoint.error();
     if (auth_.open() && !endpoint->address().is_loopback()) {
       return MakeError(ErrorCode::kUnauthorized,
-                       "without --auth the server only binds loopback addresses");
+                       "without --auth or --jwt-* the server only binds loopback addresses");
+    }
+    if (config_.tls_cert_file.empty() && !config_.insecure_no_tls &&
+        !endpoint->address().is_loopback()) {
+      start_hint_ =
+          "tokens and scene data would cross the network in clear text: give "
+          "--tls-cert and --tls-key, or --insecure-no-tls behind a TLS proxy";
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "without TLS the server only binds loopback addresses");
     }
     *out = endpoint.value();
   }
-  auto persistence = Persistence::Open(config_.data_dir, config_.fsync, metrics_);
+  data_lock_ = DataDirLock::Acquire(config_.data_dir, start_hint_);
+  if (!data_lock_) return MakeError(ErrorCode::kIo, "cannot lock the data directory");
+  PersistenceOptions store_options;
+  store_options.dir = config_.data_dir;
+  store_options.fsync = config_.fsync;
+  store_options.max_db_bytes = config_.max_db_bytes;
+  store_options.log = &log_;
+  auto persistence = Persistence::Open(store_options, metrics_, &start_diagnostic_);
   if (!persistence.has_value()) return persistence.error();
   persistence_ = std::move(persistence.value());
-  auto stored = persistence_->LoadAll();
+  // Scenes are loaded when first joined (scene_registry.h); listing them reads every table
+  // once more, with every return code checked.
+  auto stored = persistence_->ListScenes(&start_diagnostic_);
   if (!stored.has_value()) return stored.error();
-  for (const PersistedScene& s : stored.value()) {
-    if (!session::IsValidSceneName(s.name)) continue;
-    scenes_.emplace(s.name, std::make_unique<Scene>(*this, s.name, s.dcl));
-    Metrics::Add(metrics_.scenes, 1);
-  }
+  stored_scenes_ = stored->size();
+  const Limits& l = config_.limits;
+  limiter_ = std::make_unique<ConnectionLimiter>(
+      ConnectionCaps{l.max_connections != 0 ? l.max_connections
+                                            : ConnectionsForFds(OpenFileLimit(), l.http_reserve),
+                     l.max_connections_per_ip, l.http_reserve});
   if (tcp_endpoint) {
-    tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp);
+    tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp, *limiter_, tls_.get());
     if (auto r = tcp_->Open(*tcp_endpoint); !r.has_value()) return r.error();
   }
   if (http_endpoint) {
-    http_ = std::make_unique<Listener>(*this, ListenerKind::kHttp);
+    http_ = std::make_unique<Listener>(*this, ListenerKind::kHttp, *limiter_, tls_.get());
     if (auto r = http_->Open(*http_endpoint); !r.has_value()) return r.error();
   }
   if (handle_signals) {
@@ -68,9 +94,14 @@ Result<void> Server::Start(bool handle_signals) {
     signals_->async_wait([this](const net::error_code& ec, int) {
       if (!ec) RequestStop();
     });
+    if (tls_) {
+      hangup_ = std::make_unique<net::asio::signal_set>(ioc_, SIGHUP);
+      WaitHangup();
+    }
   }
   persistence_->Start();
   work_.emplace(ioc_.get_executor());
+  scenes_->StartSweeper();
   if (tcp_) tcp_->Start();
   if (http_) http_->Start();
   if (config_.demo) {
@@ -145,15 +176,11 @@ int Server::Wait() {
     net::asio::post(ioc_, [this] {
       net::error_code ec;
       signals_->cancel(ec);
+      if (hangup_) hangup_->cancel(ec);
     });
   }
   if (demo_) demo_->Stop();
-  std::vector<Scene*> scenes;
-  {
-    std::lock_guard<std::mutex> lock(scenes_mu_);
-    stopping_ = true;
-    for (auto& [name, scene] : scenes_) scenes.push_back(scene.get());
-  }
+  const std::vector<Scene*> scenes = scenes_->Freeze();
   // 2. No new frames: every frame read so far is already posted to its scene.
   ForEachAndWait(
       LiveSessions(),
@@ -166,8 +193,9 @@ int Server::Wait() {
       scenes, [](Scene* s, std::function<void()> done) { s->Flush(std::move(done)); },
       std::chrono::seconds(20));
   if (!flushed) {
+    const std::string error = persistence_->last_error();
     std::fprintf(stderr, "scenecrdt serve: a final commit did not complete: %s\n",
-                 persistence_->last_error().c_str());
+                 error.empty() ? "the commit did not finish within 20 s" : error.c_str());
   }
   // 4. Close every session after what it has queued (the acks above included).
   for (const auto& s : LiveSessions()) {
@@ -187,6 +215,7 @@ int Server::Wait() {
   for (std::thread& t : threads_) t.join();
   threads_.clear();
   persistence_->Stop();
+  data_lock_.reset();
   {
     std::lock_guard<std::mutex> lock(stop_mu_);
     stopped_ = true;
@@ -194,44 +223,58 @@ int Server::Wait() {
   return flushed ? 0 : 1;
 }
 
-std::size_t Server::num_scenes() const {
-  std::lock_guard<std::mutex> lock(scenes_mu_);
-  return scenes_.size();
+void Server::WaitHangup() {
+  hangup_->async_wait([this](const net::error_code& ec, int) {
+    if (ec) return;
+    ReloadTls();
+    WaitHangup();
+  });
 }
 
-Scene* Server::FindOrCreateScene(std::string_view name) {
-  std::lock_guard<std::mutex> lock(scenes_mu_);
-  if (stopping_) return nullptr;
-  auto it = scenes_.find(name);
-  if (it != scenes_.end()) return it->second.get();
-  auto scene = std::make_unique<Scene>(*this, std::string(name));
-  Scene* raw = scene.get();
-  scenes_.emplace(std::string(name), std::move(scene));
-  Metrics::Add(metrics_.scenes, 1);
-  return raw;
+bool Server::ReloadTls() {
+  if (!tls_) return false;
+  std::string why;
+  if (!tls_->Reload(why).has_value()) {
+    log_.Write("tls_reload", "ok=no detail=\"%s\" (the previous certificate stays in use)",
+               why.c_str());
+    return false;
+  }
+  Metrics::Add(metrics_.tls_reloads);
+  log_.Write("tls_reload", "ok=yes cert=%s (new connections use it; open sessions keep theirs)",
+             config_.tls_cert_file.c_str());
+  return true;
 }
+
+std::size_t Server::num_scenes() const { return scenes_->size(); }
+
+Scene* Server::FindOrCreateScene(std::string_view name) {
+  auto scene = scenes_->Acquire(name, /*may_create=*/true);
+  return scene.has_value() ? scene.value() : nullptr;  // never released: never evicted
+}
+
+Result<Scene*> Server::AcquireScene(std::string_view name, bool may_create) {
+  return scenes_->Acquire(name, may_create);
+}
+
+void Server::ReleaseScene(Scene* scene) { scenes_->Release(scene); }
+
+std::vector<Scene*> Server::ListScenes() { return scenes_->AcquireLoaded(); }
 
 bool Server::InspectScene(const std::string& name,
                           const std::function<void(const runtime::CrdtStore&, uint64_t)>& read) {
-  Scene* scene = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(scenes_mu_);
-    auto it = scenes_.find(name);
-    if (it == scenes_.end()) return false;
-    scene = it->second.get();
-  }
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
-  scene->Inspect([&](const runtime::CrdtStore& store, uint64_t seq) {
-    read(store, seq);
-    std::lock_guard<std::mutex> lock(mu);
-    done = true;
-    cv.notify_all();
+  return scenes_->WithScene(name, [&](Scene& scene) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    scene.Inspect([&](const runtime::CrdtStore& store, uint64_t seq) {
+      read(store, seq);
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done; });
   });
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait(lock, [&] { return done; });
-  return true;
 }
 
 uint64_t Server::RegisterSession(const std::shared_ptr<Session>& s) {

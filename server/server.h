@@ -20,12 +20,16 @@
 #include <thread>
 #include <vector>
 
+#include "scenecrdt/server/connection_limiter.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/data_dir_lock.h"
 #include "scenecrdt/server/demo.h"
 #include "scenecrdt/server/listener.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/scene.h"
+#include "scenecrdt/server/scene_registry.h"
 #include "scenecrdt/server/session.h"
+#include "scenecrdt/server/tls_context.h"
 
 namespace scenecrdt::server {
 
@@ -37,25 +41,43 @@ class Server final : public ServerContext {
   Server& operator=(const Server&) = delete;
 
   // Loads --auth and --data, binds the listeners, starts persistence and the io threads.
-  // `handle_signals`: SIGINT/SIGTERM call RequestStop.
+  // `handle_signals`: SIGINT/SIGTERM call RequestStop. A damaged database is kCorruptData
+  // (start_diagnostic() says what SQLite found and how to salvage).
   Result<void> Start(bool handle_signals);
+  // Why Start failed, in words (SQLite's text and what to do next); "" when it did not say.
+  const std::string& start_diagnostic() const { return start_diagnostic_; }
+  // Stored scenes found at start.
+  std::size_t stored_scenes() const { return stored_scenes_; }
   // Thread-safe; returns at once. The stop runs in Wait().
   void RequestStop();
   // Blocks until RequestStop, then stops gracefully and joins everything. Returns 0 when
   // every scene was flushed, 1 when a final commit failed.
   int Wait();
+  // A longer explanation of the last Start failure (e.g. who holds the data directory); empty
+  // when the error's detail says it all.
+  const std::string& start_hint() const { return start_hint_; }
+  // The connection caps in force (after Start: defaults resolved).
+  const ConnectionCaps& connection_caps() const { return limiter_->caps(); }
 
+  // Scenes held in memory now.
   std::size_t num_scenes() const;
+  // Evicts idle scenes now (tests; a timer does it every second).
+  void SweepIdleScenes() { scenes_->Sweep(); }
+  // Reads --tls-cert/--tls-key again for new connections (what SIGHUP does); open sessions
+  // keep theirs. False (and a log line) when the files do not load: the old ones stay.
+  bool ReloadTls();
+  bool tls() const { return tls_ != nullptr; }
 
   // Runs `read` on the scene's strand and waits for it (not from an io thread). False when
-  // the scene does not exist.
+  // nothing is stored under `name` (a stored scene is loaded).
   bool InspectScene(const std::string& name,
                     const std::function<void(const runtime::CrdtStore&, uint64_t)>& read);
 
   // ---- ServerContext ----
   net::asio::io_context& ioc() override { return ioc_; }
   const ServerConfig& config() const override { return config_; }
-  const AuthTable& auth() const override { return auth_; }
+  const AccessControl& auth() const override { return auth_; }
+  const OriginPolicy& origins() const override { return origins_; }
   Metrics& metrics() override { return metrics_; }
   const EventLog& log() const override { return log_; }
   Persistence& persistence() override { return *persistence_; }
@@ -63,6 +85,9 @@ class Server final : public ServerContext {
   uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }
   uint16_t http_port() const override { return http_ ? http_->port() : 0; }
   Scene* FindOrCreateScene(std::string_view name) override;
+  Result<Scene*> AcquireScene(std::string_view name, bool may_create) override;
+  void ReleaseScene(Scene* scene) override;
+  std::vector<Scene*> ListScenes() override;
   uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;
   void UnregisterSession(uint64_t id) override;
 
@@ -73,20 +98,27 @@ class Server final : public ServerContext {
   bool ForEachAndWait(const Items& items, Fn start, std::chrono::milliseconds timeout);
 
   ServerConfig config_;
-  AuthTable auth_;
+  AccessControl auth_;
+  OriginPolicy origins_;
   Metrics metrics_;
   EventLog log_;
   net::asio::io_context ioc_;
   std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
+  std::unique_ptr<DataDirLock> data_lock_;  // held from Start to the end of Wait
+  std::string start_hint_;
   std::unique_ptr<Persistence> persistence_;
+  std::unique_ptr<ConnectionLimiter> limiter_;
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> http_;
   std::unique_ptr<net::asio::signal_set> signals_;
+  std::unique_ptr<net::asio::signal_set> hangup_;  // SIGHUP: ReloadTls
+  std::unique_ptr<TlsContexts> tls_;
+  void WaitHangup();
   std::vector<std::thread> threads_;
 
-  mutable std::mutex scenes_mu_;
-  std::map<std::string, std::unique_ptr<Scene>, std::less<>> scenes_;
-  bool stopping_ = false;  // under scenes_mu_: no new scenes
+  std::unique_ptr<SceneRegistry> scenes_;
+  std::string start_diagnostic_;
+  std::size_t stored_scenes_ = 0;
 
   std::mutex sessions_mu_;
   std::map<uint64_t, std::weak_ptr<Session>> sessions_;

@@ -68,15 +68,24 @@ void Session::NoteInput(std::size_t bytes) {
 }
 
 void Session::JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume) {
-  Scene* scene = ctx_.FindOrCreateScene(name);
-  if (!scene) {
-    Fatal(ErrorCode::kShuttingDown, "the server is stopping");
+  // A read-only token may join a stored scene but never create one (docs/SERVER.md).
+  auto scene = ctx_.AcquireScene(name, can_write);
+  if (!scene.has_value()) {
+    Fatal(scene.error().code, scene.error().detail);
     return;
   }
   joined_ = true;
-  scene_ = scene;
+  scene_ = scene.value();
   joined_scene_ = name;
   can_write_ = can_write;
+  if (grant_expires_) {
+    ctx_.log().Write("auth",
+                     "scene=%s session=%llu kind=%s peer=%s subject=\"%s\" role=%s "
+                     "expires_in_s=%lld",
+                     name.c_str(), U(id_), SessionKindName(kind_), peer_text_.c_str(),
+                     subject_.c_str(), can_write ? "write" : "read",
+                     static_cast<long long>((*grant_expires_ - WallSeconds()).count()));
+  }
   scene_->Join(shared_from_this(), can_write_, resume);
 }
 
@@ -264,6 +273,10 @@ void Session::Watchdog() {
     // A graceful close that does not finish: cut it.
     TransportClose();
   }
+  if (!closing_ && !ending() && grant_expires_ && WallSeconds() >= *grant_expires_) {
+    // The token ran out while connected: the client must fetch a new one and rejoin.
+    Fatal(ErrorCode::kUnauthorized, auth_reason::kTokenExpired);
+  }
   if (!closing_) OnWatchdog(now);  // only the two cuts above apply while closing
   watchdog_.expires_after(std::chrono::milliseconds(std::clamp<int64_t>(
       std::min<int64_t>(limits().slow_consumer_ms, limits().idle_timeout_ms) / 4, 10, 1000)));
@@ -289,9 +302,11 @@ void Session::OnClosed() {
   watchdog_.cancel();
   NoteClose(CloseReason::kPeerGone);
   if (scene_) scene_->Leave(id_, close_reason_);
+  ctx_.ReleaseScene(scene_);  // the last use of scene_: it may be evicted once idle
   scene_ = nullptr;
   scene_frames_.clear();
   OnSessionClosed();
+  ticket_.reset();
   Metrics& metrics = ctx_.metrics();
   Metrics::Add(metrics.sessions, -1);
   Metrics::Add(metrics.sessions_of(kind_), -1);

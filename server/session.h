@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/server/connection_limiter.h"
 #include "scenecrdt/server/context.h"
 
 namespace scenecrdt::server {
@@ -40,6 +41,14 @@ class Session : public std::enable_shared_from_this<Session> {
   SessionKind kind() const { return kind_; }
   const net::tcp::endpoint& peer() const { return peer_; }
   const std::string& peer_text() const { return peer_text_; }
+  // The connection's place under the connection caps, held until the socket closes.
+  void AdoptConnection(std::shared_ptr<ConnectionTicket> ticket) { ticket_ = std::move(ticket); }
+  // The credential the session joins with: its subject is logged on join, and a grant that
+  // expires closes the session then (fatal kUnauthorized "token_expired").
+  void NoteGrant(const AccessGrant& grant) {
+    subject_ = grant.subject;
+    grant_expires_ = grant.expires_at;
+  }
 
   // ---- Any thread (each posts to the strand) ----
   // The scene accepted the join: `welcome` goes to protocols that send one, then `state`
@@ -185,6 +194,9 @@ class Session : public std::enable_shared_from_this<Session> {
   int64_t started_ms_ = 0;
   int64_t last_read_ms_ = 0;
   net::asio::steady_timer watchdog_;
+  std::shared_ptr<ConnectionTicket> ticket_;
+  std::string subject_;
+  std::optional<std::chrono::sys_seconds> grant_expires_;
 };
 
 }  // namespace scenecrdt::server

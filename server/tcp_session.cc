@@ -19,9 +19,12 @@ bool LooksLikeHttpRequest(std::span<const uint8_t> prefix) {
 
 }  // namespace
 
-TcpSession::TcpSession(ServerContext& ctx, StrandSocket socket)
+TcpSession::TcpSession(ServerContext& ctx, StrandSocket socket,
+                       std::shared_ptr<net::ssl::context> tls)
     : EnvelopeSession(ctx, socket.get_executor(), RemoteEndpoint(socket), SessionKind::kTcp),
-      socket_(std::move(socket)) {}
+      socket_(std::move(socket)) {
+  if (tls) tls_.emplace(std::move(socket_), *tls);
+}
 
 std::shared_ptr<TcpSession> TcpSession::Self() {
   return std::static_pointer_cast<TcpSession>(shared_from_this());
@@ -29,17 +32,34 @@ std::shared_ptr<TcpSession> TcpSession::Self() {
 
 void TcpSession::TransportStart() {
   net::error_code ec;
-  socket_.set_option(net::tcp::no_delay(true), ec);
-  Opened();
+  lowest().set_option(net::tcp::no_delay(true), ec);
+  if (!tls_) {
+    Opened();
+    return;
+  }
+  // A peer that never finishes the handshake is cut by the Hello deadline (watchdog).
+  tls_->async_handshake(
+      net::ssl::stream_base::server,
+      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& e) {
+        if (e) {
+          Metrics::Add(self->ctx_.metrics().tls_handshake_failures);
+          self->OnReadError(e);
+          return;
+        }
+        self->tls_ready_ = true;
+        self->Opened();
+      }));
 }
 
 void TcpSession::TransportRead() {
   frame_buffer_.resize(session::kSizePrefixBytes);
-  net::asio::async_read(
-      socket_, net::asio::buffer(frame_buffer_.data(), session::kSizePrefixBytes),
-      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t) {
-        self->OnPrefix(ec);
-      }));
+  WithStream([this](auto& stream) {
+    net::asio::async_read(
+        stream, net::asio::buffer(frame_buffer_.data(), session::kSizePrefixBytes),
+        net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t) {
+          self->OnPrefix(ec);
+        }));
+  });
 }
 
 void TcpSession::OnPrefix(const net::error_code& ec) {
@@ -54,7 +74,7 @@ void TcpSession::OnPrefix(const net::error_code& ec) {
     // the connection and could lose the answer at the peer.
     net::error_code drain;
     std::array<uint8_t, 8192> discard;
-    if (socket_.available(drain) > 0) socket_.read_some(net::asio::buffer(discard), drain);
+    if (!tls_ && socket_.available(drain) > 0) socket_.read_some(net::asio::buffer(discard), drain);
     Fatal(ErrorCode::kBadRequest,
           "an HTTP request on the framed TCP port (ws:// belongs on --http)");
     return;
@@ -68,18 +88,20 @@ void TcpSession::OnPrefix(const net::error_code& ec) {
     return;
   }
   frame_buffer_.resize(static_cast<std::size_t>(size));
-  net::asio::async_read(
-      socket_,
-      net::asio::buffer(frame_buffer_.data() + session::kSizePrefixBytes,
-                        frame_buffer_.size() - session::kSizePrefixBytes),
-      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& e, std::size_t) {
-        if (e) {
-          self->OnReadError(e);
-          return;
-        }
-        self->OnFrame(self->frame_buffer_);
-        self->ReadNext();
-      }));
+  WithStream([this](auto& stream) {
+    net::asio::async_read(
+        stream,
+        net::asio::buffer(frame_buffer_.data() + session::kSizePrefixBytes,
+                          frame_buffer_.size() - session::kSizePrefixBytes),
+        net::asio::bind_executor(strand_, [self = Self()](const net::error_code& e, std::size_t) {
+          if (e) {
+            self->OnReadError(e);
+            return;
+          }
+          self->OnFrame(self->frame_buffer_);
+          self->ReadNext();
+        }));
+  });
 }
 
 void TcpSession::StartCompression(const SharedFrame& last_plain) {
@@ -88,6 +110,12 @@ void TcpSession::StartCompression(const SharedFrame& last_plain) {
 }
 
 void TcpSession::TransportWrite(const std::vector<net::asio::const_buffer>& buffers) {
+  if (tls_ && !tls_ready_) {
+    // A goodbye before the handshake finished (Hello deadline): nothing can be said in TLS.
+    net::asio::post(strand_,
+                    [self = Self()] { self->OnWriteDone(net::asio::error::not_connected, 0); });
+    return;
+  }
   if (!zstd_) {
     WriteWire(buffers);
     return;
@@ -124,17 +152,21 @@ void TcpSession::TransportWrite(const std::vector<net::asio::const_buffer>& buff
 }
 
 void TcpSession::WriteWire(const std::vector<net::asio::const_buffer>& buffers) {
-  net::asio::async_write(
-      socket_, buffers,
-      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t n) {
-        self->OnWriteDone(ec, n);
-      }));
+  WithStream([this, &buffers](auto& stream) {
+    net::asio::async_write(stream, buffers,
+                           net::asio::bind_executor(
+                               strand_, [self = Self()](const net::error_code& ec, std::size_t n) {
+                                 self->OnWriteDone(ec, n);
+                               }));
+  });
 }
 
 void TcpSession::TransportClose() {
+  // TLS: no close_notify; what was queued (the Error frame) is already written, and the peer
+  // reads the TCP close as the end (docs/SERVER.md "TLS").
   net::error_code ec;
-  socket_.shutdown(net::tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  lowest().shutdown(net::tcp::socket::shutdown_both, ec);
+  lowest().close(ec);
   OnClosed();
 }
 

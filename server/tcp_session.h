@@ -2,12 +2,15 @@
 // Owns TcpSession: the framed TCP transport (u32 LE size prefix + envelope frame, read as
 // prefix then body) of an EnvelopeSession. The prefix is checked against --max-frame-bytes
 // before the body is buffered. A peer that speaks HTTP here (a ws:// client on the wrong
-// port: "GET " where a size prefix should be) gets an HTTP 400 naming the --http port.
-// When the Hello offers zstd, everything after the Welcome is one zstd stream.
+// port: "GET " where a size prefix should be) gets an HTTP 400 naming the --http port. With
+// --tls-cert the listener speaks tls://: the TLS handshake comes first (within the Hello
+// deadline), then the same frames inside TLS records.
+// When the Hello offers zstd, everything after the Welcome is one zstd stream (plain and TLS).
 #pragma once
 
 #include <memory>
 
+#include "scenecrdt/net/tls.h"
 #include "scenecrdt/protocol/session/zstd_stream.h"
 #include "scenecrdt/server/endpoint.h"
 #include "scenecrdt/server/envelope_session.h"
@@ -16,7 +19,8 @@ namespace scenecrdt::server {
 
 class TcpSession final : public EnvelopeSession {
  public:
-  TcpSession(ServerContext& ctx, StrandSocket socket);
+  // `tls`: the context of a TLS listener (nullptr: plain framed TCP).
+  TcpSession(ServerContext& ctx, StrandSocket socket, std::shared_ptr<net::ssl::context> tls);
 
  private:
   void TransportStart() override;
@@ -30,8 +34,20 @@ class TcpSession final : public EnvelopeSession {
   void StartCompression(const SharedFrame& last_plain) override;
   void WriteWire(const std::vector<net::asio::const_buffer>& buffers);
   std::shared_ptr<TcpSession> Self();
+  // Runs `f` with the stream the frames travel on (the TLS stream or the socket).
+  template <class F>
+  void WithStream(F&& f) {
+    if (tls_) {
+      f(*tls_);
+    } else {
+      f(socket_);
+    }
+  }
+  StrandSocket& lowest() { return tls_ ? tls_->next_layer() : socket_; }
 
-  StrandSocket socket_;
+  StrandSocket socket_;  // moved into tls_ for a TLS connection
+  std::optional<net::ssl::stream<StrandSocket>> tls_;
+  bool tls_ready_ = false;  // the handshake completed (writes wait for it)
   bool http_peer_ = false;  // the first bytes were an HTTP request line
   // Compressed mode (docs/PROTOCOL.md section 2, "Compression"): frames after `last_plain_`
   // (the Welcome) go through the connection's zstd stream, each write flushed.

@@ -6,6 +6,8 @@
 // protocol's kTransportKeepAlive says whether Beast's keep-alive pings own liveness; messages
 // are compressed (permessage-deflate) when the client offers it. Built by
 // HttpSession from an upgrade request; the handshake is answered on the session's strand.
+// `Next` is the connection under the WebSocket: the strand socket (ws://) or a TLS stream
+// over it whose handshake HttpSession already did (wss://).
 #pragma once
 
 #include <algorithm>
@@ -15,26 +17,28 @@
 #include <utility>
 #include <vector>
 
+#include "scenecrdt/net/tls.h"
 #include "scenecrdt/net/ws_compression.h"
 #include "scenecrdt/server/endpoint.h"
 #include "scenecrdt/server/session.h"
 
 namespace scenecrdt::server {
 
-template <class Protocol>
+template <class Protocol, class Next = StrandSocket>
 class WebSocketSession final : public Protocol {
  public:
   using Request = net::beast::http::request<net::beast::http::string_body>;
 
   // `args`: the protocol's own constructor arguments after (ctx, strand, peer).
   template <class... Args>
-  WebSocketSession(ServerContext& ctx, StrandSocket socket, Request request, Args&&... args)
-      : Protocol(ctx, socket.get_executor(), RemoteEndpoint(socket), std::forward<Args>(args)...),
+  WebSocketSession(ServerContext& ctx, Next socket, Request request, Args&&... args)
+      : Protocol(ctx, net::beast::get_lowest_layer(socket).get_executor(),
+                 RemoteEndpoint(net::beast::get_lowest_layer(socket)), std::forward<Args>(args)...),
         ws_(std::move(socket)),
         request_(std::move(request)) {}
 
  private:
-  using Stream = net::beast::websocket::stream<StrandSocket>;
+  using Stream = net::beast::websocket::stream<Next>;
 
   std::shared_ptr<WebSocketSession> Self() {
     return std::static_pointer_cast<WebSocketSession>(this->shared_from_this());
@@ -103,8 +107,8 @@ class WebSocketSession final : public Protocol {
       return;
     }
     close_started_ = true;
-    // The protocol's close status: raw DCL says why in it (it has no Error frame); the
-    // envelope already sent its Error frame and closes normally.
+    // The protocol's close status: raw DCL says why only in it (it has no Error frame); the
+    // envelope sent its Error frame and closes with a matching policy/protocol code.
     websocket::close_reason reason(static_cast<websocket::close_code>(this->close_code()));
     reason.reason.assign(this->close_text().data(),
                          std::min<std::size_t>(this->close_text().size(), 123));

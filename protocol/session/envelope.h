@@ -21,7 +21,7 @@ inline constexpr std::size_t kSizePrefixBytes = 4;
 inline constexpr uint32_t kDefaultMaxFrameBytes = 4u << 20;
 // Scene names: 1..64 bytes of [A-Za-z0-9_.-].
 inline constexpr std::size_t kMaxSceneNameBytes = 64;
-inline constexpr std::size_t kMaxTokenBytes = 256;
+inline constexpr std::size_t kMaxTokenBytes = 4096;
 inline constexpr std::size_t kMaxErrorTextBytes = 1024;
 
 // Compression of the server -> client byte stream of a framed TCP connection (docs/PROTOCOL.md

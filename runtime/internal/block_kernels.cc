@@ -120,8 +120,29 @@ SCENECRDT_INLINE void ComposeImpl(const LocalBlock& l, uint32_t e0, uint32_t e1,
 SCENECRDT_INLINE void StreamImpl(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
                                  const uint32_t* parent, const uint32_t* depth, uint32_t ring_mask,
                                  glm::mat4* ring, uint32_t* tag, glm::mat4* world) {
+  if (e0 >= e1) return;
   float* w = Floats(world);
   float* s = Floats(ring);
+  // A run where every parent is the previous entity (chains): the parent stays in registers,
+  // as in ComposeImpl, instead of a tag check and a store-to-load round trip through the ring
+  // per link. The ring and its tags are still written: later entities may branch off the run.
+  bool chain = true;
+  for (uint32_t e = e0 + 1; e < e1; ++e) chain &= parent[first + e] == first + e - 1;
+  if (chain) {
+    const uint32_t d0 = depth[first + e0];
+    const uint32_t ps = (d0 - 1) & ring_mask;
+    Cols p = LoadCols(tag[ps] == d0 - 1 ? s + 16 * static_cast<std::size_t>(ps)
+                                        : w + 16 * static_cast<std::size_t>(parent[first + e0]));
+    for (uint32_t e = e0; e < e1; ++e) {
+      const uint32_t d = depth[first + e];
+      p = Product(p, l, e);
+      const uint32_t ds = d & ring_mask;
+      StoreCols(s + 16 * static_cast<std::size_t>(ds), p);
+      tag[ds] = d;
+      StreamCols(w + 16 * static_cast<std::size_t>(first + e), p);
+    }
+    return;
+  }
   for (uint32_t e = e0; e < e1; ++e) {
     const uint32_t pos = first + e;
     const uint32_t d = depth[pos];

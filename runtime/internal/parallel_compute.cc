@@ -36,6 +36,10 @@ void RunPart(const RangeCompute& rc, ComputePass& pass, std::span<const Range> r
 
 }  // namespace
 
+uint64_t AncestorBudget(uint64_t total, std::size_t parts) {
+  return std::max<uint64_t>(kMinAncestorBudget, total / std::max<std::size_t>(1, parts) / 8);
+}
+
 std::vector<WorkPart> SplitWork(std::span<const Range> ranges, uint64_t total, std::size_t parts) {
   std::vector<WorkPart> out(parts);
   std::size_t r = 0;
@@ -80,19 +84,43 @@ uint64_t ParallelCompute::Run(const RangeCompute& rc, ComputePass& caller,
                               std::span<const Range> ranges, uint64_t total, std::size_t parts,
                               uint32_t ring_size) {
   const bool stream = caller.ring != nullptr;
-  parts_ = SplitWork(ranges, total, parts);
+  const std::vector<WorkPart> split = SplitWork(ranges, total, parts);
   // Everything a part reads that it does not compute itself is a parent outside the dirty
   // ranges (final already) or an ancestor of its first entity inside that entity's range:
   // those are computed here first, in sequence order (parents first), and skipped later.
+  // That is serial work, so a split whose first entity has more such ancestors than
+  // AncestorBudget (deep in a long chain) is dropped: its part joins the previous one.
+  const uint64_t budget = AncestorBudget(total, parts);
   precomputed_.clear();
-  for (std::size_t k = 1; k < parts_.size(); ++k) {
-    const Range& r = ranges[parts_[k].begin_range];
-    if (parts_[k].begin_offset == 0) continue;
-    const uint32_t first = rc.sequence().PositionAt(r.pos, parts_[k].begin_offset);
-    const uint32_t stop = rc.parent(r.pos);
-    for (uint32_t a = rc.parent(first); a != stop; a = rc.parent(a)) {
-      precomputed_.emplace_back(rc.sequence().KeyOf(a), a);
+  parts_.assign(1, split[0]);
+  for (std::size_t k = 1; k < split.size(); ++k) {
+    const WorkPart& part = split[k];
+    bool keep = true;
+    if (part.begin_offset != 0) {
+      const Range& r = ranges[part.begin_range];
+      const uint32_t first = rc.sequence().PositionAt(r.pos, part.begin_offset);
+      const uint32_t stop = rc.parent(r.pos);
+      const std::size_t before = precomputed_.size();
+      uint64_t walked = 0;
+      for (uint32_t a = rc.parent(first); a != stop; a = rc.parent(a)) {
+        if (++walked > budget) {
+          keep = false;
+          break;
+        }
+        precomputed_.emplace_back(rc.sequence().KeyOf(a), a);
+      }
+      if (!keep) precomputed_.resize(before);
     }
+    if (keep) {
+      parts_.push_back(part);
+    } else {
+      parts_.back().end_range = part.end_range;
+      parts_.back().end_offset = part.end_offset;
+    }
+  }
+  if (parts_.size() == 1) {  // every split dropped: the one-thread pass, with its prefetching
+    rc.RunAll(caller, ranges);
+    return caller.piece_changes;
   }
   std::sort(precomputed_.begin(), precomputed_.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });

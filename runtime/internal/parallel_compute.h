@@ -30,17 +30,26 @@ struct WorkPart {
 // starts at entity total * k / parts. Parts are empty when total < parts.
 std::vector<WorkPart> SplitWork(std::span<const Range> ranges, uint64_t total, std::size_t parts);
 
+// A split point whose first entity has more ancestors inside its range than this (at least
+// kMinAncestorBudget, else an eighth of a part) is dropped: computing them first is serial
+// work. A 1 000 000-deep chain therefore runs on one thread (docs/PROPAGATION.md, "Threads").
+inline constexpr uint64_t kMinAncestorBudget = 64;
+uint64_t AncestorBudget(uint64_t total, std::size_t parts);
+
 class ParallelCompute {
  public:
   ParallelCompute();
   ~ParallelCompute();  // joins the helper threads
 
-  // Computes `ranges` (`total` entities) as `parts` parts (>= 2): the calling thread computes
-  // the first with `caller` (streaming when it has a ring), helper threads (started on first use
-  // and kept) the others, with rings of `ring_size` entries. Computed intervals go to
-  // caller.out. Returns the piece changes walked by all threads.
+  // Computes `ranges` (`total` entities) as up to `parts` parts (>= 2; fewer when splits are
+  // dropped, see AncestorBudget): the calling thread computes the first with `caller`
+  // (streaming when it has a ring), helper threads (started on first use and kept) the others,
+  // with rings of `ring_size` entries. Computed intervals go to caller.out. Returns the piece
+  // changes walked by all threads.
   uint64_t Run(const RangeCompute& rc, ComputePass& caller, std::span<const Range> ranges,
                uint64_t total, std::size_t parts, uint32_t ring_size);
+  // Parts (threads) the last Run used.
+  std::size_t last_parts() const { return parts_.size(); }
 
  private:
   struct Helper;

@@ -6,14 +6,33 @@
 
 #include <algorithm>
 #include <bit>
+#include <thread>
 
 #include "scenecrdt/runtime/internal/prefetch.h"
 
 namespace scenecrdt::runtime::internal {
 namespace {
 
-// UpdateOptions::threads is 1 or 2 today: the split itself takes any number of parts.
-constexpr int kMaxThreads = 2;
+// The most threads one update uses (UpdateOptions::threads is clamped to it): bounds the
+// helper threads and their streaming rings (stream_stack_depth x 64 B each).
+constexpr int kMaxThreads = 64;
+
+// threads <= 0: one per hardware thread (1 when the hardware does not say). Asked once per
+// process: glibc reads /sys for it, which would cost a few-dirty update more than its compute.
+int ResolveThreads(int threads) {
+  static const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+  if (threads <= 0) threads = hardware;
+  return std::clamp(threads, 1, kMaxThreads);
+}
+
+// Parts of an update computing `total` entities on up to `threads` threads: one below
+// min_parallel_entities, else at least min_parallel_entities / 2 entities per part.
+std::size_t PartsFor(uint64_t total, int threads, uint32_t min_parallel_entities) {
+  const uint64_t min_total = std::max<uint64_t>(1, min_parallel_entities);
+  if (threads < 2 || total < min_total) return 1;
+  const uint64_t by_size = std::max<uint64_t>(2, total * 2 / min_total);
+  return static_cast<std::size_t>(std::min<uint64_t>(by_size, static_cast<uint64_t>(threads)));
+}
 
 }  // namespace
 
@@ -96,6 +115,7 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
   stats_.last_full_sweep = false;
   stats_.last_parallel = false;
   stats_.last_streaming = false;
+  stats_.last_parts = 1;
   caches_.Refresh(in);
   const std::size_t live = layout_.live();
   if (live > 0 && dirty_.SweepAll(live)) {
@@ -113,16 +133,16 @@ void Propagation::Compute(const ComputeInputs& in, int threads) {
   const uint64_t min_streaming = std::max<uint64_t>(1, policy_.min_streaming_entities);
   const bool stream = !layout_.depth_stale() && (total >= min_streaming || live >= min_streaming);
   stats_.last_streaming = stream;
-  const int parts = std::min(threads, kMaxThreads);
-  const bool parallel = parts >= 2 && total >= std::max<uint64_t>(1, policy_.min_parallel_entities);
+  const std::size_t parts = PartsFor(total, ResolveThreads(threads), policy_.min_parallel_entities);
+  const bool parallel = parts >= 2;
   if (stream) ring_.Prepare(policy_.stream_stack_depth);
   const RangeCompute rc(layout_, caches_, in, *kernels_, policy_.stream_stack_depth);
   ComputePass pass(stream ? &ring_ : nullptr, &intervals_);
   uint64_t piece_changes = 0;
   if (parallel) {
-    stats_.last_parallel = true;
-    piece_changes = parallel_.Run(rc, pass, ranges_, total, static_cast<std::size_t>(parts),
-                                  policy_.stream_stack_depth);
+    piece_changes = parallel_.Run(rc, pass, ranges_, total, parts, policy_.stream_stack_depth);
+    stats_.last_parts = parallel_.last_parts();
+    stats_.last_parallel = stats_.last_parts >= 2;
   } else {
     rc.RunAll(pass, ranges_);
     piece_changes = pass.piece_changes;

@@ -48,7 +48,8 @@ class Propagation {
   // effective parent changed).
   void ApplyStructure(const SceneGraph& graph, std::span<const uint32_t> changes,
                       std::span<const uint32_t> record_of_slot);
-  // Recomputes every dirty subtree on `threads` threads (1 or more; more than 2 count as 2).
+  // Recomputes every dirty subtree on up to `threads` threads (<= 0: one per hardware thread;
+  // at most 64).
   void Compute(const ComputeInputs& in, int threads);
 
   // ---- Reads (as of the last Compute) ----

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns Worker: one persistent helper thread for propagation's optional second core. The
+// Owns Worker: one persistent helper thread of a parallel propagation compute. The
 // owner posts one job at a time and waits for it; the thread sleeps on a condition variable
-// in between and is joined by the destructor. Created only when an update asks for 2 threads.
+// in between and is joined by the destructor. Created only when an update first needs it.
 #pragma once
 
 #include <condition_variable>

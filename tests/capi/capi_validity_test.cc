@@ -42,7 +42,10 @@ TEST(CapiValidityTest, LibraryFunctions) {
   EXPECT_STREQ(sc_error_name(SC_E_NO_MEMORY), "SC_E_NO_MEMORY");
   EXPECT_STREQ(sc_error_name(SC_E_BROKEN), "SC_E_BROKEN");
   EXPECT_STREQ(sc_error_name(SC_E_INTERNAL), "SC_E_INTERNAL");
-  EXPECT_STREQ(sc_error_name(-10), "SC_E_UNKNOWN");
+  EXPECT_STREQ(sc_error_name(SC_E_CLOSED), "SC_E_CLOSED");
+  EXPECT_STREQ(sc_error_name(SC_E_UNSUPPORTED), "SC_E_UNSUPPORTED");
+  EXPECT_STREQ(sc_error_name(SC_E_FULL), "SC_E_FULL");
+  EXPECT_STREQ(sc_error_name(-13), "SC_E_UNKNOWN");
   EXPECT_STREQ(sc_error_name(1), "SC_E_UNKNOWN");
   const int64_t a = sc_now_us();
   const int64_t b = sc_now_us();

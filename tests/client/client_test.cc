@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // scenecrdt::client::Client against an in-process server on loopback: URL parsing, replica
-// and world matrices, held writes stamped after the snapshot, acks, the caller's io_context.
+// and world matrices, held writes stamped after the snapshot, acks.
 #include "scenecrdt/client/client.h"
 
 #include <gtest/gtest.h>
@@ -155,17 +155,6 @@ TEST_F(ClientTest, WritesBeforeTheSnapshotAreHeldAndStampedAfterIt) {
         return t && t->position.x == 2.0f;
       },
       10s));
-}
-
-TEST_F(ClientTest, RunsOnTheCallersIoContext) {
-  net::asio::io_context ioc;
-  Client c(Options("ioc"));
-  ASSERT_TRUE(c.Start(ioc).has_value());
-  std::thread runner([&] { ioc.run_for(20s); });
-  EXPECT_TRUE(c.PollUntil([&] { return c.state_ready(); }, 20s));
-  EXPECT_TRUE(c.welcome()->can_write);
-  c.Stop();
-  runner.join();  // run_for returns once the closed connection has no work left
 }
 
 TEST_F(ClientTest, ConnectionFailureIsReported) {

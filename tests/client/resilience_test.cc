@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "scenecrdt/client/client.h"
+#include "scenecrdt/client/internal/client_impl.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tests/client/fault_proxy.h"
 #include "tests/client/test_server.h"
@@ -334,7 +335,7 @@ TEST_F(ResilienceTest, ServerRestartFallsBackToASnapshotThatReplacesTheReplica) 
   // and fanned out, then lost with the process before its commit.
   std::vector<uint8_t> ghost;
   protocol::AppendTransformPut(899, 3, At(4.0f), ghost);
-  (void)w.runtime().ApplyCrdt(ghost);
+  (void)internal::ClientTestPeer::MutableRuntime(w).ApplyCrdt(ghost);
   proxy_->SetAccepting(false);
   server_.Stop();
   ASSERT_TRUE(w.PollUntil([&] { return !w.synced(); }, 20s));

@@ -25,6 +25,11 @@ npm with npm ci) on random DCL streams written by @dcl/ecs's own writers.
      Engines editing Transforms over ws://.../dcl/<scene>, a read-only one, and SCENECRDT send;
      all converge to what SCENECRDT pull prints, whose stateHash equals SCENECRDT replay of
      everything sent (about 10 s)
+  6. ecs_transport.js (not with --model): ecs-transport/ built with npm ci + tsc and its unit
+     tests (npm test); then 4 @dcl/ecs
+     engines with that transport, 200 rounds of edits in systems and random disconnects, must
+     all equal SCENECRDT pull; a plain WebSocket transport runs the same schedule for comparison
+     (about 10 s)
 
 Prints "interop: N streams, M mismatches"; on mismatch also the stream, its messages
 (SCENECRDT decode), the differences and both states, and exits 1. Exit 2: setup or usage error.
@@ -37,7 +42,7 @@ Prints "interop: N streams, M mismatches"; on mismatch also the stream, its mess
   --keep DIR    write the corpus to DIR and keep it (default: a temporary directory, removed
                 when everything passes)
   --model       use the JS model in model/ instead of a binary (self-test of the harness)
-  --no-ws       skip step 5
+  --no-ws       skip steps 5 and 6
 EOF
 }
 
@@ -102,6 +107,16 @@ node "$INTEROP_DIR/compare.js" --bin "$bin" --dir "$corpus" ${jobs:+--jobs "$job
 if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then
   note "raw-DCL WebSocket interop: @dcl/ecs engines and the C++ client through $(basename "$bin") serve"
   node "$INTEROP_DIR/ws_interop.js" --bin "$bin" ${keep:+--keep "$corpus/ws"} || status=$?
+fi
+
+if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then
+  note "drop-in @dcl/ecs transport with an outbox (ecs-transport/) through $(basename "$bin") serve"
+  ensure_ecs_transport
+  unit_log="$(mktemp)"
+  (cd "$INTEROP_DIR/../../ecs-transport" && node --test test/ >"$unit_log" 2>&1) ||
+    { cat "$unit_log" >&2; note "ecs-transport unit tests failed (cd ecs-transport && npm test)"; status=1; }
+  rm -f "$unit_log"
+  [ "$status" != 0 ] || node "$INTEROP_DIR/ecs_transport.js" --bin "$bin" ${keep:+--keep "$corpus/ecs-transport"} || status=$?
 fi
 
 if [ "$status" = 0 ] && [ -z "$keep" ]; then

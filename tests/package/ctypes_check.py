@@ -5,9 +5,12 @@ binding would (docs/C-ABI.md): applies a DCL stream, updates, reads every world 
 one bulk copy and checks them, the effective parents and the state hash against
 `scenecrdt replay --world`; then the error paths (a malformed stream: SC_E_DECODE and an
 sc_last_error text; an unknown entity: SC_E_NOT_FOUND; a too-small buffer: the size needed),
-a local write whose bytes replay elsewhere, and interpolation with its stats.
+a local write whose bytes replay elsewhere, and interpolation with its stats. With a server
+URL, also the client (sc_client_*): two clients join, one writes, the other sees the write in
+its read-only view.
 
-usage: ctypes_check.py LIBSCENECRDT.so STREAM.dcl REPLAY_WORLD.json"""
+usage: ctypes_check.py LIBSCENECRDT.so STREAM.dcl REPLAY_WORLD.json [SERVER_URL]"""
+import time
 import ctypes
 import json
 import struct
@@ -19,6 +22,7 @@ SC_E_INVALID_ARGUMENT = -1
 SC_E_NOT_FOUND = -2
 SC_E_BUFFER_TOO_SMALL = -3
 SC_E_DECODE = -4
+SC_E_READ_ONLY = -6
 SC_NO_SENDER_TIME = -(2**63)
 
 
@@ -84,6 +88,15 @@ def load(path):
         "sc_runtime_interpolated_world_matrix": (ctypes.c_int, [rt, ctypes.c_uint32, fp]),
         "sc_runtime_interpolation_stats": (ctypes.c_int,
                                            [rt, ctypes.POINTER(InterpolationStats)]),
+        "sc_client_connect": (ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_char_p,
+                                                ctypes.c_char_p]),
+        "sc_client_destroy": (None, [ctypes.c_void_p]),
+        "sc_client_poll": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint32]),
+        "sc_client_state_ready": (ctypes.c_int, [ctypes.c_void_p]),
+        "sc_client_runtime": (rt, [ctypes.c_void_p]),
+        "sc_client_write_transform": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint32,
+                                                     ctypes.POINTER(Transform)]),
+        "sc_client_flush": (ctypes.c_int, [ctypes.c_void_p]),
     }
     for name, (restype, argtypes) in signatures.items():
         fn = getattr(lib, name)
@@ -127,7 +140,7 @@ def check(condition, message, lib=None):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         raise SystemExit(__doc__)
     lib = load(sys.argv[1])
     with open(sys.argv[2], "rb") as f:
@@ -222,8 +235,43 @@ def main():
     check(stats.frames == 2 and stats.delay_us == 100_000, "stats values")
     lib.sc_runtime_destroy(peer)
     lib.sc_runtime_destroy(rt)
+    clients = ""
+    if len(sys.argv) == 5:
+        check_client(lib, sys.argv[4].encode())
+        clients = ", a client's write seen by another client"
     print(f"ctypes_check.py: {sys.argv[2]}: {len(world)} entities, bit-identical to replay; "
-          "errors, writes and interpolation as documented")
+          f"errors, writes and interpolation as documented{clients}")
+
+
+def check_client(lib, url):
+    """Two clients join `url`, scene ctypes; one writes entity 4200, the other sees it."""
+    check(lib.sc_client_connect(b"http://nowhere:1", b"ctypes", None) is None, "bad URL")
+    writer = lib.sc_client_connect(url, b"ctypes", None)
+    reader = lib.sc_client_connect(url, b"ctypes", None)
+    check(writer is not None and reader is not None, "sc_client_connect", lib)
+    deadline = time.monotonic() + 30
+
+    def poll_until(done):
+        while not done():
+            check(lib.sc_client_poll(writer, 0) >= 0 and lib.sc_client_poll(reader, 5) >= 0,
+                  "sc_client_poll", lib)
+            check(time.monotonic() < deadline, "timed out waiting for the server", lib)
+
+    poll_until(lambda: lib.sc_client_state_ready(writer) == 1 and
+               lib.sc_client_state_ready(reader) == 1)
+    t = Transform((7.25, 1, 0), (0, 0, 0, 1), (1, 1, 1), 0)
+    check(lib.sc_client_write_transform(writer, 4200, ctypes.byref(t)) == SC_OK, "write", lib)
+    check(lib.sc_client_flush(writer) == SC_OK, "flush", lib)
+    view = lib.sc_client_runtime(reader)
+    out = (ctypes.c_float * 16)()
+    poll_until(lambda: lib.sc_runtime_world_matrix(view, 4200, out) == SC_OK)
+    check(out[12] == 7.25 and out[13] == 1.0, f"client sees x {out[12]}, y {out[13]}")
+    msg = (ctypes.c_uint8 * 68)()
+    length = ctypes.c_size_t(0)
+    check(lib.sc_runtime_write_transform(view, 4201, ctypes.byref(t), msg, 68,
+                                         ctypes.byref(length)) == SC_E_READ_ONLY, "read-only")
+    lib.sc_client_destroy(writer)
+    lib.sc_client_destroy(reader)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@
 # library exporting only sc_* symbols); a C consumer and a C++ consumer built with plain cmake
 # against the prefix give, for random streams, bit for bit the world matrices, effective
 # parents, flags and state hash of `scenecrdt replay --world`; the C consumer with
-# COMPONENTS c needs no GLM; Python ctypes calls the installed library; and scenecrdt as a
+# COMPONENTS c needs no GLM; C++ (scenecrdt::client) and C (sc_client_*) client consumers see
+# each other's writes through a `scenecrdt serve`; Python ctypes calls the installed library
+# (the client too); and scenecrdt as a
 # subproject configures and builds without SQLite, Boost, flatbuffers, nlohmann-json or
 # GoogleTest. Exits non-zero on the first failure. Environment: KEEP=1 keeps the work folder.
 set -euo pipefail
@@ -63,7 +65,12 @@ for folder in protocol runtime; do
       fail "$folder/$(basename "$h") is not installed"
   done
 done
+for h in backoff.h client.h client_options.h url.h; do
+  [ -f "$prefix/include/scenecrdt/client/$h" ] || fail "client/$h is not installed"
+done
+[ ! -e "$prefix/include/scenecrdt/client/internal" ] || fail "client/internal/ was installed"
 [ ! -e "$prefix/include/scenecrdt/protocol/session" ] || fail "protocol/session/ was installed"
+[ ! -e "$prefix/include/scenecrdt/net" ] || fail "net/ was installed"
 for h in $(cd "$prefix/include" && find scenecrdt -name '*.h' | sort); do
   # Every include of ours resolves inside the prefix...
   for inc in $(sed -n 's/^#include "\(scenecrdt\/[^"]*\)".*/\1/p' "$prefix/include/$h"); do
@@ -137,11 +144,35 @@ for s in "${streams[@]}"; do
     fail "consumer_cxx on $s"
 done
 
+step "a scene server for the client consumers"
+"$cli" serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data "$work/serve" --no-fsync \
+  2>"$work/serve.log" &
+server_pid=$!
+cleanup_server() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
+trap 'cleanup_server; cleanup' EXIT
+port=""
+for _ in $(seq 1 300); do
+  port=$(sed -n 's|^scenecrdt serve: listening tcp://127\.0\.0\.1:\([0-9]*\).*|\1|p' \
+    "$work/serve.log" | head -1)
+  [ -n "$port" ] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[ -n "$port" ] || { cat "$work/serve.log" >&2; fail "scenecrdt serve did not start"; }
+url="tcp://127.0.0.1:$port"
+
+step "client consumers (scenecrdt::client in C++, sc_client_* in C) against the server"
+quiet cmake -S "$here/consumer_client" -B "$work/consumer_client"
+quiet cmake --build "$work/consumer_client"
+"$work/consumer_client/client_cxx" "$url" pkg 700 2.5 || fail "client_cxx"
+"$work/consumer_client/client_c" "$url" pkg 700 2.5 || fail "client_c (a write by client_cxx)"
+
 step "Python ctypes"
 for s in "$work/ops2.dcl" "$work/gen1.dcl"; do
   LD_PRELOAD="$preload" python3 "$here/ctypes_check.py" "$lib/libscenecrdt.so" "$s" \
-    "$work/$(basename "$s" .dcl).world.json" || fail "ctypes_check.py on $s"
+    "$work/$(basename "$s" .dcl).world.json" "$url" || fail "ctypes_check.py on $s"
 done
+cleanup_server
 
 step "scenecrdt as a subproject: libraries only, no server dependencies"
 unset CMAKE_PREFIX_PATH

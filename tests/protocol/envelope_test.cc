@@ -215,7 +215,7 @@ TEST_F(EnvelopeTest, Validity) {
   cases.push_back({"scene of 65 bytes",
                    BuildFrame(Hello{std::string(kMaxSceneNameBytes + 1, 'a'), "", 1, ""}),
                    ErrorCode::kEnvelopeInvalid});
-  cases.push_back({"token of 257 bytes",
+  cases.push_back({"token one byte over kMaxTokenBytes (4096)",
                    BuildFrame(Hello{"s", std::string(kMaxTokenBytes + 1, 't'), 1, ""}),
                    ErrorCode::kEnvelopeInvalid});
   cases.push_back({"client name of 65 bytes",
@@ -266,12 +266,12 @@ TEST_F(EnvelopeTest, CrdtDataPointsIntoTheFrame) {
 
 TEST_F(EnvelopeTest, LimitsAreInclusive) {
   const std::string scene_64(kMaxSceneNameBytes, 'a');
-  const std::string token_256(kMaxTokenBytes, 't');
+  const std::string token_max(kMaxTokenBytes, 't');
   const std::string name_64(kMaxSceneNameBytes, 'c');
-  auto hello = Read(BuildFrame(Hello{scene_64, token_256, std::nullopt, name_64}));
+  auto hello = Read(BuildFrame(Hello{scene_64, token_max, std::nullopt, name_64}));
   ASSERT_TRUE(hello.has_value()) << hello.error().detail;
   EXPECT_EQ(std::get<Hello>(*hello).scene, scene_64);
-  EXPECT_EQ(std::get<Hello>(*hello).token, token_256);
+  EXPECT_EQ(std::get<Hello>(*hello).token, token_max);
   auto error = Read(BuildFrame(
       ErrorFrame{ErrorCode::kBadRequest, std::string(kMaxErrorTextBytes, 'e'), 0, false}));
   ASSERT_TRUE(error.has_value());

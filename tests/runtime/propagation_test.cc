@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests propagation on generated scenes: dirty subtrees only, incremental layout under
-// reparent churn (checked against the invariants and a fresh system), the two-thread split
-// (bit-identical to one thread), changed_entities, and index stability.
+// reparent churn (checked against the invariants and a fresh system), the split across 1..8
+// threads (bit-identical to one thread), changed_entities, and index stability.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "scenecrdt/runtime/transform_system.h"
@@ -49,34 +50,76 @@ void ExpectBitwiseEqual(const std::vector<glm::mat4>& a, const std::vector<glm::
   EXPECT_EQ(differ, 0u);
 }
 
-TEST(PropagationTest, TwoThreadsAreBitIdentical) {
-  for (SceneShape shape : {SceneShape::kRandomForest, SceneShape::kDeepChain, SceneShape::kWide,
-                           SceneShape::kHumanoids67, SceneShape::kBalanced}) {
+// Any thread count gives the bits of one thread, for every shape, through a full sweep and
+// a dirty update through subtree ranges. Splits land inside subtrees (one giant root, wide,
+// chains, humanoids, balanced, random); the deep chain drops its splits (computing a split
+// point's ancestors first would be serial work) and runs on one thread.
+TEST(PropagationTest, AnyThreadCountIsBitIdentical) {
+  for (SceneShape shape :
+       {SceneShape::kRandomForest, SceneShape::kDeepChain, SceneShape::kWide,
+        SceneShape::kChains1000, SceneShape::kHumanoids67, SceneShape::kBalanced}) {
     SCOPED_TRACE(SceneShapeName(shape));
-    const uint32_t n = 40000;
-    TransformSystem one, two;
+    const uint32_t n = 24000;
+    LayoutPolicy policy;
+    policy.min_parallel_entities = 1024;  // up to 8 parts of 3 000 entities
+    TransformSystem one;
+    one.SetLayoutPolicy(policy);
     BuildShape(one, shape, n, 7, true);
-    BuildShape(two, shape, n, 7, true);
     one.Update({1});
-    two.Update({2});
-    EXPECT_TRUE(two.stats().last_parallel);
-    ExpectBitwiseEqual(WorldsByEntity(one, n), WorldsByEntity(two, n));
-    // A dirty update through subtree ranges, split across threads as well.
-    for (uint32_t i = 0; i < n; i += 97) {
+    std::vector<uint32_t> dirty;
+    for (uint32_t i = 0; i < n; i += 97) dirty.push_back(i);
+    const std::vector<glm::mat4> one_full = WorldsByEntity(one, n);
+    for (uint32_t i : dirty) {
       Transform t = *one.GetTransform(Id(i));
       t.position.x += 0.25f;
       one.SetTransform(Id(i), t);
-      two.SetTransform(Id(i), t);
     }
     one.Update({1});
-    two.Update({2});
-    ExpectBitwiseEqual(WorldsByEntity(one, n), WorldsByEntity(two, n));
-    EXPECT_TRUE(two.CheckLayout());
+    EXPECT_FALSE(one.stats().last_parallel);
+    const std::vector<glm::mat4> one_dirty = WorldsByEntity(one, n);
+    for (int threads = 2; threads <= 8; ++threads) {
+      SCOPED_TRACE(threads);
+      TransformSystem many;
+      many.SetLayoutPolicy(policy);
+      BuildShape(many, shape, n, 7, true);
+      many.Update({threads});
+      if (shape == SceneShape::kDeepChain) {
+        EXPECT_EQ(many.stats().last_parts, 1u);
+      } else if (shape == SceneShape::kChains1000) {
+        // A split up to 999 deep in a chain exceeds the budget of a 3 000-entity part (375)
+        // unless it falls between chains.
+        EXPECT_GE(many.stats().last_parts, 2u);
+        EXPECT_LE(many.stats().last_parts, static_cast<std::size_t>(threads));
+      } else {
+        EXPECT_EQ(many.stats().last_parts, static_cast<std::size_t>(threads));
+      }
+      ExpectBitwiseEqual(WorldsByEntity(many, n), one_full);
+      for (uint32_t i : dirty) {
+        Transform t = *many.GetTransform(Id(i));
+        t.position.x += 0.25f;
+        many.SetTransform(Id(i), t);
+      }
+      many.Update({threads});
+      ExpectBitwiseEqual(WorldsByEntity(many, n), one_dirty);
+      EXPECT_TRUE(many.CheckLayout());
+    }
   }
 }
 
+TEST(PropagationTest, DefaultThreadsUseTheHardwareAndStayBitIdentical) {
+  const uint32_t n = 40000;
+  TransformSystem one, dflt;
+  BuildShape(one, SceneShape::kRandomForest, n, 11);
+  BuildShape(dflt, SceneShape::kRandomForest, n, 11);
+  one.Update({1});
+  dflt.Update();
+  const unsigned hw = std::thread::hardware_concurrency();
+  EXPECT_EQ(dflt.stats().last_parts, std::clamp<std::size_t>(hw, 1, 4));  // 4: n * 2 / 16384
+  ExpectBitwiseEqual(WorldsByEntity(dflt, n), WorldsByEntity(one, n));
+}
+
 // Every kernel variant (instruction set, cached or streaming with a deep or shallow ancestor
-// stack, one or two threads) gives the same bits, through full sweeps, dirty subtrees and
+// stack, one to eight threads) gives the same bits, through full sweeps, dirty subtrees and
 // reparents (which refresh depths before the next streaming sweep).
 TEST(PropagationTest, KernelVariantsAreBitIdentical) {
   struct Variant {
@@ -93,6 +136,9 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
       {KernelIsa::kAuto, 1, 3, 1},               // streaming, mostly deeper than stack
       {KernelIsa::kAuto, 1, 2, 2},               // same, two threads
       {KernelIsa::kSse2, 1, 7, 2},
+      {KernelIsa::kAuto, 1, 5, 3},  // three to eight threads, streaming and cached
+      {KernelIsa::kAuto, 0xFFFFFFFFu, 1024, 5},
+      {KernelIsa::kSse2, 1, 1024, 8},
   };
   for (SceneShape shape :
        {SceneShape::kRandomForest, SceneShape::kDeepChain, SceneShape::kChains1000,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Property tests of TransformSystem against the from-scratch reference of
 // transform_test_util.h: after every step of random operation sequences (puts, removes,
-// reparents with loops and placeholders, local components, 1 or 2 threads, layout rebuilds
+// reparents with loops and placeholders, local components, 1 to 8 threads, layout rebuilds
 // forced or not) the effective tree equals the reference and world matrices equal the
 // double-precision reference within 1e-5 relative; world matrices are bitwise equal across
 // permutations of the same final set of calls.
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "scenecrdt/runtime/transform_system.h"
+#include "scenecrdt/testing/scene_shapes.h"
 #include "tests/runtime/transform_test_util.h"
 
 namespace scenecrdt::runtime {
@@ -192,9 +193,10 @@ void CheckAgainstReference(const TransformSystem& ts,
 }
 
 constexpr int kPolicyChoices = 5;
+constexpr int kMaxThreads = 8;  // thread counts drawn: 1..8
 LayoutPolicy GenPolicyChoice(int choice) {
   LayoutPolicy p;
-  p.min_parallel_entities = 1;  // exercise the two-thread split on small scenes
+  p.min_parallel_entities = 1;  // exercise the split into 2..8 parts on small scenes
   if (choice == 1) {            // rebuild on every structural change, bulk loop search
     p.min_rebuild_changes = 0;
     p.rebuild_divisor = 1;
@@ -217,14 +219,14 @@ RC_GTEST_PROP(TransformPropertyTest, MatchesReferenceAfterEveryStep, ()) {
   const auto steps = *rc::gen::container<std::vector<std::vector<Op>>>(
       rc::gen::resize(4, rc::gen::nonEmpty(rc::gen::container<std::vector<Op>>(GenOp()))));
   const auto threads =
-      *rc::gen::container<std::vector<bool>>(steps.size(), rc::gen::arbitrary<bool>());
+      *rc::gen::container<std::vector<int>>(steps.size(), rc::gen::inRange(1, kMaxThreads + 1));
   TransformSystem ts;
   ts.SetLayoutPolicy(GenPolicyChoice(policy));
   std::map<EntityId, Transform> transforms;
   std::map<EntityId, LocalComponents> locals;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     for (const Op& op : steps[i]) Apply(op, ts, transforms, locals);
-    ts.Update({threads[i] ? 2 : 1});
+    ts.Update({threads[i]});
     for (auto it = locals.begin(); it != locals.end();) {
       it = it->second.present == 0 ? locals.erase(it) : std::next(it);
     }
@@ -233,7 +235,7 @@ RC_GTEST_PROP(TransformPropertyTest, MatchesReferenceAfterEveryStep, ()) {
 }
 
 // The same final set of calls in two random orders, with different histories (stale writes
-// first, Updates at random points, 1 or 2 threads): bit-identical world matrices.
+// first, Updates at random points, 1 to 8 threads): bit-identical world matrices.
 RC_GTEST_PROP(TransformPropertyTest, PermutationsGiveBitIdenticalWorlds, ()) {
   const auto final_ops = *rc::gen::container<std::vector<Op>>(GenOp());
   const auto noise = *rc::gen::container<std::vector<Op>>(GenOp());
@@ -262,7 +264,7 @@ RC_GTEST_PROP(TransformPropertyTest, PermutationsGiveBitIdenticalWorlds, ()) {
     for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[next() % i]);
     for (const Op& op : noise) {  // stale history, erased below by the final ops
       if (op.kind == OpKind::kPut) Apply(op, ts, transforms, locals);
-      if (next() % 3 == 0) ts.Update({static_cast<int>(next() % 2) + 1});
+      if (next() % 3 == 0) ts.Update({static_cast<int>(next() % kMaxThreads) + 1});
     }
     for (const Op& op : noise) {
       if (op.kind == OpKind::kPut) {
@@ -272,9 +274,9 @@ RC_GTEST_PROP(TransformPropertyTest, PermutationsGiveBitIdenticalWorlds, ()) {
     }
     for (const Op& op : order) {
       Apply(op, ts, transforms, locals);
-      if (next() % 3 == 0) ts.Update({static_cast<int>(next() % 2) + 1});
+      if (next() % 3 == 0) ts.Update({static_cast<int>(next() % kMaxThreads) + 1});
     }
-    ts.Update({static_cast<int>(next() % 2) + 1});
+    ts.Update({static_cast<int>(next() % kMaxThreads) + 1});
     return ts;
   };
   const auto seed_a = *rc::gen::arbitrary<uint32_t>();
@@ -291,6 +293,51 @@ RC_GTEST_PROP(TransformPropertyTest, PermutationsGiveBitIdenticalWorlds, ()) {
     RC_ASSERT(nodes_a[i].placeholder == nodes_b[i].placeholder);
     RC_ASSERT(testing::BitwiseEqual(*a.WorldMatrix(nodes_a[i].entity),
                                     *b.WorldMatrix(nodes_b[i].entity)));
+  }
+}
+
+// Every generated shape (random size, seed, dirty set, policy), computed on 1..8 threads:
+// the bits of one thread, for the full sweep and for the dirty update after it.
+RC_GTEST_PROP(TransformPropertyTest, AnyThreadCountGivesOneThreadsBitsOnEveryShape, ()) {
+  namespace shapes = scenecrdt::testing;
+  using shapes::SceneShape;
+  const auto shape =
+      static_cast<SceneShape>(*rc::gen::inRange(0, static_cast<int>(SceneShape::kHumanoids67) + 1));
+  const auto n = *rc::gen::inRange<uint32_t>(1, 3000);
+  const auto seed = *rc::gen::arbitrary<uint32_t>();
+  const auto threads = *rc::gen::inRange(2, kMaxThreads + 1);
+  const auto policy = *rc::gen::inRange(0, kPolicyChoices);
+  const auto dirty = *rc::gen::container<std::vector<uint32_t>>(rc::gen::inRange<uint32_t>(0, n));
+  const std::vector<uint32_t> parents = shapes::GenerateParents(shape, n, seed);
+  auto run = [&](int t) {
+    TransformSystem ts;
+    ts.SetLayoutPolicy(GenPolicyChoice(policy));
+    for (uint32_t i = 0; i < n; ++i) {
+      Transform tr = shapes::ShapeLocalTransform(i, seed, i % 2 == 0);
+      tr.parent = parents[i] == shapes::kShapeRoot ? 0 : parents[i] + 1;
+      ts.SetTransform(i + 1, tr);
+      if (i % 7 == 3) ts.SetRotationPivot(i + 1, {0.5f, 0.0f, 0.25f});
+    }
+    ts.Update({t});
+    std::vector<glm::mat4> worlds;
+    for (uint32_t i = 0; i < n; ++i) worlds.push_back(*ts.WorldMatrix(i + 1));
+    for (uint32_t i : dirty) {
+      Transform tr = *ts.GetTransform(i + 1);
+      tr.position.z += 0.5f;
+      ts.SetTransform(i + 1, tr);
+    }
+    ts.Update({t});
+    for (uint32_t i = 0; i < n; ++i) worlds.push_back(*ts.WorldMatrix(i + 1));
+    return worlds;
+  };
+  const std::vector<glm::mat4> one = run(1);
+  const std::vector<glm::mat4> many = run(threads);
+  RC_ASSERT(one.size() == many.size());
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    if (!testing::BitwiseEqual(one[i], many[i])) {
+      RC_FAIL(std::string(shapes::SceneShapeName(shape)) + ": matrix " + std::to_string(i) +
+              " differs on " + std::to_string(threads) + " threads");
+    }
   }
 }
 

@@ -243,7 +243,7 @@ TEST(DclAuthTest, QueryTokenGrantsRolesReadOnlyChunksAreDroppedOthersRefused) {
   std::ofstream(auth) << R"({"tokens":[{"token":"wr!te tok/en","scenes":["lobby"],"role":"write"},)"
                       << R"({"token":"r","scenes":["lobby"],"role":"read"}]})";
   auto config = TestServer::Config();
-  config.auth_file = auth;
+  config.access.auth_file = auth;
   TestServer server(config);
   const uint16_t port = server.get().http_port();
   // Refused before the upgrade, with an HTTP status.

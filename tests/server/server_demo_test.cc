@@ -18,14 +18,22 @@ using namespace std::chrono_literals;
 
 // World positions of the demo bodies in `runtime` (entity -> translation column), after the
 // frame's Update() as a renderer calls it.
-std::map<uint32_t, glm::vec3> WorldPositions(runtime::Runtime& runtime) {
-  runtime.Update();
+std::map<uint32_t, glm::vec3> Positions(const runtime::Runtime& runtime) {
   std::map<uint32_t, glm::vec3> out;
   for (uint32_t e = 512; e < 512 + server::kDemoBodies; ++e) {
     const auto index = runtime.IndexOf(e);
     if (index) out[e] = glm::vec3(runtime.world_matrices()[*index][3]);
   }
   return out;
+}
+std::map<uint32_t, glm::vec3> WorldPositions(runtime::Runtime& runtime) {
+  runtime.Update();
+  return Positions(runtime);
+}
+// The same for a client's replica (read-only: the client updates it).
+std::map<uint32_t, glm::vec3> WorldPositions(client::Client& c) {
+  c.Update();
+  return Positions(c.runtime());
 }
 
 void Write(runtime::Runtime& runtime, double t_s) {
@@ -68,13 +76,12 @@ TEST(DemoTest, LiveDemoSceneMovesEveryBodyForAClient) {
   client::Client c(o);
   ASSERT_TRUE(c.Start().has_value());
   ASSERT_TRUE(c.PollUntil(
-      [&] { return c.state_ready() && WorldPositions(c.runtime()).size() == server::kDemoBodies; },
-      20s));
-  const auto first = WorldPositions(c.runtime());
+      [&] { return c.state_ready() && WorldPositions(c).size() == server::kDemoBodies; }, 20s));
+  const auto first = WorldPositions(c);
   std::map<uint32_t, float> moved;
   EXPECT_TRUE(c.PollUntil(
       [&] {
-        for (const auto& [entity, position] : WorldPositions(c.runtime())) {
+        for (const auto& [entity, position] : WorldPositions(c)) {
           moved[entity] = glm::distance(position, first.at(entity));
         }
         return std::all_of(moved.begin(), moved.end(),

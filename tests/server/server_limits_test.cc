@@ -266,7 +266,7 @@ TEST(ServerAuthTest, ReadOnlyAndWrongTokensAreRefused) {
   std::ofstream(auth) << R"({"tokens":[{"token":"w","scenes":["*"],"role":"write"},)"
                       << R"({"token":"r","scenes":["lobby"],"role":"read"}]})";
   auto config = TestServer::Config();
-  config.auth_file = auth;
+  config.access.auth_file = auth;
   TestServer server(config);
   auto writer = Join(server.tcp_url(), "lobby", "w");
   auto reader = Join(server.tcp_url(), "lobby", "r");

@@ -8,6 +8,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -94,7 +95,8 @@ std::string TestServer::SceneHash(const std::string& scene) {
 
 // ---- ServerProcess ----
 
-ServerProcess::ServerProcess(const std::string& data_dir, std::vector<std::string> extra_args) {
+ServerProcess::ServerProcess(const std::string& data_dir, std::vector<std::string> extra_args,
+                             int max_open_files) {
   // One log per process: a restarted server must not be read from its predecessor's log.
   static std::atomic<int> count{0};
   log_path_ = data_dir + "/serve-" + std::to_string(++count) + ".log";
@@ -112,17 +114,25 @@ ServerProcess::ServerProcess(const std::string& data_dir, std::vector<std::strin
     const int null = open("/dev/null", O_RDWR);
     dup2(null, STDIN_FILENO);
     dup2(null, STDOUT_FILENO);
+    if (max_open_files > 0) {
+      const rlimit limit{static_cast<rlim_t>(max_open_files), static_cast<rlim_t>(max_open_files)};
+      setrlimit(RLIMIT_NOFILE, &limit);
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     execv(argv[0], argv.data());
     _exit(127);
   }
+  // "tcp://" or, with --tls-cert, "tls://": the same length.
   constexpr std::string_view kListening = "listening tcp://127.0.0.1:";
+  constexpr std::string_view kListeningTls = "listening tls://127.0.0.1:";
   WaitUntil(
       [&] {
         const std::string text = log();
-        if (const auto at = text.find(kListening); at != std::string::npos) {
+        auto at = text.find(kListening);
+        if (at == std::string::npos) at = text.find(kListeningTls);
+        if (at != std::string::npos) {
           const auto digits = at + kListening.size();
           const auto end = text.find_first_not_of("0123456789", digits);
           if (end != std::string::npos && end > digits) {
@@ -131,7 +141,10 @@ ServerProcess::ServerProcess(const std::string& data_dir, std::vector<std::strin
           }
         }
         int status = 0;
-        return waitpid(pid_, &status, WNOHANG) == pid_ ? (reaped_ = true) : false;
+        if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+        reaped_ = true;  // it exited before listening (a start error): keep its status
+        exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return true;
       },
       std::chrono::seconds(60));
 }
@@ -147,6 +160,7 @@ ServerProcess::~ServerProcess() {
 void ServerProcess::Kill(int signal) { kill(pid_, signal); }
 
 int ServerProcess::WaitExit(std::chrono::milliseconds timeout) {
+  if (reaped_) return exit_status_;
   int status = 0;
   int result = -1;
   WaitUntil(
@@ -154,6 +168,7 @@ int ServerProcess::WaitExit(std::chrono::milliseconds timeout) {
         if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
         reaped_ = true;
         result = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        exit_status_ = result;
         return true;
       },
       timeout);
@@ -312,8 +327,14 @@ std::optional<session::Welcome> RawConnection::Join(const std::string& scene,
 
 namespace websocket = net::beast::websocket;
 
-DclSocket::DclSocket(uint16_t port, const std::string& target, std::chrono::milliseconds timeout)
+DclSocket::DclSocket(uint16_t port, const std::string& target, std::chrono::milliseconds timeout,
+                     const std::string& origin)
     : ws_(ioc_) {
+  if (!origin.empty()) {
+    ws_.set_option(websocket::stream_base::decorator([origin](websocket::request_type& req) {
+      req.set(net::beast::http::field::origin, origin);
+    }));
+  }
   net::error_code ec;
   net::beast::get_lowest_layer(ws_).connect(
       net::tcp::endpoint(net::asio::ip::address_v4::loopback(), port), ec);

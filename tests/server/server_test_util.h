@@ -59,7 +59,9 @@ class TestServer {
 // `scenecrdt serve` as a child process (SCENECRDT_BINARY), stderr into a file.
 class ServerProcess {
  public:
-  ServerProcess(const std::string& data_dir, std::vector<std::string> extra_args = {});
+  // `max_open_files` > 0: the child's RLIMIT_NOFILE (soft and hard), as `ulimit -n` would.
+  ServerProcess(const std::string& data_dir, std::vector<std::string> extra_args = {},
+                int max_open_files = 0);
   ~ServerProcess();
   bool started() const { return port_ != 0; }
   uint16_t port() const { return port_; }
@@ -77,6 +79,7 @@ class ServerProcess {
   uint16_t port_ = 0;
   std::string log_path_;
   bool reaped_ = false;
+  int exit_status_ = -1;  // once reaped: the exit status, -1 when killed by a signal
 };
 
 // A blocking POSIX TCP client with deadlines, for bytes no real client would send.
@@ -110,8 +113,10 @@ class RawConnection {
 class DclSocket {
  public:
   // Connects and upgrades (`target` is the path and query, e.g. "/dcl/lobby?token=w").
+  // `origin`: an Origin header for the upgrade, as a browser sends (none when empty).
   DclSocket(uint16_t port, const std::string& target,
-            std::chrono::milliseconds timeout = std::chrono::seconds(10));
+            std::chrono::milliseconds timeout = std::chrono::seconds(10),
+            const std::string& origin = {});
   ~DclSocket();
   bool connected() const { return connected_; }
   // The HTTP status of a refused upgrade (401, 403, 400 ...); 101 when upgraded.
@@ -125,6 +130,8 @@ class DclSocket {
   // end without a close frame. `reason` gets the close reason.
   std::optional<uint16_t> WaitClose(std::chrono::milliseconds timeout = std::chrono::seconds(10),
                                     std::string* reason = nullptr);
+  // Later Sends go out as text messages (true) or binary ones (false, the default).
+  void SetText(bool text) { ws_.text(text); }
   // Sends a close frame (1000) and waits for the server's.
   void Close();
 

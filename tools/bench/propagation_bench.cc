@@ -2,24 +2,26 @@
 // Benchmarks TransformSystem propagation over the shapes of docs/reference/TRANSFORM-CASES.md
 // (100 k and 1 M): all dirty, few dirty, reparents per frame, deep chain and loop, 1 and 2
 // threads, feature mix; plus, in the same binary, single-core memcpy bandwidth, a naive
-// baseline (recursive, glm::mat4, storage in a hash map by entity id) and the 3x4-vs-4x4
-// storage kernel measurement.
+// baseline (recursive, glm::mat4, storage in a hash map by entity id), the flat preorder
+// reference kernel in three world-matrix stores (reference_kernel.h) and the chain scan.
 // Counter ns_per_entity = wall time / scene entities (ms per frame = ns_per_entity * N / 1e6).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <ctime>
 #include <glm/gtc/matrix_transform.hpp>
 #include <glm/gtc/quaternion.hpp>
+#include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
-#include "scenecrdt/runtime/internal/affine.h"
+#include "scenecrdt/runtime/internal/aligned_allocator.h"
 #include "scenecrdt/runtime/transform_system.h"
 #include "scenecrdt/testing/scene_shapes.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
+#include "tools/bench/reference_kernel.h"
 
 namespace {
 
@@ -27,6 +29,7 @@ using scenecrdt::protocol::EntityId;
 using scenecrdt::protocol::Transform;
 using namespace scenecrdt::runtime;
 using namespace scenecrdt::testing;
+namespace bench = scenecrdt::bench;
 
 constexpr uint64_t kSeed = 42;
 EntityId Id(uint32_t index) { return index + 1; }
@@ -241,61 +244,205 @@ void BM_Naive(benchmark::State& state) {
   state.SetLabel(SceneShapeName(shape));
 }
 
-// Storage decision: the same fused kernel over preorder arrays writing 4x4 (what the system
-// exposes) or 3x4 (12 floats) world matrices. Args: N, floats per matrix (16 or 12).
-void BM_StorageKernel(benchmark::State& state) {
-  const auto n = static_cast<uint32_t>(state.range(0));
-  const auto stride = static_cast<uint32_t>(state.range(1));
-  TransformSystem ts;
-  const Scene scene = MakeScene(SceneShape::kRandomForest, n);
-  Load(ts, scene);
-  // Preorder arrays taken from the system's layout (one piece after the initial build).
-  std::vector<uint32_t> parent(n + 1, 0);
-  std::vector<internal::LocalTrs> local(n + 1);
-  std::vector<uint32_t> index_of(n + 1);
+// The reference kernel's inputs for `scene` in the preorder of `ts`'s layout (one piece after
+// the initial build): the same positions as the system's world array.
+bench::RefScene MakeRefScene(const TransformSystem& ts, const Scene& scene) {
+  const auto n = static_cast<uint32_t>(scene.transforms.size());
+  bench::RefScene ref;
+  ref.parent.assign(n + 1, 0);
+  ref.local.assign(n + 1, bench::RefTrs{{0, 0, 0}, {0, 0, 0, 1}, {1, 1, 1}});
+  std::vector<uint32_t> index_of(n);
   for (uint32_t i = 0; i < n; ++i) index_of[i] = *ts.IndexOf(Id(i));
   for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t pos = index_of[i];
-    local[pos] = internal::ToLocalTrs(scene.transforms[i]);
-    parent[pos] = scene.parents[i] == kShapeRoot ? 0 : index_of[scene.parents[i]];
+    const Transform& t = scene.transforms[i];
+    ref.local[index_of[i]] = bench::RefTrs{{t.position.x, t.position.y, t.position.z},
+                                           {t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w},
+                                           {t.scale.x, t.scale.y, t.scale.z}};
+    ref.parent[index_of[i]] = scene.parents[i] == kShapeRoot ? 0 : index_of[scene.parents[i]];
   }
-  std::vector<float> world(static_cast<std::size_t>(n + 2) * stride, 0.0f);
-  const glm::mat4 identity(1.0f);
-  std::memcpy(world.data(), &identity, sizeof(float) * stride);
+  return ref;
+}
+
+// The flat preorder reference kernel (reference_kernel.h) over the same scene as BM_AllDirty:
+// preorder arrays taken from the system's layout (one piece after the initial build).
+// Args: shape, N, store (0: 4x4 AoS, 1: 3x4 AoS, 2: 3x4 SoA).
+void BM_Reference(benchmark::State& state) {
+  const auto shape = static_cast<SceneShape>(state.range(0));
+  const auto n = static_cast<uint32_t>(state.range(1));
+  const auto store = state.range(2);
+  bench::RefScene ref;
+  {
+    TransformSystem ts;
+    const Scene scene = MakeScene(shape, n);
+    Load(ts, scene);
+    ref = MakeRefScene(ts, scene);
+  }
+  const std::size_t count = std::size_t{n} + 1;
+  const float identity[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  const float identity34[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0};
+  std::vector<float, internal::AlignedAllocator<float>> aos(count * (store == 0 ? 16 : 12), 0.0f);
+  std::vector<std::vector<float>> soa(store == 2 ? 12 : 0, std::vector<float>(count, 0.0f));
+  float* soa_ptrs[12] = {};
+  for (std::size_t e = 0; e < soa.size(); ++e) {
+    soa_ptrs[e] = soa[e].data();
+    soa[e][0] = identity34[e];
+  }
+  std::memcpy(aos.data(), store == 0 ? identity : identity34,
+              sizeof(float) * (store == 0 ? 16 : 12));
   for (auto _ : state) {
-    float* w = world.data();
-    for (uint32_t i = 1; i <= n; ++i) {
-      glm::mat4 p;
-      const float* src = w + static_cast<std::size_t>(parent[i]) * stride;
-      if (stride == 16) {
-        for (int c = 0; c < 4; ++c)
-          p[c] = glm::vec4(src[c * 4], src[c * 4 + 1], src[c * 4 + 2], src[c * 4 + 3]);
-      } else {
-        for (int c = 0; c < 4; ++c)
-          p[c] = glm::vec4(src[c * 3], src[c * 3 + 1], src[c * 3 + 2], c == 3 ? 1.0f : 0.0f);
-      }
-      glm::mat4 out;
-      internal::ComposeTrs(p, local[i], out);
-      float* dst = w + static_cast<std::size_t>(i) * stride;
-      if (stride == 16) {
-        std::memcpy(dst, &out, sizeof(out));
-      } else {
-        for (int c = 0; c < 4; ++c) std::memcpy(dst + c * 3, &out[c], sizeof(float) * 3);
-      }
+    if (store == 0) {
+      bench::RefKernel4x4(ref, aos.data());
+    } else if (store == 1) {
+      bench::RefKernel3x4(ref, aos.data());
+    } else {
+      bench::RefKernel3x4Soa(ref, soa_ptrs);
     }
     benchmark::ClobberMemory();
   }
+  SetCounters(state, n);
+  state.SetLabel(std::string(SceneShapeName(shape)) + (store == 0   ? " 4x4"
+                                                       : store == 1 ? " 3x4"
+                                                                    : " 3x4 SoA"));
+}
+
+// TransformSystem (all dirty) against the reference kernel (4x4) on the same scene, and 1
+// against 2 threads, alternated within every iteration so that both sides see the same load
+// (the shared VM's load moves wall times by 2-5x between runs). Counters: medians over the
+// iterations of the wall time (ms) of each, the thread CPU time (ms) of the one-thread runs
+// (also of a system with streaming off: cached_1t), and the ratios ours_1t / ref and
+// ours_2t / ours_1t. Args: shape, N.
+double ThreadCpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+double WallMs() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+void BM_VersusReference(benchmark::State& state) {
+  const auto shape = static_cast<SceneShape>(state.range(0));
+  const auto n = static_cast<uint32_t>(state.range(1));
+  const Scene scene = MakeScene(shape, n);
+  TransformSystem ts;
+  Load(ts, scene);
+  TransformSystem cached;  // the same with streaming off: plain stores, parents from the array
+  LayoutPolicy no_streaming;
+  no_streaming.min_streaming_entities = 0xFFFFFFFFu;
+  cached.SetLayoutPolicy(no_streaming);
+  Load(cached, scene);
+  bench::RefScene ref = MakeRefScene(ts, scene);
+  std::vector<float, internal::AlignedAllocator<float>> world((std::size_t{n} + 1) * 16, 0.0f);
+  for (std::size_t k = 0; k < 4; ++k) world[k * 5] = 1.0f;
+  std::vector<double> ours1, ours2, reference, ours1_cpu, reference_cpu, cached_cpu;
+  for (auto _ : state) {
+    double w = WallMs(), c = ThreadCpuMs();
+    ts.MarkAllDirty();
+    ts.Update({1});
+    ours1.push_back(WallMs() - w);
+    ours1_cpu.push_back(ThreadCpuMs() - c);
+    w = WallMs();
+    c = ThreadCpuMs();
+    bench::RefKernel4x4(ref, world.data());
+    benchmark::ClobberMemory();
+    reference.push_back(WallMs() - w);
+    reference_cpu.push_back(ThreadCpuMs() - c);
+    w = WallMs();
+    ts.MarkAllDirty();
+    ts.Update({2});
+    ours2.push_back(WallMs() - w);
+    c = ThreadCpuMs();
+    cached.MarkAllDirty();
+    cached.Update({1});
+    cached_cpu.push_back(ThreadCpuMs() - c);
+  }
+  state.counters["ours_1t_ms"] = MedianOf(ours1);
+  state.counters["ours_2t_ms"] = MedianOf(ours2);
+  state.counters["ref_ms"] = MedianOf(reference);
+  state.counters["ours_1t_cpu_ms"] = MedianOf(ours1_cpu);
+  state.counters["ref_cpu_ms"] = MedianOf(reference_cpu);
+  state.counters["1t_over_ref"] = MedianOf(ours1) / MedianOf(reference);
+  state.counters["1t_over_ref_cpu"] = MedianOf(ours1_cpu) / MedianOf(reference_cpu);
+  state.counters["2t_over_1t"] = MedianOf(ours2) / MedianOf(ours1);
+  state.counters["cached_1t_cpu_ms"] = MedianOf(cached_cpu);
+  state.counters["cached_over_ref_cpu"] = MedianOf(cached_cpu) / MedianOf(reference_cpu);
+  state.SetLabel(SceneShapeName(shape));
+}
+
+// A 1 M-deep chain as a prefix product of affines (row-major 3x4, products precomputed from
+// the local TRS): threads = 1 is the sequential product; threads = 2 the two-block scan (the
+// second half's prefix from identity on a second thread while the first thread does the first
+// half, then both multiply the second half by the first half's last matrix: 1.5x the work).
+// Counter `differ`: matrices whose bits differ from the sequential result (the scan
+// reassociates float products), of the 500 000 the scan computes differently. Rigid links (unit
+// scale). Args: threads (1 or 2).
+void BM_ChainScan(benchmark::State& state) {
+  const uint32_t n = 1000000;
+  const bool scan = state.range(0) == 2;
+  std::vector<float> local(std::size_t{n} * 12), seq(std::size_t{n} * 12), out(std::size_t{n} * 12);
+  for (uint32_t i = 0; i < n; ++i) {
+    // Unit scale: a product of 1 000 000 random scales would underflow to zero within a few
+    // thousand links, and zeros agree bit for bit whichever order produced them.
+    Transform t = ShapeLocalTransform(i, kSeed);
+    t.scale = {1.0f, 1.0f, 1.0f};
+    const bench::RefRs r = bench::RefRotationScale(
+        bench::RefTrs{{t.position.x, t.position.y, t.position.z},
+                      {t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w},
+                      {t.scale.x, t.scale.y, t.scale.z}});
+    float* a = &local[std::size_t{i} * 12];
+    for (int row = 0; row < 3; ++row) {
+      for (int j = 0; j < 3; ++j) a[row * 4 + j] = r.c[j][row];
+    }
+    a[3] = t.position.x;
+    a[7] = t.position.y;
+    a[11] = t.position.z;
+  }
+  auto prefix = [&](float* dst, uint32_t begin, uint32_t end) {
+    std::memcpy(&dst[std::size_t{begin} * 12], &local[std::size_t{begin} * 12], 48);
+    for (uint32_t i = begin + 1; i < end; ++i) {
+      bench::RefAffineProduct(&dst[std::size_t{i - 1} * 12], &local[std::size_t{i} * 12],
+                              &dst[std::size_t{i} * 12]);
+    }
+  };
+  prefix(seq.data(), 0, n);
+  const uint32_t m = n / 2;
+  for (auto _ : state) {
+    if (!scan) {
+      prefix(out.data(), 0, n);
+    } else {
+      std::thread second([&] { prefix(out.data(), m, n); });
+      prefix(out.data(), 0, m);
+      second.join();
+      const float* carry = &out[std::size_t{m - 1} * 12];
+      const uint32_t mid = m + (n - m) / 2;
+      auto fix = [&](uint32_t begin, uint32_t end) {
+        for (uint32_t i = begin; i < end; ++i) {
+          bench::RefAffineProduct(carry, &out[std::size_t{i} * 12], &out[std::size_t{i} * 12]);
+        }
+      };
+      std::thread helper([&] { fix(mid, n); });
+      fix(m, mid);
+      helper.join();
+    }
+    benchmark::ClobberMemory();
+  }
+  std::size_t differ = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    differ += std::memcmp(&out[std::size_t{i} * 12], &seq[std::size_t{i} * 12], 48) != 0 ? 1 : 0;
+  }
+  state.counters["differ"] = static_cast<double>(differ);
   SetCounters(state, n);
 }
 
 void AllDirtyArgs(benchmark::internal::Benchmark* b) {
   for (SceneShape s : kShapes) {
     for (int64_t n : {100000, 1000000}) {
-      b->Args({static_cast<int64_t>(s), n, 1});
-      if (s == SceneShape::kRandomForest || s == SceneShape::kChains1000 ||
-          s == SceneShape::kHumanoids67 || s == SceneShape::kWide) {
-        b->Args({static_cast<int64_t>(s), n, 2});
-      }
+      for (int64_t threads : {1, 2}) b->Args({static_cast<int64_t>(s), n, threads});
     }
   }
 }
@@ -306,6 +453,16 @@ void FewDirtyArgs(benchmark::internal::Benchmark* b) {
   }
   b->Args({static_cast<int64_t>(SceneShape::kRandomForest), 100000, 100, 1});
   b->Args({static_cast<int64_t>(SceneShape::kRandomForest), 1000000, 10000, 2});
+}
+void ReferenceArgs(benchmark::internal::Benchmark* b) {
+  for (SceneShape s : kShapes) {
+    for (int64_t n : {100000, 1000000}) b->Args({static_cast<int64_t>(s), n, 0});
+  }
+  for (int64_t store : {1, 2}) {
+    for (int64_t n : {100000, 1000000}) {
+      b->Args({static_cast<int64_t>(SceneShape::kRandomForest), n, store});
+    }
+  }
 }
 void NaiveArgs(benchmark::internal::Benchmark* b) {
   // deep_chain is left out: recursion 1 000 000 deep overflows the stack (which is the point).
@@ -333,13 +490,17 @@ BENCHMARK(BM_FeatureMix)
     ->UseRealTime();
 BENCHMARK(BM_DeepChainLoop1M)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Naive)->Apply(NaiveArgs)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_StorageKernel)
-    ->Args({100000, 16})
-    ->Args({100000, 12})
-    ->Args({1000000, 16})
-    ->Args({1000000, 12})
+BENCHMARK(BM_Reference)->Apply(ReferenceArgs)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_VersusReference)
+    ->Args({static_cast<int64_t>(SceneShape::kRandomForest), 1000000})
+    ->Args({static_cast<int64_t>(SceneShape::kRandomForest), 100000})
+    ->Args({static_cast<int64_t>(SceneShape::kWide), 1000000})
+    ->Args({static_cast<int64_t>(SceneShape::kChains1000), 1000000})
+    ->Args({static_cast<int64_t>(SceneShape::kHumanoids67), 1000000})
+    ->Iterations(15)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK(BM_ChainScan)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -3,6 +3,8 @@
 #include "tools/cli/client_common.h"
 
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 namespace scenecrdt::cli {
 
@@ -11,20 +13,35 @@ bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& ou
   auto scene = scan.Value("--scene");
   auto token = scan.Value("--token");
   auto timeout = scan.Double("--timeout");
+  if (auto ca = scan.Value("--ca")) out.ca_file = *ca;
   if (token) out.token = *token;
   if (timeout) out.timeout_ms = static_cast<uint64_t>(*timeout * 1000.0);
   const std::string hint = "; see 'scenecrdt " + std::string(command) + " --help'";
   if (!server) {
     PrintMessage(command,
-                 "needs --server URL (tcp://HOST:PORT, ws://HOST:PORT or "
+                 "needs --server URL (tcp://HOST:PORT, ws://HOST:PORT, tls://, wss:// or "
                  "ws://HOST:PORT/scene/NAME)" +
                      hint);
     return false;
   }
-  auto url = client::ParseServerUrl(*server);
-  if (!url.has_value()) {
-    PrintError(command, "--server " + *server, url.error());
+  // URL[,URL...]: several servers of the scene, tried in turn (fail-over).
+  const std::vector<std::string> servers = client::SplitServerList(*server);
+  if (servers.empty()) {
+    PrintMessage(command, "--server is empty: give tcp://HOST:PORT or ws://HOST:PORT" + hint);
     return false;
+  }
+  std::optional<client::ServerUrl> url;
+  for (const std::string& one : servers) {
+    auto parsed = client::ParseServerUrl(one);
+    if (!parsed.has_value()) {
+      PrintError(command, "--server " + one, parsed.error());
+      return false;
+    }
+    if (url && parsed->scene != url->scene) {
+      PrintMessage(command, "the --server URLs name different scenes: give the scene once");
+      return false;
+    }
+    if (!url) url = parsed.value();
   }
   // The scene comes from --scene or from a ws:// /scene/NAME path; given twice, it must be
   // the same (a URL path that was silently ignored would join another scene).
@@ -68,6 +85,7 @@ std::unique_ptr<client::Client> JoinScene(std::string_view command, const Client
   options.url = flags.server;
   options.scene = flags.scene;
   options.token = flags.token;
+  options.connection.ca_file = flags.ca_file;
   options.client_name = client_name;
   options.reconnect.enabled = join.reconnect;
   options.log = join.log;
@@ -77,9 +95,7 @@ std::unique_ptr<client::Client> JoinScene(std::string_view command, const Client
     PrintError(command, "cannot start the client", started.error());
     return nullptr;
   }
-  const bool ready =
-      c->PollUntil([&] { return c->state_ready(); }, std::chrono::milliseconds(flags.timeout_ms));
-  if (ready) return c;
+  if (c->Join(std::chrono::milliseconds(flags.timeout_ms)).has_value()) return c;
   for (const client::Refusal& r : c->TakeRefusals()) {
     PrintMessage(command, "refused by the server: " + DescribeRefusal(r));
     return nullptr;

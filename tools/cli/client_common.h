@@ -16,11 +16,12 @@
 namespace scenecrdt::cli {
 
 struct ClientFlags {
-  std::string server;     // the URL as given
-  client::ServerUrl url;  // parsed
+  std::string server;     // the URL (or comma-separated URL list) as given
+  client::ServerUrl url;  // the first URL, parsed
   std::string scene;      // --scene, or the scene the URL names
   std::string token;
   uint64_t timeout_ms = 10000;
+  std::string ca_file;  // --ca: CA certificates for tls:// and wss:// (empty: system store)
 };
 
 // Reads --server, --scene, --token, --timeout (seconds). The scene is --scene or the one a

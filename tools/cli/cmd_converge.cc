@@ -19,7 +19,7 @@ namespace scenecrdt::cli {
 namespace {
 constexpr const char* kHelp =
     R"(usage: scenecrdt converge FILE... [--trials N] [--seed S] [--duplicate P]
-                          [--redeliver P] [--failure-out F]
+                          [--redeliver P] [--failure-out F] [--max-memory-mb M]
                           [--replicas K [--drop P] [--partition P] [--late-join P]]
 
 Checks the CRDT contract on real traffic: the messages of FILE... ('-' for stdin) are applied
@@ -43,6 +43,10 @@ options:
   --duplicate P     duplication probability, 0..1 (default 0.1)
   --redeliver P     hold-back probability, 0..1 (default 0.1)
   --failure-out F   on divergence, write the shrunk schedule there as a DCL stream
+  --max-memory-mb M bound of the held input (default 2048): schedules permute the whole input,
+                    so it is held (the file bytes plus 48 bytes per message); past the bound
+                    converge stops with exit status 2 and says so. Each trial's stores hold
+                    the merged state on top.
   --replicas K      simulate K replicas (1..64) and a server (see above)
   --drop P          with --replicas: loss probability per transmission (default 0.1)
   --partition P     with --replicas: probability that a replica is partitioned (default 0.2)
@@ -53,8 +57,8 @@ output: a progress line on stderr when it is a terminal, then on stdout either
 schedule (message indices) and the difference between the two final states (with
 --replicas: the first replica that differs and how).
 
-exit status: 0 every schedule converged; 1 a schedule diverged; 2 malformed input or bad
-usage.
+exit status: 0 every schedule converged; 1 a schedule diverged; 2 malformed input, input over
+--max-memory-mb, or bad usage.
 )";
 
 using Schedule = std::vector<uint32_t>;  // indices into the message list
@@ -177,6 +181,7 @@ int RunConverge(Args args) {
   const double duplicate = scan.Double("--duplicate").value_or(0.1);
   const double redeliver = scan.Double("--redeliver").value_or(0.1);
   const auto failure_out = scan.Value("--failure-out");
+  const auto max_memory_mb = scan.U64("--max-memory-mb");
   const auto replicas = scan.U64("--replicas");
   SimOptions sim;
   sim.duplicate = duplicate;
@@ -199,8 +204,10 @@ int RunConverge(Args args) {
     PrintMessage("converge", "--replicas takes 1..64");
     return kExitBadInput;
   }
+  const auto max_bytes = MaxMemoryBytes("converge", max_memory_mb);
+  if (!max_bytes) return kExitBadInput;
   LoadError load_error;
-  auto loaded = LoadStreams(files, &load_error);
+  auto loaded = LoadStreams(files, &load_error, *max_bytes);
   if (!loaded.has_value()) {
     PrintLoadError("converge", load_error);
     return kExitBadInput;

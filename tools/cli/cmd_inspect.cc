@@ -157,14 +157,24 @@ int RunInspect(Args args) {
     PrintMessage("inspect", "needs at least one FILE; see 'scenecrdt inspect --help'");
     return kExitBadInput;
   }
+  // In order, window by window: the input is never held (stream_files.h MergeFiles).
+  runtime::Runtime replica;
   LoadError load_error;
-  auto loaded = LoadStreams(files, &load_error);
-  if (!loaded.has_value()) {
+  auto merged = MergeFiles(
+      files,
+      [&](std::span<const uint8_t> window) -> Result<void> {
+        Result<void> r =
+            replica.ApplyCrdt(window, protocol::DecodeOptions{},
+                              [](const protocol::CrdtMessage&, const runtime::MergeResult&) {});
+        // Bounds the change feed (one entry per Transform change until Update()).
+        if (replica.store().transform_changes().size() > (std::size_t{1} << 20)) replica.Update();
+        return r;
+      },
+      &load_error);
+  if (!merged.has_value()) {
     PrintLoadError("inspect", load_error);
     return kExitBadInput;
   }
-  runtime::Runtime replica;
-  for (const protocol::CrdtMessage& m : loaded->messages) (void)replica.ApplyMessage(m);
   replica.Update();
   const runtime::TransformSystem& ts = replica.transforms();
   const auto world = ts.world_matrices();

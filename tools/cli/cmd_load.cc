@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "scenecrdt/client/connection.h"
+#include "scenecrdt/client/internal/connection.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
@@ -37,12 +37,14 @@ their owner with increasing timestamps. Every other client measures the delay fr
 owner's send to its own receipt. Redraws a progress line on stderr when it is a terminal
 (SCENECRDT_PROGRESS=1: a plain line every 5 s on a pipe or file) and prints a summary at the
 end (JSON with --json). Run it against a release build. Receipt times come from the kernel
-(SO_TIMESTAMPNS) on tcp://, so the generator's own event loop does not add to the latency.
+(SO_TIMESTAMPNS) on tcp:// (not tls://), so the generator's own event loop adds nothing.
 
 options:
   --server URL       tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT[/scene/NAME] (loopback only)
   --scene NAME       the scene (use a fresh one per run), unless the URL names it
   --token T          a write token, when the server runs with --auth
+  --ca FILE          CA certificates (PEM) for tls:// and wss:// (default: the
+                     system trust store)
   --clients N        connections (default 200, at most 2000)
   --movers M         moving entities (default 100, at most 10000)
   --rate HZ          updates per mover per second (default 20, at most 1000)
@@ -51,8 +53,8 @@ options:
   --spread           spread the movers' sends over the tick instead of one burst per tick
   --threads N        generator threads, clients spread over them (default 1, at most 64)
   --user-timestamps  stamp receipts when the frame is decoded, not the kernel's receive time
-  --zstd             offer a zstd stream on tcp:// (the server decides; default: plain)
-  --no-deflate       do not offer permessage-deflate on ws:// (offered by default)
+  --zstd             offer a zstd stream on tcp:// and tls:// (the server decides)
+  --no-deflate       do not offer permessage-deflate on ws:// and wss://
   --server-pid PID   also report that process's CPU use over the measured time
   --json             print the summary as one JSON object on stdout
 
@@ -304,7 +306,7 @@ int RunLoad(Args args) {
     return kExitBadInput;
   }
   Run run;
-  run.kernel_stamps = url.scheme == client::ServerUrl::Scheme::kTcp && !user_stamps;
+  run.kernel_stamps = url.scheme == client::ServerUrl::Scheme::kTcp && !url.tls && !user_stamps;
   run.epoch_ns = run.Now();
   run.movers = std::vector<Mover>(n_movers);
   for (uint64_t i = 0; i < n_threads; ++i) run.shards.push_back(std::make_unique<Shard>());
@@ -322,6 +324,7 @@ int RunLoad(Args args) {
   options.zstd = zstd;
   options.deflate = deflate;
   options.kernel_receive_timestamps = run.kernel_stamps;
+  options.ca_file = flags.ca_file;
   for (auto& owned : run.shards) {
     Shard* shard = owned.get();
     for (LoadClient* c : shard->clients) {

@@ -20,8 +20,11 @@ replaying everything that was sent to it give the same stateHash.
 
 options:
   --server URL     tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
+                   (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
   --scene NAME     the scene (not needed when the URL names it)
   --token T        the token, when the server runs with --auth
+  --ca FILE        CA certificates (PEM) for tls:// and wss:// (default: the
+                   system trust store)
   --timeout SEC    give up after SEC (default 10)
   --world          also add the "world" array of 'replay --world' (effective parents,
                    loop parking, placeholders and column-major localToWorld matrices)

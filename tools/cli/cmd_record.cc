@@ -43,12 +43,15 @@ after a server restart (snapshot instead of resume), "resync":true.
 
 options:
   --server URL       tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
+                     (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
   --scene NAME       the scene (e.g. "demo" on 'scenecrdt serve --demo'), unless the URL
                      names it
   -o, --output FILE  the stream to write (replaced)
   --index FILE       the index path (default FILE.index.jsonl)
   --duration SEC     stop after SEC (default: until Ctrl-C or SIGTERM)
   --token T          the token, when the server runs with --auth
+  --ca FILE          CA certificates (PEM) for tls:// and wss:// (default: the
+                     system trust store)
   --timeout SEC      give up joining after SEC (default 10)
   --no-reconnect     stop (exit 1) when the connection is lost instead of reconnecting
 
@@ -75,29 +78,27 @@ class Recorder {
   // Called from Client::Poll for every Crdt frame (the caller's thread).
   void OnCrdt(const client::CrdtEvent& e) {
     if (failed_) return;
-    const session::Crdt& crdt = *e.crdt;
     uint64_t messages = 0;
-    (void)protocol::DecodeStream(crdt.data, {}, [&](const protocol::CrdtMessage&) { ++messages; });
-    if (!crdt.data.empty() &&
-        std::fwrite(crdt.data.data(), 1, crdt.data.size(), stream_) != crdt.data.size()) {
+    (void)protocol::DecodeStream(e.data, {}, [&](const protocol::CrdtMessage&) { ++messages; });
+    if (!e.data.empty() && std::fwrite(e.data.data(), 1, e.data.size(), stream_) != e.data.size()) {
       failed_ = true;
       return;
     }
-    const char* kind = !crdt.is_state ? "live" : (e.resumed ? "resume" : "snapshot");
+    const char* kind = !e.is_state ? "live" : (e.resumed ? "resume" : "snapshot");
     nlohmann::ordered_json line;
     line["frame"] = frames_ + 1;
     line["connection"] = e.connection;
     line["kind"] = kind;
     line["offset"] = offset_;
-    line["length"] = crdt.data.size();
+    line["length"] = e.data.size();
     line["messages"] = messages;
-    line["sceneSequence"] = crdt.scene_sequence;
+    line["sceneSequence"] = e.scene_sequence;
     line["monoUs"] = MicrosSince(start_, e.received);
     line["wallUs"] =
         std::chrono::duration_cast<std::chrono::microseconds>(e.received_wall.time_since_epoch())
             .count();
-    if (crdt.is_state) {
-      line["stateFramesLeft"] = crdt.frame_sequence;
+    if (e.is_state) {
+      line["stateFramesLeft"] = e.state_frames_left;
       if (e.resync) line["resync"] = true;
     }
     const std::string out = line.dump() + '\n';
@@ -107,8 +108,8 @@ class Recorder {
     }
     ++frames_;
     messages_ += messages;
-    offset_ += crdt.data.size();
-    if (crdt.is_state) state_bytes_ += crdt.data.size();
+    offset_ += e.data.size();
+    if (e.is_state) state_bytes_ += e.data.size();
   }
 
   bool Flush() {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns `scenecrdt replay`: applies DCL streams to an empty CrdtStore (in order or in a seeded
-// permutation) and prints the final state as one JSON object.
+// Owns `scenecrdt replay`: applies DCL streams to an empty CrdtStore (in order, streamed in
+// bounded memory, or in a seeded permutation of the held input) and prints the final state as one
+// JSON object.
 #include <algorithm>
 #include <cstdio>
+#include <unordered_set>
 
 #include "scenecrdt/runtime/runtime.h"
 #include "tools/cli/commands.h"
@@ -14,7 +16,7 @@ namespace scenecrdt::cli {
 
 namespace {
 constexpr const char* kHelp =
-    R"(usage: scenecrdt replay FILE... [--shuffle SEED] [--world] [--threads N]
+    R"(usage: scenecrdt replay FILE... [--shuffle SEED] [--max-memory-mb M] [--world] [--threads N]
 
 Applies the DCL CRDT streams (FILE... in order, '-' for stdin) to an empty store with the
 @dcl/ecs 7.28 merge rules and prints the final state as one JSON object:
@@ -26,9 +28,15 @@ Applies the DCL CRDT streams (FILE... in order, '-' for stdin) to an empty store
 Lists are sorted by (component, entity); `entities` holds every entity id a message carried,
 with the state @dcl/ecs's getEntityState would report. See docs/CLI.md and docs/CRDT.md.
 
+In order, the files are read window by window (8 MiB) and never held: memory is the merged
+state plus the set of entity ids seen, whatever the recording's size.
+
 options:
   --shuffle SEED  apply all messages in a seeded random permutation instead (the final state
-                  must not change: that is the CRDT contract)
+                  must not change: that is the CRDT contract). This holds the whole input: the
+                  file bytes plus 48 bytes per message, bounded by --max-memory-mb
+  --max-memory-mb M  bound of the held input of --shuffle (default 2048); past it replay stops
+                  with exit status 2 and says so
   --world         also run the transform runtime and add
                   "world":[{"entity","parent","parked","placeholder","localToWorld":[16]}...]
                   for every entity with a Transform and every placeholder: `parent` is the
@@ -36,8 +44,45 @@ options:
                   column-major
   --threads N     propagation threads for --world (1 or 2; the result is bit-identical)
 
-exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr) or bad usage.
+exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr), input over
+--max-memory-mb with --shuffle, or bad usage.
 )";
+
+// Every entity id the messages carried, in memory proportional to the distinct ids: the first
+// version seen of each number in a flat table (one compare per message on the common path),
+// other versions in a hash set.
+class EntityIdSet {
+ public:
+  void Insert(protocol::EntityId e) {
+    const uint32_t number = protocol::EntityNumber(e);
+    const uint32_t tagged = protocol::EntityVersion(e) + 1;
+    uint32_t& first = first_version_[number];
+    if (first == tagged) return;
+    if (first == 0) {
+      first = tagged;
+      return;
+    }
+    others_.insert(e);
+  }
+  std::vector<protocol::EntityId> Sorted() const {
+    std::vector<protocol::EntityId> out(others_.begin(), others_.end());
+    for (uint32_t number = 0; number < first_version_.size(); ++number) {
+      if (first_version_[number] != 0) out.push_back(((first_version_[number] - 1) << 16) | number);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+ private:
+  std::vector<uint32_t> first_version_ = std::vector<uint32_t>(65536, 0);
+  std::unordered_set<protocol::EntityId> others_;
+};
+
+// Bounds the Runtime's change feed (one entry per Transform change until Update()) while a
+// long recording streams in: past this many entries the world is brought up to date.
+constexpr std::size_t kMaxPendingChanges = std::size_t{1} << 20;
+
 }  // namespace
 
 int RunReplay(Args args) {
@@ -47,6 +92,7 @@ int RunReplay(Args args) {
     return kExitOk;
   }
   const auto shuffle = scan.U64("--shuffle");
+  const auto max_memory_mb = scan.U64("--max-memory-mb");
   const bool world = scan.Flag("--world");
   const uint64_t threads = scan.U64("--threads").value_or(1);
   const auto files = scan.Positionals();
@@ -55,34 +101,59 @@ int RunReplay(Args args) {
     PrintMessage("replay", "needs at least one FILE; see 'scenecrdt replay --help'");
     return kExitBadInput;
   }
-  LoadError load_error;
-  auto loaded = LoadStreams(files, &load_error);
-  if (!loaded.has_value()) {
-    PrintLoadError("replay", load_error);
-    return kExitBadInput;
-  }
-  std::vector<protocol::CrdtMessage> messages = std::move(loaded->messages);
-  if (shuffle) {
-    SplitMix64 rng(*shuffle);
-    SeededShuffle(messages, rng);
-  }
   if (threads < 1 || threads > 2) {
     PrintMessage("replay", "--threads takes 1 or 2");
     return kExitBadInput;
   }
+  const auto max_bytes = MaxMemoryBytes("replay", max_memory_mb);
+  if (!max_bytes) return kExitBadInput;
+  // --world needs the Runtime (its change feed drives propagation); the state alone, the store.
   runtime::Runtime replica;
-  std::vector<protocol::EntityId> entities;
-  entities.reserve(messages.size());
-  for (const protocol::CrdtMessage& m : messages) {
-    (void)replica.ApplyMessage(m);
-    if (protocol::IsKnownType(m.type)) entities.push_back(m.entity);
+  runtime::CrdtStore plain_store;
+  const runtime::UpdateOptions update{static_cast<int>(threads)};
+  EntityIdSet entities;
+  auto note = [&](const protocol::CrdtMessage& m, const runtime::MergeResult&) {
+    if (protocol::IsKnownType(m.type)) entities.Insert(m.entity);
+  };
+  LoadError load_error;
+  if (shuffle) {
+    auto loaded = LoadStreams(files, &load_error, *max_bytes);
+    if (!loaded.has_value()) {
+      PrintLoadError("replay", load_error);
+      return kExitBadInput;
+    }
+    std::vector<protocol::CrdtMessage>& messages = loaded->messages;
+    SplitMix64 rng(*shuffle);
+    SeededShuffle(messages, rng);
+    for (const protocol::CrdtMessage& m : messages) {
+      note(m, world ? replica.ApplyMessage(m) : plain_store.Merge(m));
+    }
+  } else {
+    auto merged = MergeFiles(
+        files,
+        [&](std::span<const uint8_t> window) -> Result<void> {
+          if (!world) return plain_store.MergeStream(window, protocol::DecodeOptions{}, note);
+          Result<void> r = replica.ApplyCrdt(window, protocol::DecodeOptions{}, note);
+          if (replica.store().transform_changes().size() > kMaxPendingChanges) {
+            replica.Update(update);
+          }
+          return r;
+        },
+        &load_error);
+    if (!merged.has_value()) {
+      PrintLoadError("replay", load_error);
+      return kExitBadInput;
+    }
   }
-  std::sort(entities.begin(), entities.end());
-  entities.erase(std::unique(entities.begin(), entities.end()), entities.end());
+  const std::vector<protocol::EntityId> ids = entities.Sorted();
   std::string out;
-  AppendStateJsonBody(replica.store(), entities, out);
+  // Room for the whole object up front (about 300 bytes per Transform, less per entity state):
+  // growing a string of tens of MB by doubling copies it and faults in fresh pages each time.
+  // Untouched reserved pages cost no memory.
+  out.reserve(ids.size() * (world ? 1024 : 512) + 65536);
+  AppendStateJsonBody(world ? replica.store() : plain_store, ids, out);
   if (world) {
-    replica.Update(runtime::UpdateOptions{static_cast<int>(threads)});
+    replica.Update(update);
     out += ',';
     AppendWorldJson(replica.transforms(), out);
   }

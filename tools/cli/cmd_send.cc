@@ -26,6 +26,8 @@ options:
                         'scenecrdt serve')
   --scene NAME          the scene (created on first join), unless the URL names it
   --token T             the token, when the server runs with --auth
+  --ca FILE             CA certificates (PEM) for tls:// and wss:// (default: the
+                        system trust store)
   --frame-messages N    messages per Crdt frame (default 500)
   --window N            frames in flight before waiting for acks (default 8)
   --timeout SEC         give up after SEC without progress (default 10)
@@ -97,6 +99,7 @@ int RunSend(Args args) {
   auto backoff = std::chrono::milliseconds(50);
   auto resume_at = std::chrono::steady_clock::now();
   auto last_progress = std::chrono::steady_clock::now();
+  bool storage_unavailable = false;  // the server said its commits fail: acks wait for them
   Progress progress("send: messages acknowledged");
   while (!to_send.empty() || !in_flight.empty()) {
     const auto now = std::chrono::steady_clock::now();
@@ -115,6 +118,15 @@ int RunSend(Args args) {
         in_flight.erase(it);
         resume_at = std::chrono::steady_clock::now() + backoff;
         backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+        continue;
+      }
+      if (r.code == ErrorCode::kStorageUnavailable && !r.fatal) {
+        // Merged but not durable yet: keep waiting (up to --timeout) for the acks.
+        if (!storage_unavailable) {
+          PrintMessage("send", "the server cannot commit (" + DescribeRefusal(r) +
+                                   "); waiting for its storage to recover");
+        }
+        storage_unavailable = true;
         continue;
       }
       progress.Done();
@@ -139,7 +151,11 @@ int RunSend(Args args) {
     if (std::chrono::steady_clock::now() - last_progress >
         std::chrono::milliseconds(flags.timeout_ms)) {
       progress.Done();
-      PrintMessage("send", "no acknowledgement within --timeout; the server may be overloaded");
+      PrintMessage("send", storage_unavailable
+                               ? "no acknowledgement within --timeout: the server's storage is "
+                                 "unavailable (disk full or I/O error; see its log and /healthz)"
+                               : "no acknowledgement within --timeout; the server may be "
+                                 "overloaded");
       return kExitCheckFailed;
     }
     if (!in_flight.empty() || std::chrono::steady_clock::now() < resume_at) {
@@ -148,8 +164,8 @@ int RunSend(Args args) {
   }
   progress.Done();
   std::fprintf(stderr, "scenecrdt send: %llu messages in %zu frames acknowledged by %s (%s)\n",
-               static_cast<unsigned long long>(total_messages), chunks.size(), flags.server.c_str(),
-               flags.scene.c_str());
+               static_cast<unsigned long long>(total_messages), chunks.size(),
+               c->servers()[c->current_server()].c_str(), flags.scene.c_str());
   return kExitOk;
 }
 

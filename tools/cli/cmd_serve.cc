@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns `scenecrdt serve`: flags -> ServerConfig, start, wait for SIGINT/SIGTERM, stop cleanly.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 #include "scenecrdt/server/server.h"
 #include "tools/cli/commands.h"
@@ -23,16 +28,37 @@ listeners:
                                                    unmodified @dcl/ecs engine joins here
                                                    (?token=T with --auth)
                           GET /healthz, GET /metrics
+                          GET /                    the scene list; /view/<scene>: a live
+                                                   3D viewer (docs/WEB.md)
                         tcp:// on the --http port, or ws:// on the --tcp port, is refused
                         with a message naming the right port.
   --threads N           io_context threads (default 1)
+  --web-root DIR        the viewer's assets (default: build/web next to the build folder
+                        of this binary, which `bash scripts/build_web.sh` fills)
+  --tls-cert PEM        TLS for both listeners: tls:// on --tcp, wss:// and https:// on
+  --tls-key PEM         --http (certificate chain and its unencrypted key; SIGHUP reloads
+                        them for new connections without dropping sessions)
+  --insecure-no-tls     allow a non-loopback bind without TLS (behind a TLS proxy only)
 state and access:
   --data DIR            database directory (default ./scenecrdt-data)
   --no-fsync            SQLite synchronous=NORMAL: survives kill -9, not a power cut
   --no-compression      never compress (default: zstd on framed TCP and permessage-deflate
                         on WebSocket for clients that offer it)
   --auth FILE           tokens: {"tokens":[{"token":"...","scenes":["lobby","*"],
-                        "role":"read"|"write"}]}. Without it: loopback only, all may write.
+                        "role":"read"|"write"}]}. Without it (and without --jwt-*):
+                        loopback only, all may write.
+  --max-db-bytes N      the database may not grow past N bytes (default: no cap); commits
+                        beyond fail as on a full disk: writers get storage_unavailable,
+                        /healthz answers 503, nothing more is acknowledged until space is
+                        freed (a delete) or the server restarts with a larger cap
+  --jwt-secret FILE     accept signed access tokens (HS256) made with the secret in FILE
+                        (>= 32 bytes); claims sub, scenes, role, exp (docs/AUTH.md)
+  --jwt-public-key PEM  accept tokens signed by this EdDSA or ES256 key (public PEM)
+  --jwt-leeway-s N      clock skew allowed on exp/nbf (default 30, at most 600). A session
+                        whose token expires is closed: Error unauthorized "token_expired"
+  --allowed-origins LIST  browser pages (Origin header) allowed to connect, comma-separated
+                        (e.g. https://game.example) or "*"; same-origin pages and clients
+                        without an Origin are always allowed; others get 403
   --demo                animate the scene "demo" (a small solar system) from the server
   --demo-hz HZ          demo writer rate (default 25)
 limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults' reasons):
@@ -48,8 +74,26 @@ limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults
                         at once; merges of one burst still leave together)
   --slow-consumer-ms N  drop a session whose write is stuck this long (default 5000)
   --idle-timeout-ms N   close a session silent this long; pinged at a third (default 60000)
+memory bounds (docs/SERVER.md "Memory bounds" gives the memory each one implies):
+  --max-scene-bytes N   a scene's state (as a DCL snapshot) may not grow past N bytes;
+                        such writes get scene_too_large, deletes always pass (default
+                        16777216)
+  --max-scenes-in-memory N
+                        scenes held in memory at once; a join that needs one more gets
+                        scene_full (retry) while idle ones are evicted (default 1000)
+  --scene-idle-evict-ms N
+                        a scene with no session for this long leaves memory; its state is
+                        on disk and a later join loads it again (default 60000)
+A read-only token joins stored scenes only: it never creates one.
+  --max-connections N   open connections in all (default: what `ulimit -n` allows after
+                        the server's own 64 descriptors and 16 reserved for /healthz and
+                        /metrics); beyond: an Error frame or HTTP 503, then closed
+  --max-connections-per-ip N  open connections from one address (default 1024)
 
 SIGINT/SIGTERM: stop accepting, commit, acknowledge, close sessions, exit 0.
+A damaged database (PRAGMA quick_check fails, a 0-byte file, no incarnation row) is never
+loaded in part: the server exits 2 and says so; 'scenecrdt db-salvage --data DIR' copies
+what still reads into a new file and names what was lost.
 exit status: 0 clean stop; 1 a final commit failed; 2 bad usage or cannot start.
 )";
 
@@ -61,9 +105,30 @@ bool ListenFlag(ArgScanner& scan, const char* name, std::string& out) {
   return false;
 }
 
+// build/<preset>/tools/scenecrdt -> build/web (where scripts/build_web.sh writes the viewer).
+std::string DefaultWebRoot() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return std::string();
+  return (exe.parent_path().parent_path().parent_path() / "web").lexically_normal().string();
+}
+
 template <class T>
 void Take(std::optional<uint64_t> v, T& out) {
   if (v) out = static_cast<T>(*v);
+}
+
+// Raises the soft RLIMIT_NOFILE to the hard one (at most 65536): every connection is a file
+// descriptor, and Debian's default soft limit of 1024 is the first cap a busy server meets.
+void RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const rlim_t want =
+      limit.rlim_max == RLIM_INFINITY ? 65536 : std::min<rlim_t>(limit.rlim_max, 65536);
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < want) {
+    limit.rlim_cur = want;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
 }
 
 }  // namespace
@@ -79,11 +144,26 @@ int RunServe(Args args) {
   ListenFlag(scan, "--http", config.http_listen);
   Take(scan.U64("--threads"), config.threads);
   if (auto v = scan.Value("--data")) config.data_dir = *v;
-  if (auto v = scan.Value("--auth")) config.auth_file = *v;
+  if (auto v = scan.Value("--auth")) config.access.auth_file = *v;
+  if (auto v = scan.Value("--jwt-secret")) config.access.jwt_secret_file = *v;
+  if (auto v = scan.Value("--jwt-public-key")) config.access.jwt_public_keys.push_back(*v);
+  if (auto v = scan.U64("--jwt-leeway-s")) {
+    config.access.jwt_leeway = std::chrono::seconds(std::min<uint64_t>(*v, 100000));
+  }
+  if (auto v = scan.Value("--allowed-origins")) config.allowed_origins = *v;
+  if (auto v = scan.Value("--tls-cert")) config.tls_cert_file = *v;
+  if (auto v = scan.Value("--tls-key")) config.tls_key_file = *v;
+  config.insecure_no_tls = scan.Flag("--insecure-no-tls");
+  if (auto v = scan.Value("--web-root")) {
+    config.web_root = *v;
+  } else {
+    config.web_root = DefaultWebRoot();
+  }
   config.demo = scan.Flag("--demo");
   if (auto v = scan.Double("--demo-hz")) config.demo_hz = *v;
   config.fsync = !scan.Flag("--no-fsync");
   config.compression = !scan.Flag("--no-compression");
+  Take(scan.U64("--max-db-bytes"), config.max_db_bytes);
   server::Limits& l = config.limits;
   Take(scan.U64("--max-frame-bytes"), l.max_frame_bytes);
   Take(scan.U64("--max-message-bytes"), l.max_message_bytes);
@@ -96,50 +176,86 @@ int RunServe(Args args) {
   Take(scan.U64("--batch-window-us"), l.batch_window_us);
   Take(scan.U64("--slow-consumer-ms"), l.slow_consumer_ms);
   Take(scan.U64("--idle-timeout-ms"), l.idle_timeout_ms);
+  Take(scan.U64("--max-scene-bytes"), l.max_scene_bytes);
+  Take(scan.U64("--max-scenes-in-memory"), l.max_scenes_in_memory);
+  Take(scan.U64("--scene-idle-evict-ms"), l.scene_idle_evict_ms);
+  Take(scan.U64("--max-connections"), l.max_connections);
+  Take(scan.U64("--max-connections-per-ip"), l.max_connections_per_ip);
   if (!scan.Finish()) return kExitBadInput;
   if (!scan.Positionals().empty()) {
     PrintMessage("serve", "takes no positional arguments; see 'scenecrdt serve --help'");
     return kExitBadInput;
   }
   if (config.threads < 1 || config.threads > 64 || l.max_frame_bytes < 64 || l.message_burst < 1 ||
-      l.messages_per_second < 1) {
+      l.messages_per_second < 1 || l.max_scenes_in_memory < 1) {
     PrintMessage("serve",
-                 "--threads must be 1..64, --max-frame-bytes >= 64, --rate and --burst >= 1");
+                 "--threads must be 1..64, --max-frame-bytes >= 64, --rate, --burst and "
+                 "--max-scenes-in-memory >= 1");
     return kExitBadInput;
   }
   if (config.tcp_listen.empty() && config.http_listen.empty()) {
     PrintMessage("serve", "both listeners are off: give --tcp or --http");
     return kExitBadInput;
   }
+  if (l.max_connections_per_ip < 1) {
+    PrintMessage("serve", "--max-connections-per-ip must be >= 1");
+    return kExitBadInput;
+  }
+  RaiseOpenFileLimit();
+  const uint32_t fd_bound = server::ConnectionsForFds(server::OpenFileLimit(), l.http_reserve);
+  if (l.max_connections > fd_bound) {
+    std::fprintf(stderr,
+                 "scenecrdt serve: warning: --max-connections %u is more than `ulimit -n` %llu "
+                 "allows (%u): accepts will fail and back off when descriptors run out\n",
+                 l.max_connections, static_cast<unsigned long long>(server::OpenFileLimit()),
+                 fd_bound);
+  }
   server::Server srv(config);
   if (auto started = srv.Start(/*handle_signals=*/true); !started.has_value()) {
     PrintError("serve", "cannot start", started.error());
+    if (!srv.start_diagnostic().empty()) PrintMessage("serve", srv.start_diagnostic());
+    if (!srv.start_hint().empty()) PrintMessage("serve", srv.start_hint());
     if (started.error().code == ErrorCode::kUnauthorized) {
-      PrintMessage("serve", "give --auth FILE to listen on other addresses");
+      PrintMessage("serve",
+                   "give --auth FILE or --jwt-secret/--jwt-public-key to listen on other "
+                   "addresses");
     }
     return kExitBadInput;
   }
-  if (config.auth_file.empty()) {
+  if (srv.auth().open()) {
     PrintMessage("serve", "no --auth: unauthenticated mode, loopback only, every client may write");
   }
-  std::fprintf(stderr, "scenecrdt serve: data %s (incarnation %llu, %zu scenes)\n",
+  std::fprintf(stderr,
+               "scenecrdt serve: data %s (incarnation %llu, %zu scenes stored, loaded on first "
+               "join)\n",
                config.data_dir.c_str(), static_cast<unsigned long long>(srv.incarnation()),
-               srv.num_scenes());
+               srv.stored_scenes());
   const auto host = [](const std::string& hp) { return hp.substr(0, hp.rfind(':')); };
   if (!config.tcp_listen.empty()) {
-    std::fprintf(stderr, "scenecrdt serve: listening tcp://%s:%u\n",
+    std::fprintf(stderr,
+                 srv.tls() ? "scenecrdt serve: listening tls://%s:%u\n"
+                           : "scenecrdt serve: listening tcp://%s:%u\n",
                  host(config.tcp_listen).c_str(), srv.tcp_port());
   }
   if (!config.http_listen.empty()) {
     std::fprintf(stderr,
-                 "scenecrdt serve: listening ws://%s:%u (/scene/<name>, /dcl/<scene>, /healthz, "
+                 "scenecrdt serve: listening %s://%s:%u (/scene/<name>, /dcl/<scene>, /healthz, "
                  "/metrics)\n",
-                 host(config.http_listen).c_str(), srv.http_port());
+                 srv.tls() ? "wss" : "ws", host(config.http_listen).c_str(), srv.http_port());
+  }
+  if (!config.http_listen.empty()) {
+    std::error_code ec;
+    const bool built = std::filesystem::exists(config.web_root + "/view.html", ec);
+    std::fprintf(stderr, "scenecrdt serve: viewer http://%s:%u/ (assets %s%s)\n",
+                 host(config.http_listen).c_str(), srv.http_port(), config.web_root.c_str(),
+                 built ? "" : ": missing, build them with bash scripts/build_web.sh");
   }
   if (config.demo) {
     std::fprintf(stderr, "scenecrdt serve: demo scene \"demo\" animated at %g Hz\n",
                  config.demo_hz);
   }
+  std::fprintf(stderr, "scenecrdt serve: connections: at most %u (%u per address)\n",
+               srv.connection_caps().max_total, srv.connection_caps().max_per_ip);
   std::fflush(stderr);
   const int status = srv.Wait();
   std::fprintf(stderr, "scenecrdt serve: stopped%s\n",

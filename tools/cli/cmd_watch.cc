@@ -22,9 +22,12 @@ otherwise a plain snapshot is printed every --interval. Ctrl-C stops.
 
 options:
   --server URL      tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
+                    (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
   --scene NAME      the scene (e.g. "demo" on 'scenecrdt serve --demo'), unless the URL
                     names it
   --token T         the token, when the server runs with --auth
+  --ca FILE         CA certificates (PEM) for tls:// and wss:// (default: the
+                    system trust store)
   --interval MS     redraw period (default 200 on a terminal, 1000 otherwise)
   --duration SEC    stop after SEC (default: until Ctrl-C)
   --max-rows N      rows shown (default 40)

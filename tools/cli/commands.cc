@@ -13,6 +13,7 @@ std::span<const Command> AllCommands() {
       {"gen", "benchmark scene shapes -> DCL stream of Transform PUTs", RunGen},
       {"inspect", "effective tree with local/world positions; --svg drawing", RunInspect},
       {"serve", "scene server: TCP/WebSocket, fan-out, SQLite durability, auth", RunServe},
+      {"db-salvage", "copy what reads cleanly from a damaged server database", RunDbSalvage},
       {"send", "send DCL streams to a scene; wait until durable", RunSend},
       {"pull", "join a scene and print its state (JSON, as replay)", RunPull},
       {"watch", "live tree view of a scene", RunWatch},

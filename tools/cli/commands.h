@@ -21,6 +21,7 @@ int RunBench(Args args);
 int RunGen(Args args);
 int RunInspect(Args args);
 int RunServe(Args args);
+int RunDbSalvage(Args args);
 int RunSend(Args args);
 int RunPull(Args args);
 int RunWatch(Args args);

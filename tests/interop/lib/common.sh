@@ -36,6 +36,25 @@ ensure_node_modules() {
   printf '%s\n' "$want" >"$stamp"
 }
 
+# Builds ecs-transport/ (the drop-in @dcl/ecs transport): npm ci there when its node_modules
+# does not match its package-lock.json, then tsc (a few seconds).
+ensure_ecs_transport() {
+  require_node
+  local dir
+  dir="$(cd "$INTEROP_DIR/../.." && pwd)/ecs-transport"
+  [ -f "$dir/package-lock.json" ] || die "$dir/package-lock.json is missing: check out the whole repository"
+  local stamp="$dir/node_modules/.scenecrdt-lock"
+  local want
+  want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+  if ! { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; }; then
+    note "installing TypeScript and @dcl/ecs types (npm ci in $dir)"
+    (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) ||
+      die "npm ci failed in $dir: check registry access (npm ping), then retry"
+    printf '%s\n' "$want" >"$stamp"
+  fi
+  (cd "$dir" && npm run --silent build) || die "building $dir failed (npm run build): see the TypeScript errors above"
+}
+
 # Resolves a binary path and checks it exists and is executable.
 resolve_binary() {
   local bin="$1"

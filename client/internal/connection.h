@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns Connection: one client transport (framed TCP or WebSocket /scene/<name>) on a strand
-// of the caller's io_context: connect, read frames (verified with ReadFrame), write queued
-// frames in gather writes; it offers compression (permessage-deflate on ws://) and follows a
-// Welcome that switches a TCP stream to zstd. It knows nothing about scenes or replicas:
-// Client and the load generator build on it. Callbacks run on the connection's strand.
+// Owns Connection (internal: not installed): one client transport (framed TCP or WebSocket
+// /scene/<name>, each with or without TLS) on a strand of the caller's io_context: connect,
+// read frames (verified with ReadFrame), write queued frames in gather writes; it offers
+// compression (permessage-deflate on ws://) and follows a Welcome that switches a TCP stream
+// to zstd. It knows nothing about scenes or replicas: Client and the load generator build on
+// it. Callbacks run on the connection's strand.
 #pragma once
 
 #include <atomic>
@@ -16,36 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "scenecrdt/client/client_options.h"
 #include "scenecrdt/client/url.h"
 #include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/protocol/session/zstd_stream.h"
 
 namespace scenecrdt::client {
-
-struct ConnectionOptions {
-  // Largest frame accepted from the server (state frames are chunked by the server).
-  uint32_t max_frame_bytes = 64u << 20;
-  uint32_t connect_timeout_ms = 5000;
-  // Send() refuses frames beyond this many queued bytes.
-  std::size_t max_queued_bytes = 64u << 20;
-  // Keepalive, 0 = off: a Ping every ping_interval_ms once open; when no Pong came back for
-  // pong_timeout_ms the connection fails with kIo ("no Pong"). Detects links that are up but
-  // silent or corrupted in either direction (the Client then reconnects).
-  uint32_t ping_interval_ms = 0;
-  uint32_t pong_timeout_ms = 0;
-  // Offer permessage-deflate on ws:// (browsers and node `ws` offer it too). The server
-  // decides; the frames read are the same either way.
-  bool deflate = true;
-  // Offer a zstd stream on tcp:// (Hello.compression: OfferedCompression). Off by default: it
-  // sends ~6x fewer bytes but costs the server ~3x the CPU of a plain fan-out and lengthens
-  // the latency tail on a busy server (docs/SERVER.md, "Compression").
-  bool zstd = false;
-  // tcp:// only: take each read's receive time from the kernel (SO_TIMESTAMPNS, the
-  // CLOCK_REALTIME time the bytes reached the socket), readable as receive_time_ns() while
-  // on_frame runs. Measures latency without the caller's own event-loop delay (`load`).
-  bool kernel_receive_timestamps = false;
-};
 
 // The Hello.compression to send over `url`: kZstd on tcp:// when options.zstd.
 session::Compression OfferedCompression(const ServerUrl& url, const ConnectionOptions& options);
@@ -83,6 +61,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   struct Impl;
+  void TlsHandshake();  // tls:// and wss://, after the TCP connect
+  void Upgrade();       // ws:// and wss://, then OnConnected
   void OnConnected();
   void Read();
   void OnBytes(std::size_t n);
@@ -115,6 +95,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool read_pending_ = false;
   bool open_ = false;
   bool closed_ = false;
+  std::optional<Error> setup_error_;  // the TLS context could not be built (Start reports it)
   uint64_t ping_nonce_ = 0;
   int64_t receive_time_ns_ = 0;
   std::chrono::steady_clock::time_point last_pong_{};

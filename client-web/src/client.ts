@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns SceneClient: one scene replica in the browser (or node) over the raw-DCL WebSocket path
+// `/dcl/<scene>` (docs/PROTOCOL.md section 3, docs/WEB.md): feeds every binary message to the
+// wasm runtime with its receive time, reconnects with jittered exponential backoff, hands a
+// render loop the interpolated world matrices and the changed / added / removed lists, and
+// sends local Transform writes stamped with the runtime's Lamport rule.
+import type { Transform, WasmRuntime, WorldCopy } from "./wasm.js";
+
+/** The WebSocket constructor to use (the browser's; under node: the `ws` package's, or node's own). */
+export type WebSocketCtor = new (url: string) => WebSocket;
+
+export interface SceneClientOptions {
+  /** Server base URL: ws://HOST:PORT or wss://HOST:PORT. */
+  server: string;
+  scene: string;
+  /** A token of the server's --auth file (read is enough to watch; write to move things). */
+  token?: string;
+  /** First reconnect delay and its cap, in ms (defaults 250 and 5000); doubled each failure. */
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  /** The clock of receive and render times, in microseconds (default performance.now()). */
+  nowUs?: () => bigint;
+  WebSocket?: WebSocketCtor;
+  /** Called when the connection state changes (joined: the snapshot was applied). */
+  onState?: (state: ConnectionState) => void;
+}
+
+export type ConnectionState = "connecting" | "joined" | "disconnected" | "closed";
+
+/** What a render loop gets each frame. */
+export interface Frame {
+  /** Presentation world matrices of every entity (interpolated when enabled). */
+  world: WorldCopy;
+  /** Entities whose matrix changed in this frame, and those that appeared / went away. */
+  changed: Uint32Array;
+  added: Uint32Array;
+  removed: Uint32Array;
+}
+
+export interface ClientStats {
+  state: ConnectionState;
+  /** Binary messages received (the snapshot included) and their bytes. */
+  batches: number;
+  bytes: number;
+  /** Connections made after the first. */
+  reconnects: number;
+  /** Writes sent, and writes waiting for a snapshot. */
+  writesSent: number;
+  writesPending: number;
+  /** Messages the wasm runtime refused as malformed (the connection is then reopened). */
+  decodeErrors: number;
+}
+
+/** The raw-DCL URL of a scene: ws://HOST:PORT/dcl/<scene>[?token=T]. */
+export function dclUrl(server: string, scene: string, token?: string): string {
+  const base = server.replace(/\/+$/, "");
+  const q = token ? `?${new URLSearchParams({ token }).toString()}` : "";
+  return `${base}/dcl/${encodeURIComponent(scene)}${q}`;
+}
+
+function defaultNowUs(): bigint {
+  return BigInt(Math.round(performance.now() * 1000));
+}
+
+export class SceneClient {
+  private ws: WebSocket | null = null;
+  private stateValue: ConnectionState = "disconnected";
+  private attempt = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private closed = false;
+  private joinedOnce = false;
+  // Writes asked for while not joined: the latest Transform per entity, stamped after the next
+  // snapshot so the Lamport clock has seen the scene's timestamps (as the C++ client does).
+  private pending = new Map<number, Transform>();
+  private readonly statsValue: ClientStats = {
+    state: "disconnected",
+    batches: 0,
+    bytes: 0,
+    reconnects: 0,
+    writesSent: 0,
+    writesPending: 0,
+    decodeErrors: 0,
+  };
+  private readonly nowUs: () => bigint;
+  private readonly Ws: WebSocketCtor;
+
+  constructor(
+    readonly runtime: WasmRuntime,
+    private readonly options: SceneClientOptions,
+  ) {
+    this.nowUs = options.nowUs ?? defaultNowUs;
+    const ctor = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketCtor }).WebSocket;
+    if (!ctor) {
+      throw new Error("no global WebSocket: pass options.WebSocket (under node: WebSocket from the ws package)");
+    }
+    this.Ws = ctor;
+  }
+
+  get state(): ConnectionState {
+    return this.stateValue;
+  }
+
+  stats(): ClientStats {
+    return { ...this.statsValue, state: this.stateValue, writesPending: this.pending.size };
+  }
+
+  /** Opens the connection (and keeps reopening it until close()). */
+  start(): void {
+    this.closed = false;
+    this.connect();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.ws?.close(1000);
+    this.ws = null;
+    this.setState("closed");
+  }
+
+  /** Resolves once the scene's snapshot is applied (rejects after timeoutMs). */
+  joined(timeoutMs = 10000): Promise<void> {
+    if (this.stateValue === "joined") return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const started = Date.now();
+      const poll = () => {
+        if (this.stateValue === "joined") resolve();
+        else if (Date.now() - started > timeoutMs) reject(new Error(`not joined after ${timeoutMs} ms`));
+        else setTimeout(poll, 10);
+      };
+      poll();
+    });
+  }
+
+  /**
+   * One render frame: merged changes -> world matrices (interpolated at `renderUs` when the
+   * runtime interpolates), and the lists a renderer re-uploads.
+   */
+  frame(renderUs: bigint = this.nowUs()): Frame {
+    const rt = this.runtime;
+    const interpolated = rt.interpolationEnabled;
+    if (interpolated) rt.updateInterpolated(renderUs);
+    else rt.update();
+    return {
+      world: rt.copyInterpolatedWorld(),
+      changed: rt.changed(interpolated),
+      added: rt.added(interpolated),
+      removed: rt.removed(interpolated),
+    };
+  }
+
+  /**
+   * Writes an entity's Transform: merged into the replica with the Lamport rule and sent. While
+   * not joined it waits (latest per entity) and is written right after the next snapshot.
+   * Returns true when sent now.
+   */
+  writeTransform(entity: number, t: Transform): boolean {
+    if (this.stateValue !== "joined" || !this.ws) {
+      this.pending.set(entity >>> 0, t);
+      return false;
+    }
+    const msg = this.runtime.writeTransform(entity, t);
+    if (msg.length === 0) return true; // unchanged: nothing to send
+    this.ws.send(msg);
+    this.statsValue.writesSent += 1;
+    return true;
+  }
+
+  private setState(s: ConnectionState): void {
+    if (this.stateValue === s) return;
+    this.stateValue = s;
+    this.options.onState?.(s);
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    if (this.joinedOnce || this.attempt > 0) this.statsValue.reconnects += 1;
+    this.setState("connecting");
+    const ws = new this.Ws(dclUrl(this.options.server, this.options.scene, this.options.token));
+    ws.binaryType = "arraybuffer";
+    this.ws = ws;
+    let first = true;
+    ws.onmessage = (ev: MessageEvent) => {
+      if (this.ws !== ws || !(ev.data instanceof ArrayBuffer)) return;
+      const bytes = new Uint8Array(ev.data);
+      this.statsValue.batches += 1;
+      this.statsValue.bytes += bytes.length;
+      try {
+        this.runtime.applyAt(bytes, this.nowUs());
+      } catch (err) {
+        // A server sends only well-formed chunks; a refusal means a broken link or a bug:
+        // reopen and start over from a snapshot.
+        this.statsValue.decodeErrors += 1;
+        console.error(`scenecrdt: batch refused (${String(err)}); reconnecting`);
+        ws.close(4000);
+        return;
+      }
+      if (first) {
+        first = false;
+        this.attempt = 0;
+        this.joinedOnce = true;
+        this.setState("joined");
+        this.flushPending();
+      }
+    };
+    // Either event ends this connection (once): node 20's WebSocket reports a refused
+    // connection with an error and no close event.
+    const lost = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      try {
+        ws.close();
+      } catch {
+        // already closing
+      }
+      this.scheduleReconnect();
+    };
+    ws.onclose = lost;
+    ws.onerror = lost;
+  }
+
+  private flushPending(): void {
+    const writes = [...this.pending];
+    this.pending.clear();
+    for (const [entity, t] of writes) this.writeTransform(entity, t);
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed) return;
+    this.setState("disconnected");
+    const initial = this.options.backoffInitialMs ?? 250;
+    const max = this.options.backoffMaxMs ?? 5000;
+    const base = Math.min(max, initial * 2 ** Math.min(this.attempt, 16));
+    this.attempt += 1;
+    const delay = base / 2 + Math.random() * (base / 2); // jitter: [base/2, base)
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.connect();
+    }, delay);
+  }
+}

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the typed TypeScript view of the WebAssembly module (wasm/, docs/WEB.md): loading it,
+// and WasmRuntime, one sc_runtime replica behind the C ABI (capi/scenecrdt.h, docs/C-ABI.md)
+// with its bulk copies, node info, Lamport writes and interpolation. Struct offsets match the
+// static_asserts of wasm/module.cc.
+
+/** The emscripten module's exports this file uses (MODULARIZE build of wasm/CMakeLists.txt). */
+export interface ScenecrdtModule {
+  HEAPU8: Uint8Array;
+  HEAPU32: Uint32Array;
+  HEAP32: Int32Array;
+  HEAPF32: Float32Array;
+  UTF8ToString(ptr: number): string;
+  _malloc(bytes: number): number;
+  _free(ptr: number): void;
+  _sc_abi_version(): number;
+  _sc_last_error(): number;
+  _sc_runtime_create(): number;
+  _sc_runtime_destroy(rt: number): void;
+  _sc_runtime_apply(rt: number, dcl: number, len: number): number;
+  _sc_runtime_apply_at(rt: number, dcl: number, len: number, recv: bigint, sender: bigint): number;
+  _sc_runtime_update(rt: number): number;
+  _sc_runtime_entity_count(rt: number): number;
+  _sc_runtime_world_matrix(rt: number, entity: number, out: number): number;
+  _sc_runtime_copy_world(rt: number, ents: number, mats: number, cap: number, count: number): number;
+  _sc_runtime_copy_changed(rt: number, ents: number, cap: number, count: number): number;
+  _sc_runtime_copy_added(rt: number, ents: number, cap: number, count: number): number;
+  _sc_runtime_copy_removed(rt: number, ents: number, cap: number, count: number): number;
+  _sc_runtime_get_transform(rt: number, entity: number, out: number): number;
+  _sc_runtime_node_info(rt: number, entity: number, out: number): number;
+  _sc_runtime_state_hash(rt: number, out: number, cap: number): number;
+  _sc_runtime_write_transform(rt: number, e: number, t: number, out: number, cap: number, len: number): number;
+  _sc_interpolation_options_default(out: number): number;
+  _sc_runtime_enable_interpolation(rt: number, options: number): number;
+  _sc_runtime_update_interpolated(rt: number, renderUs: bigint): number;
+  _sc_runtime_interpolated_entity_count(rt: number): number;
+  _sc_runtime_copy_interpolated_world(rt: number, ents: number, mats: number, cap: number, count: number): number;
+  _sc_runtime_copy_interpolated_changed(rt: number, ents: number, cap: number, count: number): number;
+  _sc_runtime_copy_interpolated_added(rt: number, ents: number, cap: number, count: number): number;
+  _sc_runtime_copy_interpolated_removed(rt: number, ents: number, cap: number, count: number): number;
+}
+
+/** createScenecrdtModule from scenecrdt.js (a script tag in the page, require() in node). */
+export type ModuleFactory = (options?: {
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  locateFile?: (path: string) => string;
+}) => Promise<ScenecrdtModule>;
+
+/** A replicated Transform (component 1), as in sc_transform. */
+export interface Transform {
+  position: [number, number, number];
+  rotation: [number, number, number, number]; // x y z w
+  scale: [number, number, number];
+  parent: number; // declared parent entity, 0 = root
+}
+
+/** Where an entity sits in the effective tree (sc_node_info). */
+export interface NodeInfo {
+  effectiveParent: number; // 0 = root; parked loop members sit at root
+  declaredParent: number;
+  parked: boolean; // member of a parenting loop
+  placeholder: boolean; // no Transform but has children
+}
+
+/** Entities sorted by id and their column-major world matrices (16 floats each). */
+export interface WorldCopy {
+  entities: Uint32Array;
+  matrices: Float32Array;
+}
+
+/** A C ABI call that returned a negative status; `message` is sc_last_error(). */
+export class ScenecrdtError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ScenecrdtError";
+  }
+}
+
+const ABI_VERSION = 1;
+const SC_OK = 0;
+const SC_E_NOT_FOUND = -2;
+const SC_NO_SENDER_TIME = -(2n ** 63n);
+const WRITE_MAX_BYTES = 68;
+const TRANSFORM_BYTES = 44;
+const NODE_INFO_BYTES = 20;
+const INTERPOLATION_OPTIONS_BYTES = 88; // max_extrapolation_us at 72 (wasm/module.cc)
+
+/** Loads the module; `binary` is the wasm bytes (node) or omitted (fetched next to the glue). */
+export async function loadModule(
+  factory: ModuleFactory,
+  binary?: ArrayBuffer | Uint8Array,
+  locate?: (path: string) => string,
+): Promise<ScenecrdtModule> {
+  const mod = await factory({ wasmBinary: binary, locateFile: locate });
+  const abi = mod._sc_abi_version();
+  if (abi !== ABI_VERSION) {
+    throw new Error(`scenecrdt.wasm has C ABI ${abi}, this client needs ${ABI_VERSION}: rebuild both`);
+  }
+  return mod;
+}
+
+/** One replica in wasm memory (sc_runtime). Call destroy() when done. */
+export class WasmRuntime {
+  private rt: number;
+  private scratch = 0; // one malloc'd area reused by every call
+  private scratchBytes = 0;
+  private interpolating = false;
+
+  constructor(readonly mod: ScenecrdtModule) {
+    this.rt = mod._sc_runtime_create();
+    if (this.rt === 0) throw new ScenecrdtError(-7, mod.UTF8ToString(mod._sc_last_error()));
+  }
+
+  destroy(): void {
+    if (this.scratch) this.mod._free(this.scratch);
+    this.mod._sc_runtime_destroy(this.rt);
+    this.rt = 0;
+    this.scratch = 0;
+  }
+
+  /** Merges a DCL stream as `scenecrdt replay` does (all or nothing). */
+  apply(dcl: Uint8Array): void {
+    const p = this.copyIn(dcl);
+    this.check(this.mod._sc_runtime_apply(this.rt, p, dcl.length));
+  }
+
+  /** Merges one batch of live traffic received at `receiveUs` (the render clock). */
+  applyAt(dcl: Uint8Array, receiveUs: bigint): void {
+    const p = this.copyIn(dcl);
+    this.check(this.mod._sc_runtime_apply_at(this.rt, p, dcl.length, receiveUs, SC_NO_SENDER_TIME));
+  }
+
+  /**
+   * Interpolation on (docs/INTERPOLATION.md) with the default options, except those given:
+   * maxExtrapolationUs, how long motion continues past the newest batch (default 250 000).
+   */
+  enableInterpolation(options: { maxExtrapolationUs?: number } = {}): void {
+    const p = this.reserve(INTERPOLATION_OPTIONS_BYTES);
+    this.check(this.mod._sc_interpolation_options_default(p));
+    if (options.maxExtrapolationUs !== undefined) {
+      new DataView(this.mod.HEAPU8.buffer).setBigInt64(p + 72, BigInt(options.maxExtrapolationUs), true);
+    }
+    this.check(this.mod._sc_runtime_enable_interpolation(this.rt, p));
+    this.interpolating = true;
+  }
+
+  get interpolationEnabled(): boolean {
+    return this.interpolating;
+  }
+
+  /** Once per frame: merged changes -> effective tree and world matrices. */
+  update(): void {
+    this.check(this.mod._sc_runtime_update(this.rt));
+  }
+
+  /** update(), then the interpolated presentation at `renderUs` (when interpolation is on). */
+  updateInterpolated(renderUs: bigint): void {
+    this.check(this.mod._sc_runtime_update_interpolated(this.rt, renderUs));
+  }
+
+  entityCount(): number {
+    return this.mod._sc_runtime_entity_count(this.rt);
+  }
+
+  /** The exact replica's world matrices (bit-identical to `scenecrdt replay --world`). */
+  copyWorld(): WorldCopy {
+    return this.copyWorldWith(this.mod._sc_runtime_copy_world, this.entityCount());
+  }
+
+  /** The presentation's world matrices (the replica's when interpolation is off). */
+  copyInterpolatedWorld(): WorldCopy {
+    return this.copyWorldWith(
+      this.mod._sc_runtime_copy_interpolated_world,
+      this.mod._sc_runtime_interpolated_entity_count(this.rt),
+    );
+  }
+
+  changed(interpolated = false): Uint32Array {
+    const m = this.mod;
+    return this.copyIds(interpolated ? m._sc_runtime_copy_interpolated_changed : m._sc_runtime_copy_changed);
+  }
+
+  added(interpolated = false): Uint32Array {
+    const m = this.mod;
+    return this.copyIds(interpolated ? m._sc_runtime_copy_interpolated_added : m._sc_runtime_copy_added);
+  }
+
+  removed(interpolated = false): Uint32Array {
+    const m = this.mod;
+    return this.copyIds(interpolated ? m._sc_runtime_copy_interpolated_removed : m._sc_runtime_copy_removed);
+  }
+
+  /** 16 floats, column-major; null when the entity is not in the scene. */
+  worldMatrix(entity: number): Float32Array | null {
+    const p = this.reserve(64);
+    const status = this.mod._sc_runtime_world_matrix(this.rt, entity >>> 0, p);
+    if (status === SC_E_NOT_FOUND) return null;
+    this.check(status);
+    return this.mod.HEAPF32.slice(p >> 2, (p >> 2) + 16);
+  }
+
+  nodeInfo(entity: number): NodeInfo | null {
+    const p = this.reserve(NODE_INFO_BYTES);
+    this.mod.HEAPU32[p >> 2] = NODE_INFO_BYTES;
+    const status = this.mod._sc_runtime_node_info(this.rt, entity >>> 0, p);
+    if (status === SC_E_NOT_FOUND) return null;
+    this.check(status);
+    const u = this.mod.HEAPU32;
+    const i = this.mod.HEAP32;
+    const w = p >> 2;
+    return { effectiveParent: u[w + 1], declaredParent: u[w + 2], parked: i[w + 3] !== 0, placeholder: i[w + 4] !== 0 };
+  }
+
+  /** The merged Transform; null when the entity has none. */
+  getTransform(entity: number): Transform | null {
+    const p = this.reserve(TRANSFORM_BYTES);
+    const status = this.mod._sc_runtime_get_transform(this.rt, entity >>> 0, p);
+    if (status === SC_E_NOT_FOUND) return null;
+    this.check(status);
+    const f = this.mod.HEAPF32;
+    const w = p >> 2;
+    return {
+      position: [f[w], f[w + 1], f[w + 2]],
+      rotation: [f[w + 3], f[w + 4], f[w + 5], f[w + 6]],
+      scale: [f[w + 7], f[w + 8], f[w + 9]],
+      parent: this.mod.HEAPU32[w + 10],
+    };
+  }
+
+  /**
+   * A local Transform write with the Lamport rule (sc_runtime_write_transform): merged here,
+   * the DCL message to send returned (empty when the write changed nothing).
+   */
+  writeTransform(entity: number, t: Transform): Uint8Array {
+    const p = this.reserve(TRANSFORM_BYTES + WRITE_MAX_BYTES + 4);
+    const f = this.mod.HEAPF32;
+    const w = p >> 2;
+    f.set(t.position, w);
+    f.set(t.rotation, w + 3);
+    f.set(t.scale, w + 7);
+    this.mod.HEAPU32[w + 10] = t.parent >>> 0;
+    const out = p + TRANSFORM_BYTES;
+    const lenAt = out + WRITE_MAX_BYTES;
+    this.check(this.mod._sc_runtime_write_transform(this.rt, entity >>> 0, p, out, WRITE_MAX_BYTES, lenAt));
+    const len = this.mod.HEAPU32[lenAt >> 2];
+    return this.mod.HEAPU8.slice(out, out + len);
+  }
+
+  /** The "stateHash" of `scenecrdt replay`. */
+  stateHash(): string {
+    const p = this.reserve(65);
+    this.check(this.mod._sc_runtime_state_hash(this.rt, p, 65));
+    return this.mod.UTF8ToString(p);
+  }
+
+  private copyWorldWith(
+    fn: (rt: number, e: number, m: number, cap: number, count: number) => number,
+    capacity: number,
+  ): WorldCopy {
+    const p = this.reserve(capacity * 68 + 8);
+    const ents = p + 8;
+    const mats = ents + capacity * 4;
+    this.check(fn(this.rt, ents, mats, capacity, p));
+    const n = this.mod.HEAPU32[p >> 2];
+    return {
+      entities: this.mod.HEAPU32.slice(ents >> 2, (ents >> 2) + n),
+      matrices: this.mod.HEAPF32.slice(mats >> 2, (mats >> 2) + 16 * n),
+    };
+  }
+
+  private copyIds(fn: (rt: number, e: number, cap: number, count: number) => number): Uint32Array {
+    // Size query first (capacity 0), then the copy.
+    let p = this.reserve(8);
+    const status = fn(this.rt, 0, 0, p);
+    if (status !== SC_OK && status !== -3) this.check(status);
+    const n = this.mod.HEAPU32[p >> 2];
+    if (n === 0) return new Uint32Array(0);
+    p = this.reserve(8 + 4 * n);
+    this.check(fn(this.rt, p + 8, n, p));
+    const got = this.mod.HEAPU32[p >> 2];
+    return this.mod.HEAPU32.slice((p + 8) >> 2, ((p + 8) >> 2) + got);
+  }
+
+  private copyIn(bytes: Uint8Array): number {
+    const p = this.reserve(Math.max(1, bytes.length));
+    this.mod.HEAPU8.set(bytes, p);
+    return p;
+  }
+
+  // The scratch area, grown to at least `bytes` (8-aligned by malloc). Heap views may be
+  // replaced when memory grows, so callers read this.mod.HEAP* after each call.
+  private reserve(bytes: number): number {
+    if (bytes > this.scratchBytes) {
+      if (this.scratch) this.mod._free(this.scratch);
+      const size = Math.max(bytes, this.scratchBytes * 2, 4096);
+      this.scratch = this.mod._malloc(size);
+      if (this.scratch === 0) throw new ScenecrdtError(-7, `wasm malloc(${size}) failed`);
+      this.scratchBytes = size;
+    }
+    return this.scratch;
+  }
+
+  private check(status: number): void {
+    if (status < 0) throw new ScenecrdtError(status, this.mod.UTF8ToString(this.mod._sc_last_error()));
+  }
+}

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the replica client's connections: Hello (with the resume position), the inbox between
+// the network strand and the caller's thread, applying state and live frames, acks and
+// refusals, reconnecting with backoff to the next server of the list (fail-over).
+//
+// Why the caller's thread decides everything: the resume position, the unacked frames and the
+// replica all live there, so a reconnect started from Poll() sends exactly the last applied
+// sequence and resends in frame order without any lock beyond the inbox's.
+#include <algorithm>
+
+#include "scenecrdt/client/internal/client_impl.h"
+#include "scenecrdt/client/internal/format.h"
+#include "scenecrdt/protocol/session/sequence.h"
+
+namespace scenecrdt::client {
+
+namespace {
+
+using internal::Format;
+using internal::Ull;
+
+constexpr std::size_t kMaxRefusalsKept = 1024;
+
+// Refusals after which reconnecting cannot help: the same Hello would get the same answer.
+bool IsPermanent(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kUnauthorized:
+    case ErrorCode::kProtocolVersion:
+    case ErrorCode::kBadRequest:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Fatal errors that are not the server going away or shedding load: a protocol violation
+// (ours, or bytes corrupted on the way). Reconnecting is allowed, but the backoff keeps
+// growing so a client that keeps provoking it does not loop at the initial delay.
+bool IsViolation(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kShuttingDown:
+    case ErrorCode::kSlowConsumer:
+    case ErrorCode::kSceneFull:
+    case ErrorCode::kOk:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// Logs show both halves of a scene sequence: incarnation:store sequence.
+std::string SequenceText(uint64_t s) {
+  return Format("%llu:%llu", Ull(session::SequenceIncarnation(s)), Ull(session::LocalSequence(s)));
+}
+
+int64_t Microseconds(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+void Client::Impl::Connect() {
+  ++connection_id_;
+  ++stats_.connect_attempts;
+  connection_active_ = true;
+  synced_ = false;
+  session_fatal_.reset();
+  const uint64_t id = connection_id_;
+  session::Hello hello;
+  hello.scene = options_.scene;
+  hello.token = options_.token;
+  // A resume position means something only to servers that share the scene's sequences.
+  const bool can_resume =
+      state_ready_ && (server_ == state_server_ || options_.reconnect.resume_across_servers);
+  hello.resume_sequence = can_resume     ? std::optional<uint64_t>(scene_sequence_)
+                          : state_ready_ ? std::nullopt
+                                         : options_.resume_sequence;
+  hello.client_name = options_.client_name;
+  hello.compression = OfferedCompression(urls_[server_], options_.connection);
+  if (id > 1) {
+    Log(Format("connecting to %s (attempt %llu, %s)", servers_[server_].c_str(), Ull(id),
+               hello.resume_sequence
+                   ? ("resume from " + SequenceText(*hello.resume_sequence)).c_str()
+                   : "no resume position"));
+  }
+  ConnectionOptions connection = options_.connection;
+  if (options_.reconnect.enabled && connection.ping_interval_ms == 0) {
+    connection.ping_interval_ms = options_.reconnect.ping_interval_ms;
+    connection.pong_timeout_ms = options_.reconnect.pong_timeout_ms;
+  }
+  // The handlers live inside the Connection: they reach it through a weak pointer (no cycle)
+  // and tag what they push with the connection id, so a late item of an old connection is
+  // recognised and dropped by Poll().
+  auto link = std::make_shared<std::weak_ptr<Connection>>();
+  ConnectionHandlers handlers;
+  handlers.on_open = [link, frame = session::BuildFrame(hello)] {
+    if (auto c = link->lock()) c->Send(frame);
+  };
+  handlers.on_frame = [this, link, id](const session::Frame& frame, std::span<const uint8_t> raw) {
+    if (const auto* ping = std::get_if<session::Ping>(&frame)) {
+      if (auto c = link->lock()) {
+        c->Send(session::BuildFrame(session::Pong{ping->nonce, ping->sent_us}));
+      }
+      return;
+    }
+    if (std::holds_alternative<session::Pong>(frame)) return;  // the keepalive's
+    InboxItem item;
+    item.connection = id;
+    item.frame.assign(raw.begin(), raw.end());
+    Push(std::move(item), link);
+  };
+  handlers.on_closed = [this, link, id](const Error& error) {
+    InboxItem item;
+    item.connection = id;
+    item.closed = true;
+    item.error = error;
+    Push(std::move(item), link);
+  };
+  connection_ = std::make_shared<Connection>(*ioc_, urls_[server_], options_.scene, connection,
+                                             std::move(handlers));
+  *link = connection_;
+  connection_->Start();
+}
+
+void Client::Impl::Push(InboxItem item, const std::shared_ptr<std::weak_ptr<Connection>>& link) {
+  item.received = Now();
+  item.received_wall = std::chrono::system_clock::now();
+  bool pause = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    inbox_bytes_ += item.frame.size();
+    inbox_.push_back(std::move(item));
+    if (!paused_ && inbox_bytes_ > options_.max_inbox_bytes) pause = paused_ = true;
+  }
+  if (pause) {
+    if (auto c = link->lock()) c->SetReading(false);
+  }
+  cv_.notify_all();
+}
+
+void Client::Impl::WaitForInput(std::chrono::milliseconds timeout) {
+  auto wait = timeout;
+  if (reconnect_at_ && !connection_active_) {
+    const auto until =
+        std::chrono::duration_cast<std::chrono::milliseconds>(*reconnect_at_ - Now());
+    wait = std::clamp(until, std::chrono::milliseconds(0), timeout);
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait_for(lock, wait, [&] { return !inbox_.empty(); });
+}
+
+std::size_t Client::Impl::Poll() {
+  if (!started_) return 0;
+  std::deque<InboxItem> items;
+  bool resume_reading = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    items.swap(inbox_);
+    inbox_bytes_ = 0;
+    if (paused_) {
+      paused_ = false;
+      resume_reading = true;
+    }
+  }
+  if (resume_reading && connection_) connection_->SetReading(true);
+  for (const InboxItem& item : items) {
+    if (item.connection != connection_id_ || !connection_active_) continue;  // an old one
+    if (item.closed) {
+      OnDisconnected(item.error);
+      continue;
+    }
+    auto frame = session::ReadFrame(item.frame, {options_.connection.max_frame_bytes});
+    if (frame.has_value()) Handle(frame.value(), item);
+  }
+  if (!closed_ && !connection_active_ && reconnect_at_ && Now() >= *reconnect_at_) {
+    reconnect_at_.reset();
+    Connect();
+  }
+  if (synced_) Flush();
+  return items.size();
+}
+
+void Client::Impl::Handle(const session::Frame& frame, const InboxItem& item) {
+  if (const auto* w = std::get_if<session::Welcome>(&frame)) {
+    OnWelcome(*w);
+  } else if (const auto* c = std::get_if<session::Crdt>(&frame)) {
+    OnCrdt(*c, item);
+  } else if (const auto* a = std::get_if<session::Ack>(&frame)) {
+    OnAck(*a);
+  } else if (const auto* e = std::get_if<session::ErrorFrame>(&frame)) {
+    OnRefusal(*e);
+  }
+}
+
+void Client::Impl::OnCrdt(const session::Crdt& c, const InboxItem& item) {
+  if (owner_.on_crdt) {
+    CrdtEvent event;
+    event.data = c.data;
+    event.scene_sequence = c.scene_sequence;
+    event.is_state = c.is_state;
+    event.state_frames_left = c.is_state ? c.frame_sequence : 0;
+    event.connection = item.connection;
+    event.server = server_;
+    event.resumed = c.is_state && welcome_ && welcome_->resumed;
+    event.resync = c.is_state && rebuild_ != nullptr;
+    event.received = item.received;
+    event.received_wall = item.received_wall;
+    owner_.on_crdt(event);
+  }
+  if (c.is_state) {
+    // State is shown at once (no receive time): a join or a resume is a discontinuity.
+    runtime::Runtime& target = rebuild_ ? *rebuild_ : runtime_;
+    (void)target.ApplyCrdt(c.data);
+    ++stats_.state_frames;
+    connection_state_bytes_ += c.data.size();
+    (welcome_ && welcome_->resumed ? stats_.resume_bytes : stats_.snapshot_bytes) += c.data.size();
+    if (c.frame_sequence == 0) OnStateApplied(c.scene_sequence);  // the last state frame
+    return;
+  }
+  if (rebuild_) {
+    (void)rebuild_->ApplyCrdt(c.data);
+  } else {
+    // Live traffic carries its receive time: the interpolated presentation plays it back a
+    // short delay later (without interpolation the time changes nothing).
+    const int64_t received_us = Microseconds(item.received);
+    if (received_us >= -runtime::kMaxTimeUs && received_us <= runtime::kMaxTimeUs) {
+      (void)runtime_.ApplyCrdt(c.data, runtime::BatchTime{received_us, runtime::kNoSenderTime});
+    } else {
+      (void)runtime_.ApplyCrdt(c.data);  // a clock outside the timeline's range: untimed
+    }
+  }
+  stats_.live_bytes += c.data.size();
+  ++stats_.live_frames;
+  scene_sequence_ = c.scene_sequence;
+}
+
+void Client::Impl::OnAck(const session::Ack& a) {
+  acked_ = std::max(acked_, a.frame_sequence);
+  while (!pending_.empty() && pending_.front().frame_sequence <= acked_) {
+    pending_bytes_ -= pending_.front().dcl.size();
+    pending_.pop_front();
+    ++stats_.acked_frames;
+  }
+  rate_limit_pauses_ = 0;
+  if (owner_.on_ack) owner_.on_ack(acked_);
+}
+
+void Client::Impl::OnWelcome(const session::Welcome& welcome) {
+  welcome_ =
+      Welcome{welcome.session_id, welcome.scene_sequence, welcome.resumed, welcome.can_write};
+  synced_ = false;
+  connection_state_bytes_ = 0;
+  ++stats_.connects;
+  if (stats_.connects > 1) ++stats_.reconnects;
+  if (welcome.resumed) {
+    ++stats_.resumes;
+  } else {
+    ++stats_.snapshots;
+    // A snapshot after the first one (the server restarted, another server that cannot
+    // resume us, or it lost our position): it replaces the replica, which may hold changes
+    // that server does not have.
+    if (state_ready_) {
+      rebuild_ = std::make_unique<runtime::Runtime>(options_.limits);
+      CarryInterpolation(*rebuild_);
+    }
+  }
+}
+
+void Client::Impl::CarryInterpolation(runtime::Runtime& rt) {
+  if (interpolation_) (void)rt.EnableInterpolation(*interpolation_);  // validated when enabled
+}
+
+void Client::Impl::OnStateApplied(uint64_t scene_sequence) {
+  const bool resync = rebuild_ != nullptr;
+  if (resync) {
+    runtime_ = std::move(*rebuild_);
+    rebuild_.reset();
+    ++stats_.resyncs;
+    // Our unacknowledged frames are on their way again: the replica shows them, as before.
+    for (const PendingFrame& p : pending_) (void)runtime_.ApplyCrdt(p.dcl);
+  }
+  scene_sequence_ = scene_sequence;
+  state_ready_ = true;
+  state_server_ = server_;
+  synced_ = true;
+  failed_attempts_ = 0;
+  if (!last_end_was_violation_) backoff_.Reset();
+  stats_.last_state_bytes = connection_state_bytes_;
+  const bool resumed = welcome_ && welcome_->resumed;
+  Log(Format(
+      "joined scene '%s' on %s (connection %llu, session %llu, sequence %s): %s of %llu bytes",
+      options_.scene.c_str(), servers_[server_].c_str(), Ull(connection_id_),
+      Ull(welcome_ ? welcome_->session_id : 0), SequenceText(scene_sequence).c_str(),
+      resumed ? "resume delta"
+              : (resync ? "snapshot (cannot resume: replica rebuilt)" : "snapshot"),
+      Ull(connection_state_bytes_)));
+  // 1. Unacknowledged frames, as they are and in frame order: every frame at or below a
+  //    cumulative Ack of this connection has then been sent on it.
+  const uint64_t resent_before = stats_.resent_frames;
+  const uint64_t resent_bytes_before = stats_.resent_bytes;
+  bool sent_all = true;
+  for (PendingFrame& p : pending_) {
+    if (!Transmit(p)) {
+      sent_all = false;  // the connection is ending: the next one resends
+      break;
+    }
+  }
+  if (stats_.resent_frames > resent_before) {
+    Log(Format("resent %llu unacknowledged frames (%llu bytes)",
+               Ull(stats_.resent_frames - resent_before),
+               Ull(stats_.resent_bytes - resent_bytes_before)));
+  }
+  // 2. Writes never sent: stamp the held ones, re-stamp the offline ones the state overtook.
+  StampUnsent();
+  flush_paused_until_.reset();
+  if (sent_all) Flush();
+}
+
+void Client::Impl::OnRefusal(const session::ErrorFrame& e) {
+  if (e.fatal) session_fatal_ = e.code;
+  bool report = true;
+  if (e.frame_sequence != 0 && !e.fatal) {
+    auto it = std::find_if(pending_.begin(), pending_.end(), [&](const PendingFrame& p) {
+      return p.frame_sequence == e.frame_sequence;
+    });
+    if (it != pending_.end()) {
+      if (e.code == ErrorCode::kRateLimited && it->owned) {
+        // Refused whole, nothing merged: our writes go back to the unsent buffer (unless a
+        // newer write of the entity is there) and Flush pauses, so they coalesce meanwhile.
+        Requeue(*it);
+        report = false;
+      }
+      pending_bytes_ -= it->dcl.size();
+      pending_.erase(it);
+    }
+  }
+  if (report) {
+    if (refusals_.size() >= kMaxRefusalsKept) refusals_.erase(refusals_.begin());
+    refusals_.push_back(Refusal{e.code, e.text, e.frame_sequence, e.fatal});
+  }
+}
+
+void Client::Impl::OnDisconnected(const Error& error) {
+  connection_active_ = false;
+  const bool reached_state = synced_;
+  synced_ = false;
+  rebuild_.reset();
+  if (connection_) {
+    bytes_sent_closed_ += connection_->bytes_sent();
+    bytes_received_closed_ += connection_->bytes_received();
+  }
+  if (stopped_) {
+    closed_ = true;
+    close_error_ = error;
+    return;
+  }
+  ++stats_.disconnects;
+  if (!reached_state) ++failed_attempts_;
+  last_end_was_violation_ = session_fatal_ && IsViolation(*session_fatal_);
+  const ReconnectOptions& r = options_.reconnect;
+  const char* why_not = nullptr;
+  // Before the first join, every server of the list gets one try, even without reconnect.
+  const bool untried = !state_ready_ && failed_attempts_ < servers_.size();
+  if (session_fatal_ && IsPermanent(*session_fatal_)) {
+    why_not = "the server's refusal is permanent";
+  } else if (!r.enabled && !untried) {
+    why_not = "reconnect is off";
+  } else if (!state_ready_ && !r.retry_first_connect && !untried) {
+    why_not = servers_.size() > 1 ? "no server of the list could be joined"
+                                  : "the first connection failed";
+  } else if (r.max_failed_attempts != 0 && failed_attempts_ >= r.max_failed_attempts) {
+    why_not = "too many failed attempts";
+  }
+  std::string reason = error.detail ? error.detail : "closed";
+  if (session_fatal_) reason += std::string(" after ") + ErrorCodeName(*session_fatal_);
+  if (why_not) {
+    closed_ = true;
+    close_error_ = error;
+    if (r.enabled || servers_.size() > 1) {
+      Log(Format("connection ended (%s); giving up: %s", reason.c_str(), why_not));
+    }
+    return;
+  }
+  // Fail-over: every new attempt goes to the next server of the list.
+  const std::size_t previous = server_;
+  server_ = (server_ + 1) % servers_.size();
+  if (server_ != previous) ++stats_.failovers;
+  const auto delay = backoff_.Next();
+  reconnect_at_ = Now() + delay;
+  Log(
+      Format("connection to %s lost (%s); reconnecting to %s in %lld ms (%zu unacked frames, %zu "
+             "unsent writes kept)",
+             servers_[previous].c_str(), reason.c_str(), servers_[server_].c_str(),
+             static_cast<long long>(delay.count()), pending_.size(), unsent_.size()));
+}
+
+ClientStats Client::Impl::stats() const {
+  ClientStats s = stats_;
+  s.bytes_sent = bytes_sent_closed_;
+  s.bytes_received = bytes_received_closed_;
+  if (connection_ && connection_active_) {
+    s.bytes_sent += connection_->bytes_sent();
+    s.bytes_received += connection_->bytes_received();
+  }
+  return s;
+}
+
+}  // namespace scenecrdt::client

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the replica client's writes: the unsent buffer (the latest write per entity: a
+// Transform, a Transform deletion or an entity deletion), held writes stamped on top of the
+// first snapshot and offline writes re-stamped over newer state, Crdt frames kept until
+// acknowledged, their (re)transmission, and frames refused as rate_limited going back into
+// the buffer.
+#include <algorithm>
+
+#include "scenecrdt/client/internal/client_impl.h"
+#include "scenecrdt/client/internal/format.h"
+#include "scenecrdt/protocol/crdt_codec.h"
+
+namespace scenecrdt::client {
+
+namespace {
+
+using internal::Format;
+using internal::Ull;
+
+// Messages per frame built by Flush (a Transform PUT is 68 bytes: ~272 KB, under the server's
+// 1 MiB frame limit and its message burst).
+constexpr std::size_t kMaxWritesPerFrame = 4000;
+constexpr std::size_t kMaxMessageBytes = 24 + protocol::Transform::kSize;
+// Pause of Flush after a rate_limited refusal of an own frame: doubles up to the cap.
+constexpr int64_t kRateLimitPauseMs = 100;
+constexpr int64_t kRateLimitPauseCapMs = 2000;
+
+}  // namespace
+
+Result<void> Client::Impl::Write(protocol::EntityId entity, const UnsentWrite& write) {
+  if (closed_) return MakeError(ErrorCode::kIo, "the client is closed");
+  auto it = unsent_.find(entity);
+  if (it == unsent_.end() && unsent_.size() >= options_.max_unsent_writes) {
+    return MakeError(ErrorCode::kRateLimited,
+                     "the unsent-write buffer is full (ClientOptions::max_unsent_writes)");
+  }
+  if (!state_ready_) {
+    // Held unstamped: a stamp now (1, or our replica's + 1) could lose to, or silently
+    // override, state we have not seen yet. StampUnsent() stamps it on top of the snapshot.
+    if (it != unsent_.end() && it->second.kind == WriteKind::kDeleteEntity) {
+      return MakeError(ErrorCode::kInvalidArgument, "the entity is deleted (a held deletion)");
+    }
+    unsent_.insert_or_assign(entity, write);
+    return {};
+  }
+  auto written = StampLocally(entity, write);
+  if (!written.has_value()) return written.error();
+  if (scratch_.empty()) return {};  // unchanged: nothing to send
+  UnsentWrite stamped = write;
+  stamped.stamped = true;
+  if (write.kind != WriteKind::kDeleteEntity) {
+    stamped.timestamp =
+        runtime_.store().FindRegister(protocol::kTransformComponentId, entity)->timestamp;
+  }
+  unsent_.insert_or_assign(entity, stamped);
+  if (!synced_) ++stats_.offline_writes;
+  return {};
+}
+
+Result<runtime::MergeOutcome> Client::Impl::StampLocally(protocol::EntityId entity,
+                                                         const UnsentWrite& w) {
+  scratch_.clear();
+  switch (w.kind) {
+    case WriteKind::kTransform:
+      return runtime_.WriteTransform(entity, w.value, scratch_);
+    case WriteKind::kDeleteTransform:
+      return runtime_.WriteDeleteComponent(entity, protocol::kTransformComponentId, scratch_);
+    case WriteKind::kDeleteEntity:
+      break;
+  }
+  return runtime_.WriteDeleteEntity(entity, scratch_);
+}
+
+bool Client::Impl::StillOurs(protocol::EntityId entity, const UnsentWrite& w) const {
+  if (w.kind == WriteKind::kDeleteEntity) {
+    // A deletion has no stamp and cannot be overtaken: once merged it stays.
+    const auto deleted = runtime_.store().DeletedVersion(protocol::EntityNumber(entity));
+    return deleted && *deleted >= protocol::EntityVersion(entity);
+  }
+  const auto r = runtime_.store().FindRegister(protocol::kTransformComponentId, entity);
+  if (!r || r->timestamp != w.timestamp) return false;
+  if (w.kind == WriteKind::kDeleteTransform) return !r->has_data;
+  return r->has_data && r->transform &&
+         protocol::StoreTransform(*r->transform) == protocol::StoreTransform(w.value);
+}
+
+void Client::Impl::StampUnsent() {
+  uint64_t held = 0;
+  uint64_t restamped = 0;
+  for (auto it = unsent_.begin(); it != unsent_.end();) {
+    const protocol::EntityId entity = it->first;
+    UnsentWrite& w = it->second;
+    if (w.stamped) {
+      // Still ours when the register holds exactly our stamp and bytes: send it as stamped.
+      if (StillOurs(entity, w)) {
+        ++it;
+        continue;
+      }
+      ++restamped;
+    } else {
+      ++held;
+    }
+    auto written = StampLocally(entity, w);
+    if (!written.has_value()) {
+      ++stats_.dropped_writes;
+      Log(Format("dropped the write of entity %u: %s", entity, written.error().detail));
+      it = unsent_.erase(it);
+      continue;
+    }
+    if (scratch_.empty()) {  // the state already holds this value: nothing to send
+      it = unsent_.erase(it);
+      continue;
+    }
+    if (w.kind != WriteKind::kDeleteEntity) {
+      w.timestamp =
+          runtime_.store().FindRegister(protocol::kTransformComponentId, entity)->timestamp;
+    }
+    w.stamped = true;
+    ++it;
+  }
+  stats_.held_writes += held;
+  stats_.restamped_writes += restamped;
+  if (held > 0) Log(Format("stamped %llu writes held before the snapshot", Ull(held)));
+  if (restamped > 0) {
+    Log(Format("re-stamped %llu offline writes over newer server state", Ull(restamped)));
+  }
+}
+
+void Client::Impl::AppendUnsent(protocol::EntityId entity, const UnsentWrite& w,
+                                std::vector<uint8_t>& out) {
+  switch (w.kind) {
+    case WriteKind::kTransform:
+      protocol::AppendTransformPut(entity, w.timestamp, w.value, out);
+      return;
+    case WriteKind::kDeleteTransform:
+    case WriteKind::kDeleteEntity: {
+      protocol::CrdtMessage m;
+      m.entity = entity;
+      if (w.kind == WriteKind::kDeleteEntity) {
+        m.type = protocol::MessageType::kDeleteEntity;
+      } else {
+        m.type = protocol::MessageType::kDeleteComponent;
+        m.component = protocol::kTransformComponentId;
+        m.timestamp = w.timestamp;
+      }
+      protocol::AppendMessage(m, out);
+      return;
+    }
+  }
+}
+
+void Client::Impl::Requeue(const PendingFrame& frame) {
+  (void)protocol::DecodeStream(frame.dcl, {}, [&](const protocol::CrdtMessage& m) {
+    UnsentWrite w;
+    w.timestamp = m.timestamp;
+    w.stamped = true;
+    if (m.type == protocol::MessageType::kDeleteEntity) {
+      w.kind = WriteKind::kDeleteEntity;
+    } else if (m.type == protocol::MessageType::kDeleteComponent &&
+               m.component == protocol::kTransformComponentId) {
+      w.kind = WriteKind::kDeleteTransform;
+    } else if (m.type == protocol::MessageType::kPutComponent &&
+               m.component == protocol::kTransformComponentId &&
+               m.data.size() == protocol::Transform::kSize) {
+      w.value = protocol::LoadTransform(std::span<const uint8_t, protocol::Transform::kSize>(
+          m.data.data(), protocol::Transform::kSize));
+    } else {
+      return;  // not one of ours
+    }
+    unsent_.try_emplace(m.entity, w);
+  });
+  ++stats_.rate_limited_frames;
+  const int64_t pause_ms =
+      std::min(kRateLimitPauseCapMs, kRateLimitPauseMs << std::min(rate_limit_pauses_, 5u));
+  ++rate_limit_pauses_;
+  flush_paused_until_ = Now() + std::chrono::milliseconds(pause_ms);
+}
+
+uint64_t Client::Impl::Flush() {
+  if (!synced_ || unsent_.empty()) return 0;
+  if (flush_paused_until_) {
+    if (Now() < *flush_paused_until_) return 0;
+    flush_paused_until_.reset();
+  }
+  uint64_t last = 0;
+  std::vector<uint8_t> dcl;
+  while (!unsent_.empty()) {
+    const std::size_t n = std::min(unsent_.size(), kMaxWritesPerFrame);
+    if (pending_bytes_ + n * kMaxMessageBytes > options_.max_unacked_bytes) break;  // coalesce
+    dcl.clear();
+    dcl.reserve(n * kMaxMessageBytes);
+    auto it = unsent_.begin();
+    for (std::size_t i = 0; i < n; ++i) {
+      AppendUnsent(it->first, it->second, dcl);
+      it = unsent_.erase(it);
+    }
+    AddPending(dcl, /*owned=*/true);
+    last = pending_.back().frame_sequence;
+    if (!Transmit(pending_.back())) break;
+  }
+  return last;
+}
+
+uint64_t Client::Impl::SendCrdt(std::span<const uint8_t> dcl) {
+  if (closed_ || stopped_) return 0;
+  if (pending_bytes_ + dcl.size() > options_.max_unacked_bytes) return 0;
+  // Merged locally too: the server does not echo a session's own changes back to it.
+  (void)runtime_.ApplyCrdt(dcl);
+  AddPending(std::vector<uint8_t>(dcl.begin(), dcl.end()), /*owned=*/false);
+  PendingFrame& p = pending_.back();
+  if (synced_) (void)Transmit(p);
+  return p.frame_sequence;
+}
+
+void Client::Impl::AddPending(std::vector<uint8_t> dcl, bool owned) {
+  PendingFrame p;
+  p.frame_sequence = next_frame_sequence_++;
+  p.owned = owned;
+  pending_bytes_ += dcl.size();
+  p.dcl = std::move(dcl);
+  pending_.push_back(std::move(p));
+}
+
+bool Client::Impl::Transmit(PendingFrame& p) {
+  if (!connection_ || !connection_active_) return false;
+  session::Crdt crdt;
+  crdt.frame_sequence = p.frame_sequence;
+  crdt.data = p.dcl;
+  if (!connection_->Send(session::BuildFrame(crdt))) {
+    // Closed meanwhile, or its queue is full: either way this connection can no longer carry
+    // every frame in order, so end it; the next one resends everything unacknowledged.
+    connection_->Close();
+    return false;
+  }
+  const bool resend = p.sent_on != 0;
+  p.sent_on = connection_id_;
+  ++stats_.frames_sent;
+  if (resend) {
+    ++stats_.resent_frames;
+    stats_.resent_bytes += p.dcl.size();
+  }
+  if (owner_.on_send) owner_.on_send(p.frame_sequence, p.dcl, resend);
+  return true;
+}
+
+}  // namespace scenecrdt::client

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the viewer's HTTP routes (docs/WEB.md): GET / (the scene list as HTML), GET /api/scenes
+// (the same as JSON, polled by the page), GET /view/<scene> (the 3D viewer page) and
+// GET /web/<file> (its assets: script bundle, wasm module), read from --web-root. HttpSession
+// only dispatches here; scene summaries are read on each scene's strand, so the answer comes
+// back through a callback on any thread.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "scenecrdt/server/context.h"
+
+namespace scenecrdt::server {
+
+struct WebResponse {
+  unsigned status = 200;  // an HTTP status code
+  std::string body;
+  const char* content_type = "text/plain";
+};
+
+// True for the paths ServeWeb answers.
+bool IsWebPath(std::string_view path);
+
+// Answers GET `target` (path and query) through `respond`, called exactly once, possibly on
+// another thread. With --auth, / and /api/scenes need ?token=T and list only the scenes it is
+// granted; the viewer page and its assets are public (the page's WebSocket carries the token).
+void ServeWeb(ServerContext& ctx, std::string_view target, std::string_view peer,
+              std::function<void(WebResponse)> respond);
+
+}  // namespace scenecrdt::server

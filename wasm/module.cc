@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the WebAssembly module's translation unit: the C ABI is linked in whole (the exports are
+// listed in wasm/CMakeLists.txt), and this file pins the struct layouts that the TypeScript side
+// reads from wasm memory by offset (client-web/src/wasm.ts, docs/WEB.md): a layout change breaks
+// this build instead of silently misreading fields in the browser.
+#include <cstddef>
+
+#include "scenecrdt/scenecrdt.h"
+
+static_assert(sizeof(void*) == 4, "the TypeScript offsets assume wasm32");
+static_assert(sizeof(sc_transform) == 44);
+static_assert(offsetof(sc_transform, position) == 0);
+static_assert(offsetof(sc_transform, rotation) == 12);
+static_assert(offsetof(sc_transform, scale) == 28);
+static_assert(offsetof(sc_transform, parent) == 40);
+static_assert(sizeof(sc_node_info) == 20);
+static_assert(offsetof(sc_node_info, effective_parent) == 4);
+static_assert(offsetof(sc_node_info, declared_parent) == 8);
+static_assert(offsetof(sc_node_info, parked) == 12);
+static_assert(offsetof(sc_node_info, placeholder) == 16);
+static_assert(sizeof(sc_interpolation_options) == 88);
+static_assert(offsetof(sc_interpolation_options, max_extrapolation_us) == 72);
+static_assert(sizeof(sc_apply_stats) == 56);
+static_assert(offsetof(sc_apply_stats, messages) == 16);
