@@ -36,6 +36,17 @@ struct ConnectionOptions {
   // tls:// and wss://: the CA certificates (PEM) the server's certificate must chain to;
   // empty: the system trust store. The host name (or IP) of the URL must match it.
   std::string ca_file;
+  // Offer permessage-deflate on ws:// and wss:// (browsers and node `ws` offer it too). The
+  // server decides; the frames read are the same either way.
+  bool deflate = true;
+  // Offer a zstd stream on tcp:// and tls:// (Hello.compression). Off by default: it sends ~6x
+  // fewer bytes but costs the server ~3x the CPU of a plain fan-out and lengthens the latency
+  // tail on a busy server (docs/SERVER.md, "Compression").
+  bool zstd = false;
+  // tcp:// only (not tls://): take each read's receive time from the kernel (SO_TIMESTAMPNS,
+  // the CLOCK_REALTIME time the bytes reached the socket), readable as receive_time_ns() while
+  // on_frame runs. Measures latency without the caller's own event-loop delay (`load`).
+  bool kernel_receive_timestamps = false;
 };
 
 struct ReconnectOptions {

@@ -2,9 +2,14 @@
 // Owns the client transports: connect with a deadline, frame reassembly, gather writes.
 #include "scenecrdt/client/internal/connection.h"
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "scenecrdt/net/tls.h"
+#include "scenecrdt/net/ws_compression.h"
 
 namespace scenecrdt::client {
 
@@ -85,6 +90,11 @@ struct Connection::Impl {
   }
 };
 
+session::Compression OfferedCompression(const ServerUrl& url, const ConnectionOptions& options) {
+  return url.scheme == ServerUrl::Scheme::kTcp && options.zstd ? session::Compression::kZstd
+                                                               : session::Compression::kNone;
+}
+
 Connection::Connection(net::asio::io_context& ioc, ServerUrl url, std::string scene,
                        ConnectionOptions options, ConnectionHandlers handlers)
     : strand_(net::asio::make_strand(ioc)),
@@ -150,6 +160,15 @@ void Connection::Start() {
                 }
                 net::error_code ignored;
                 self->impl_->lowest().set_option(net::tcp::no_delay(true), ignored);
+                // Kernel receive stamps: plain tcp:// only (TLS and WebSocket read through
+                // their own layers; those connections use user-space times).
+                if (self->options_.kernel_receive_timestamps) {
+                  const int on = 1;
+                  if (!self->impl_->tcp || setsockopt(self->impl_->tcp->native_handle(), SOL_SOCKET,
+                                                      SO_TIMESTAMPNS, &on, sizeof on) != 0) {
+                    self->options_.kernel_receive_timestamps = false;  // user-space times
+                  }
+                }
                 if (self->impl_->tls_stream()) {
                   self->TlsHandshake();
                 } else {
@@ -196,6 +215,7 @@ void Connection::Upgrade() {
   impl_->WithWebSocket([this](auto& ws) {
     ws.binary(true);
     ws.read_message_max(options_.max_frame_bytes);
+    ws.set_option(net::ClientDeflate(options_.deflate));
     ws.async_handshake(impl_->upgrade_response, url_.host + ":" + std::to_string(url_.port),
                        "/scene/" + scene_, [self = shared_from_this()](const net::error_code& h) {
                          if (self->closed_) return;
@@ -269,6 +289,10 @@ void Connection::Read() {
   }
   constexpr std::size_t kReadChunk = 64 * 1024;
   if (in_.size() < in_used_ + kReadChunk) in_.resize(in_used_ + kReadChunk);
+  if (options_.kernel_receive_timestamps) {
+    ReadStamped();
+    return;
+  }
   auto on_bytes = [self = shared_from_this()](const net::error_code& ec, std::size_t n) {
     self->read_pending_ = false;
     if (self->closed_) return;
@@ -289,7 +313,54 @@ void Connection::Read() {
   });
 }
 
+void Connection::ReadStamped() {
+  impl_->tcp->async_wait(
+      net::tcp::socket::wait_read, [self = shared_from_this()](const net::error_code& ec) {
+        self->read_pending_ = false;
+        if (self->closed_) return;
+        if (ec) {
+          self->Fail(MakeError(ErrorCode::kIo, "connection lost"));
+          return;
+        }
+        iovec iov{self->in_.data() + self->in_used_, self->in_.size() - self->in_used_};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        const ssize_t n = recvmsg(self->impl_->tcp->native_handle(), &msg, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+          self->read_pending_ = true;
+          self->ReadStamped();
+          return;
+        }
+        if (n <= 0) {
+          self->Fail(n == 0 ? MakeError(ErrorCode::kOk, "closed")
+                            : MakeError(ErrorCode::kIo, "connection lost"));
+          return;
+        }
+        self->receive_time_ns_ = 0;
+        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            timespec ts{};
+            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            self->receive_time_ns_ = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+          }
+        }
+        self->in_used_ += static_cast<std::size_t>(n);
+        self->bytes_received_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+        self->OnBytes(static_cast<std::size_t>(n));
+      });
+}
+
 void Connection::OnBytes(std::size_t) {
+  if (zstd_) {
+    FeedCompressed(std::span<const uint8_t>(in_.data(), in_used_));
+    in_used_ = 0;
+    if (!closed_) Read();
+    return;
+  }
   std::size_t pos = 0;
   while (!closed_) {
     const std::span<const uint8_t> rest(in_.data() + pos, in_used_ - pos);
@@ -314,6 +385,13 @@ void Connection::OnBytes(std::size_t) {
     }
     Deliver(rest.first(static_cast<std::size_t>(*size)));
     pos += static_cast<std::size_t>(*size);
+    if (zstd_ && !closed_) {
+      // The Welcome switched the stream: what follows it is compressed.
+      FeedCompressed(std::span<const uint8_t>(in_.data() + pos, in_used_ - pos));
+      in_used_ = 0;
+      if (!closed_) Read();
+      return;
+    }
   }
   if (closed_) return;
   if (pos > 0) {
@@ -339,7 +417,24 @@ void Connection::Deliver(std::span<const uint8_t> frame) {
   if (std::holds_alternative<session::Pong>(read.value())) {
     last_pong_ = std::chrono::steady_clock::now();
   }
+  if (const auto* w = std::get_if<session::Welcome>(&read.value());
+      w && w->compression == session::Compression::kZstd) {
+    if (impl_->websocket() || zstd_ || !options_.zstd) {
+      Fail(MakeError(ErrorCode::kEnvelopeInvalid,
+                     "the server chose zstd compression, which this connection did not offer"));
+      return;
+    }
+    zstd_ = std::make_unique<session::ZstdFrameReader>(options_.max_frame_bytes);
+  }
   if (handlers_.on_frame) handlers_.on_frame(read.value(), aligned);
+}
+
+void Connection::FeedCompressed(std::span<const uint8_t> bytes) {
+  auto fed = zstd_->Feed(bytes, [this](std::span<const uint8_t> frame) {
+    Deliver(frame);
+    return !closed_;
+  });
+  if (!fed.has_value()) Fail(fed.error());
 }
 
 bool Connection::Send(std::vector<uint8_t> frame) {

@@ -11,6 +11,7 @@ PACKAGES=(
   nodejs
   pkg-config redis-server libhiredis-dev
   libssl-dev openssl nlohmann-json3-dev
+  libzstd-dev
   emscripten chromium
 )
 

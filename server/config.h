@@ -101,6 +101,9 @@ struct ServerConfig {
   // Entries younger than this (relative to the newest folded) stay after a compaction, for
   // readers that lag a little.
   uint32_t compact_retain_ms = 10000;
+  // Compress what clients offer to read compressed: zstd on framed TCP (Hello.compression),
+  // permessage-deflate on WebSocket. false: every session plain (--no-compression).
+  bool compression = true;
   // Event lines (session open/close, drops, resyncs, refusals: docs/SERVER.md "Logs").
   bool log_events = true;
   // Where they go (each call one complete line; must be thread-safe). Empty: stderr.

@@ -101,6 +101,7 @@ void EnvelopeSession::HandleHello(const session::Hello& hello) {
     Fatal(ErrorCode::kUnauthorized, grant.error().detail);
     return;
   }
+  offered_ = hello.compression;
   NoteGrant(grant.value());
   JoinScene(hello.scene, grant->role == Role::kWrite, hello.resume_sequence);
 }
@@ -181,7 +182,13 @@ void EnvelopeSession::TakeControlFrames(std::vector<SharedFrame>& out) {
 }
 
 void EnvelopeSession::OnJoined(const session::Welcome& welcome) {
-  control_.push_back(MakeShared(session::BuildFrame(welcome)));
+  session::Welcome w = welcome;
+  const bool compress =
+      offered_ == session::Compression::kZstd && ctx_.config().compression && CanCompress();
+  if (compress) w.compression = session::Compression::kZstd;
+  SharedFrame frame = MakeShared(session::BuildFrame(w));
+  control_.push_back(frame);
+  if (compress) StartCompression(frame);
 }
 
 void EnvelopeSession::OnWriteStarted(std::size_t frames) {

@@ -46,6 +46,11 @@ class EnvelopeSession : public Session {
   void OnWriteStarted(std::size_t frames) override;
   void OnWatchdog(int64_t now_ms) override;
   void OnSessionClosed() override;
+  // The transport can compress the server -> client stream (framed TCP: zstd). When the
+  // Hello offered it, StartCompression is told which queued frame (the Welcome) is the last
+  // plain one.
+  virtual bool CanCompress() const { return false; }
+  virtual void StartCompression(const SharedFrame& last_plain) { (void)last_plain; }
 
   std::vector<uint8_t> frame_buffer_;  // one frame, 8-byte aligned (std::vector storage)
 
@@ -57,6 +62,7 @@ class EnvelopeSession : public Session {
   std::deque<SharedFrame> control_;
   std::optional<uint64_t> ack_pending_;
   int64_t last_ping_ms_ = 0;
+  session::Compression offered_ = session::Compression::kNone;  // Hello.compression
 };
 
 }  // namespace scenecrdt::server

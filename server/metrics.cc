@@ -129,6 +129,11 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_bytes_in_total", "Bytes received.", Load(bytes_in));
   counter("scenecrdt_bytes_out_total", "Bytes sent.", Load(bytes_out));
   counter("scenecrdt_acks_total", "Ack frames sent.", Load(acks_out));
+  counter("scenecrdt_compression_plain_bytes_total",
+          "Frame bytes sent through framed-TCP zstd streams (before compression).",
+          Load(compression_plain_bytes));
+  counter("scenecrdt_compression_wire_bytes_total", "Bytes those zstd streams put on the wire.",
+          Load(compression_wire_bytes));
   counter("scenecrdt_snapshots_total", "Full snapshots sent on join.", Load(snapshots));
   counter("scenecrdt_resumes_total", "Joins served with a resume delta.", Load(resumes));
   counter("scenecrdt_state_bytes_total", "Bytes of state frames built for joins.",

@@ -112,6 +112,9 @@ class Metrics {
   Counter bytes_in{0};
   Counter bytes_out{0};
   Counter acks_out{0};
+  // Framed TCP compressed mode: frame bytes that went into zstd streams, and what came out.
+  Counter compression_plain_bytes{0};
+  Counter compression_wire_bytes{0};
   Counter snapshots{0};
   Counter resumes{0};
   Counter state_bytes{0};     // snapshot / resume-delta frame bytes built on join

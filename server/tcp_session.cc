@@ -104,6 +104,11 @@ void TcpSession::OnPrefix(const net::error_code& ec) {
   });
 }
 
+void TcpSession::StartCompression(const SharedFrame& last_plain) {
+  zstd_ = std::make_unique<session::ZstdEncoder>();
+  last_plain_ = last_plain;
+}
+
 void TcpSession::TransportWrite(const std::vector<net::asio::const_buffer>& buffers) {
   if (tls_ && !tls_ready_) {
     // A goodbye before the handshake finished (Hello deadline): nothing can be said in TLS.
@@ -111,6 +116,42 @@ void TcpSession::TransportWrite(const std::vector<net::asio::const_buffer>& buff
                     [self = Self()] { self->OnWriteDone(net::asio::error::not_connected, 0); });
     return;
   }
+  if (!zstd_) {
+    WriteWire(buffers);
+    return;
+  }
+  // Frames up to the Welcome go plain; the stream starts after it.
+  wire_.clear();
+  std::size_t first = 0;
+  if (last_plain_) {
+    first = buffers.size();  // the Welcome is not in this write: all plain
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+      wire_.push_back(buffers[i]);
+      if (buffers[i].data() == last_plain_->data()) {
+        first = i + 1;
+        last_plain_.reset();
+        break;
+      }
+    }
+  }
+  // Keep no more than 1 MiB of capacity between writes (a snapshot can be larger).
+  if (compressed_.capacity() > (1u << 20)) std::vector<uint8_t>().swap(compressed_);
+  compressed_.clear();
+  for (std::size_t i = first; i < buffers.size(); ++i) {
+    zstd_->Compress(
+        std::span<const uint8_t>(static_cast<const uint8_t*>(buffers[i].data()), buffers[i].size()),
+        i + 1 == buffers.size(), compressed_);
+  }
+  Metrics& m = ctx_.metrics();
+  for (std::size_t i = first; i < buffers.size(); ++i) {
+    Metrics::Add(m.compression_plain_bytes, buffers[i].size());
+  }
+  Metrics::Add(m.compression_wire_bytes, compressed_.size());
+  if (!compressed_.empty()) wire_.emplace_back(compressed_.data(), compressed_.size());
+  WriteWire(wire_);
+}
+
+void TcpSession::WriteWire(const std::vector<net::asio::const_buffer>& buffers) {
   WithStream([this, &buffers](auto& stream) {
     net::asio::async_write(stream, buffers,
                            net::asio::bind_executor(

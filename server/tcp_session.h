@@ -5,11 +5,13 @@
 // port: "GET " where a size prefix should be) gets an HTTP 400 naming the --http port. With
 // --tls-cert the listener speaks tls://: the TLS handshake comes first (within the Hello
 // deadline), then the same frames inside TLS records.
+// When the Hello offers zstd, everything after the Welcome is one zstd stream (plain and TLS).
 #pragma once
 
 #include <memory>
 
 #include "scenecrdt/net/tls.h"
+#include "scenecrdt/protocol/session/zstd_stream.h"
 #include "scenecrdt/server/endpoint.h"
 #include "scenecrdt/server/envelope_session.h"
 
@@ -28,6 +30,9 @@ class TcpSession final : public EnvelopeSession {
   void OnPrefix(const net::error_code& ec);
   // The goodbye in HTTP for a peer that sent an HTTP request, the envelope's otherwise.
   void QueueGoodbye(ErrorCode code, std::string_view text) override;
+  bool CanCompress() const override { return true; }
+  void StartCompression(const SharedFrame& last_plain) override;
+  void WriteWire(const std::vector<net::asio::const_buffer>& buffers);
   std::shared_ptr<TcpSession> Self();
   // Runs `f` with the stream the frames travel on (the TLS stream or the socket).
   template <class F>
@@ -44,6 +49,12 @@ class TcpSession final : public EnvelopeSession {
   std::optional<net::ssl::stream<StrandSocket>> tls_;
   bool tls_ready_ = false;  // the handshake completed (writes wait for it)
   bool http_peer_ = false;  // the first bytes were an HTTP request line
+  // Compressed mode (docs/PROTOCOL.md section 2, "Compression"): frames after `last_plain_`
+  // (the Welcome) go through the connection's zstd stream, each write flushed.
+  std::unique_ptr<session::ZstdEncoder> zstd_;
+  SharedFrame last_plain_;
+  std::vector<uint8_t> compressed_;  // the compressed bytes of the write in flight
+  std::vector<net::asio::const_buffer> wire_;
 };
 
 }  // namespace scenecrdt::server

@@ -3,7 +3,8 @@
 // limit lowered to --max-frame-bytes) under either protocol: WebSocketSession<EnvelopeSession>
 // for /scene/<name> (each message holds whole envelope frames) and
 // WebSocketSession<DclSession> for /dcl/<name> (each message is one DCL chunk). The
-// protocol's kTransportKeepAlive says whether Beast's keep-alive pings own liveness. Built by
+// protocol's kTransportKeepAlive says whether Beast's keep-alive pings own liveness; messages
+// are compressed (permessage-deflate) when the client offers it. Built by
 // HttpSession from an upgrade request; the handshake is answered on the session's strand.
 // `Next` is the connection under the WebSocket: the strand socket (ws://) or a TLS stream
 // over it whose handshake HttpSession already did (wss://).
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "scenecrdt/net/tls.h"
+#include "scenecrdt/net/ws_compression.h"
 #include "scenecrdt/server/endpoint.h"
 #include "scenecrdt/server/session.h"
 
@@ -59,6 +61,8 @@ class WebSocketSession final : public Protocol {
       timeout.keep_alive_pings = false;
     }
     ws_.set_option(timeout);
+    // permessage-deflate when the client offers it (bounded state: net/ws_compression.h).
+    ws_.set_option(net::ServerDeflate(this->ctx_.config().compression));
     ws_.async_accept(request_, net::asio::bind_executor(this->strand_,
                                                         [self = Self()](const net::error_code& e) {
                                                           if (e) {

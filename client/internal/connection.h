@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns Connection (internal: not installed): one client transport (framed TCP or WebSocket
 // /scene/<name>, each with or without TLS) on a strand of the caller's io_context: connect,
-// read frames (verified with ReadFrame), write queued frames in gather writes. It knows
-// nothing about scenes or replicas: Client and the load generator build on it. Callbacks run
-// on the connection's strand.
+// read frames (verified with ReadFrame), write queued frames in gather writes; it offers
+// compression (permessage-deflate on ws://) and follows a Welcome that switches a TCP stream
+// to zstd. It knows nothing about scenes or replicas: Client and the load generator build on
+// it. Callbacks run on the connection's strand.
 #pragma once
 
 #include <atomic>
@@ -20,8 +21,12 @@
 #include "scenecrdt/client/url.h"
 #include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/protocol/session/zstd_stream.h"
 
 namespace scenecrdt::client {
+
+// The Hello.compression to send over `url`: kZstd on tcp:// when options.zstd.
+session::Compression OfferedCompression(const ServerUrl& url, const ConnectionOptions& options);
 
 struct ConnectionHandlers {
   std::function<void()> on_open;  // transport ready: send Hello now
@@ -50,6 +55,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t queued_bytes() const { return queued_bytes_.load(std::memory_order_relaxed); }
   uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
   uint64_t bytes_sent() const { return bytes_sent_.load(std::memory_order_relaxed); }
+  // With kernel_receive_timestamps: the kernel's receive time (CLOCK_REALTIME, ns) of the
+  // read that completed the frame being delivered; 0 when the kernel gave none. On the strand.
+  int64_t receive_time_ns() const { return receive_time_ns_; }
 
  private:
   struct Impl;
@@ -58,7 +66,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnConnected();
   void Read();
   void OnBytes(std::size_t n);
+  // Read() with SO_TIMESTAMPNS: wait for readability, then recvmsg with its control data.
+  void ReadStamped();
   void Deliver(std::span<const uint8_t> frame);
+  // Compressed mode (after a Welcome with compression = zstd): decompress, frame, deliver.
+  void FeedCompressed(std::span<const uint8_t> bytes);
   void WriteNext();
   void Fail(const Error& error);
   void ArmKeepalive();
@@ -73,6 +85,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<uint8_t> in_;     // receive buffer (TCP); only grows, never re-zeroed per read
   std::size_t in_used_ = 0;     // bytes of in_ received and not yet framed
   std::vector<uint8_t> frame_;  // aligned copy of one frame
+  // Set by a Welcome with compression = zstd (TCP): every later byte goes through it.
+  std::unique_ptr<session::ZstdFrameReader> zstd_;
   std::deque<std::vector<uint8_t>> out_;
   std::vector<std::vector<uint8_t>> in_flight_;
   std::vector<net::asio::const_buffer> buffers_;
@@ -83,6 +97,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool closed_ = false;
   std::optional<Error> setup_error_;  // the TLS context could not be built (Start reports it)
   uint64_t ping_nonce_ = 0;
+  int64_t receive_time_ns_ = 0;
   std::chrono::steady_clock::time_point last_pong_{};
   std::atomic<std::size_t> queued_bytes_{0};
   std::atomic<uint64_t> bytes_received_{0};

@@ -37,12 +37,14 @@ std::vector<uint8_t> BuildFrame(const Frame& frame) {
           auto token = OptionalString(b, f.token);
           auto name = OptionalString(b, f.client_name);
           payload = fb::CreateHello(b, scene, token, f.resume_sequence.has_value(),
-                                    f.resume_sequence.value_or(0), name)
+                                    f.resume_sequence.value_or(0), name,
+                                    static_cast<uint8_t>(f.compression))
                         .Union();
           type = fb::Payload::Hello;
         } else if constexpr (std::is_same_v<F, Welcome>) {
-          payload =
-              fb::CreateWelcome(b, f.session_id, f.scene_sequence, f.resumed, f.can_write).Union();
+          payload = fb::CreateWelcome(b, f.session_id, f.scene_sequence, f.resumed, f.can_write,
+                                      static_cast<uint8_t>(f.compression))
+                        .Union();
           type = fb::Payload::Welcome;
         } else if constexpr (std::is_same_v<F, Crdt>) {
           auto data = b.CreateVector(f.data.data(), f.data.size());
@@ -141,11 +143,19 @@ Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& optio
       out.token = text(h->token());
       out.client_name = text(h->client_name());
       if (h->has_resume()) out.resume_sequence = h->resume_sequence();
+      // A mode this build does not know reads as none: the server then answers plain.
+      out.compression = h->compression() == static_cast<uint8_t>(Compression::kZstd)
+                            ? Compression::kZstd
+                            : Compression::kNone;
       return Frame(std::move(out));
     }
     case fb::Payload::Welcome: {
       const fb::Welcome* w = env->payload_as_Welcome();
-      return Frame(Welcome{w->session_id(), w->scene_sequence(), w->resumed(), w->can_write()});
+      if (w->compression() > static_cast<uint8_t>(Compression::kZstd)) {
+        return invalid("Welcome.compression names an unknown mode");
+      }
+      return Frame(Welcome{w->session_id(), w->scene_sequence(), w->resumed(), w->can_write(),
+                           static_cast<Compression>(w->compression())});
     }
     case fb::Payload::Crdt: {
       const fb::Crdt* c = env->payload_as_Crdt();

@@ -24,17 +24,25 @@ inline constexpr std::size_t kMaxSceneNameBytes = 64;
 inline constexpr std::size_t kMaxTokenBytes = 4096;
 inline constexpr std::size_t kMaxErrorTextBytes = 1024;
 
+// Compression of the server -> client byte stream of a framed TCP connection (docs/PROTOCOL.md
+// section 2, "Compression"). Wire values: append only.
+enum class Compression : uint8_t { kNone = 0, kZstd = 1 };
+
 struct Hello {
   std::string scene;
   std::string token;
   std::optional<uint64_t> resume_sequence;  // last scene sequence applied, when resuming
   std::string client_name;
+  // The compression the client can read (framed TCP only; WebSocket uses permessage-deflate).
+  Compression compression = Compression::kNone;
 };
 struct Welcome {
   uint64_t session_id = 0;
   uint64_t scene_sequence = 0;  // the state frames that follow reach this sequence
   bool resumed = false;         // true: a delta since Hello.resume_sequence; false: snapshot
   bool can_write = false;
+  // What every server -> client byte after this frame is (kNone unless Hello offered it).
+  Compression compression = Compression::kNone;
 };
 // `data` is a DCL CRDT stream. After ReadFrame it points into the frame buffer.
 struct Crdt {

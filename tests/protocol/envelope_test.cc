@@ -68,10 +68,12 @@ bool SameFrame(const Frame& a, const Frame& b) {
         const F& y = std::get<F>(b);
         if constexpr (std::is_same_v<F, Hello>) {
           return x.scene == y.scene && x.token == y.token &&
-                 x.resume_sequence == y.resume_sequence && x.client_name == y.client_name;
+                 x.resume_sequence == y.resume_sequence && x.client_name == y.client_name &&
+                 x.compression == y.compression;
         } else if constexpr (std::is_same_v<F, Welcome>) {
           return x.session_id == y.session_id && x.scene_sequence == y.scene_sequence &&
-                 x.resumed == y.resumed && x.can_write == y.can_write;
+                 x.resumed == y.resumed && x.can_write == y.can_write &&
+                 x.compression == y.compression;
         } else if constexpr (std::is_same_v<F, Crdt>) {
           return x.frame_sequence == y.frame_sequence && x.scene_sequence == y.scene_sequence &&
                  x.is_state == y.is_state && x.data.size() == y.data.size() &&
@@ -117,6 +119,8 @@ class EnvelopeTest : public ::testing::Test {
         Hello{"resume-at-zero", "t", 0, ""},
         Welcome{7, 0xFFFFFFFFFFFFFFF0u, true, true},
         Welcome{1, 2, false, false},
+        Hello{"z", "", std::nullopt, "", Compression::kZstd},
+        Welcome{3, 4, false, true, Compression::kZstd},
         Crdt{5, 6, true, stream_},
         Crdt{0, 0, false, {}},
         Ack{0xFFFFFFFFFFFFFFFFu},

@@ -66,8 +66,11 @@ TEST_F(ServerJwtTest, GrantsDecideSceneAndRole) {
   EXPECT_EQ(JoinRefusal(port, "arena", writer), "missing_grant");
   const std::string reader =
       ValidToken(TestSigner::kEdDsa, Claims(R"(["*"])", "read", WallNow() + 600));
+  // A read-only token may not create a scene: a writer holds "lobby" open for it.
+  RawConnection lobby_writer(port);
+  ASSERT_TRUE(lobby_writer.Join("lobby", writer).has_value());
   RawConnection read_only(port);
-  ASSERT_TRUE(read_only.Join("arena", reader).has_value());
+  ASSERT_TRUE(read_only.Join("lobby", reader).has_value());
   std::vector<uint8_t> dcl;
   AppendPut(dcl, 600, 1, 1.0f);
   ASSERT_TRUE(read_only.SendFrame(session::Crdt{1, 0, false, dcl}));

@@ -41,11 +41,12 @@ TestCert MakeCert(const std::string& dir, const std::string& name) {
 }
 
 std::unique_ptr<client::Client> Join(const std::string& url, const std::string& ca,
-                                     const std::string& scene = "secure") {
+                                     const std::string& scene = "secure", bool zstd = false) {
   client::ClientOptions options;
   options.url = url;
   options.scene = scene;
   options.connection.ca_file = ca;
+  options.connection.zstd = zstd;
   auto c = std::make_unique<client::Client>(options);
   if (!c->Start().has_value()) return nullptr;
   c->PollUntil([&] { return c->state_ready() || c->closed(); }, 30s);
@@ -88,6 +89,34 @@ TEST_F(ServerTlsTest, TlsAndWssClientsJoinAndSeeEachOthersWrites) {
       30s));
   EXPECT_EQ(b->store().StateHashHex(), a->store().StateHashHex());
   EXPECT_EQ(server_->SceneHash("secure"), a->store().StateHashHex());
+}
+
+// Compression inside TLS (docs/SERVER.md "Compression"): a tls:// client that offers zstd
+// gets the zstd stream inside the TLS records, and its replica converges with a plain one.
+TEST_F(ServerTlsTest, TlsClientsNegotiateZstdInsideTls) {
+  auto a = Join(tls_url(), cert_.cert, "zs", /*zstd=*/true);
+  auto b = Join(tls_url(), cert_.cert, "zs");
+  ASSERT_TRUE(a && a->state_ready()) << (a ? a->close_error().detail : "");
+  ASSERT_TRUE(b && b->state_ready()) << (b ? b->close_error().detail : "");
+  for (uint32_t k = 0; k < 50; ++k) {
+    protocol::Transform t;
+    t.position = {static_cast<float>(k), 2.0f, 3.0f};
+    ASSERT_TRUE(b->WriteTransform(protocol::EntityId{800 + k}, t).has_value());
+  }
+  b->Flush();
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        a->Poll();
+        b->Poll();
+        return b->acked_frame_sequence() >= 1 &&
+               a->store().StateHashHex() == b->store().StateHashHex();
+      },
+      30s));
+  EXPECT_EQ(a->store().StateHashHex(), server_->SceneHash("zs"));
+  // Only `a` offered zstd: the server compressed its stream inside TLS.
+  const auto& m = server_->get().metrics();
+  EXPECT_GT(m.compression_plain_bytes.load(), 0u);
+  EXPECT_GT(m.compression_wire_bytes.load(), 0u);
 }
 
 TEST_F(ServerTlsTest, HttpsAnswersHealthz) {

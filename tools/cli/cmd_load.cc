@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns `scenecrdt load`: a light load generator on loopback. One thread and one io_context
-// drive N connections; M movers (entities spread round-robin over the clients) each get a new
-// Transform at a fixed rate. Latency is measured from the moment a mover's frame is handed
-// to its socket to the moment another client decodes that change: the (entity, timestamp)
-// pair of every send is kept in a small ring per mover, so no stamp travels in the payload.
+// Owns `scenecrdt load`: a light load generator on loopback. --threads shards (a thread and
+// an io_context each) drive N connections; M movers (entities spread round-robin over the clients)
+// each get a new Transform at a fixed rate. Latency is measured from the moment a mover's frame is
+// handed to its connection to the moment the bytes completing another client's frame reached its
+// socket (the kernel's SO_TIMESTAMPNS on tcp://; the decode time on ws://): the (entity,
+// timestamp) pair of every send is kept in a small ring per mover, so no stamp travels in the
+// payload.
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "scenecrdt/client/internal/connection.h"
 #include "scenecrdt/protocol/crdt_codec.h"
@@ -31,7 +36,8 @@ round-robin over the clients) each get a new Transform --rate times per second, 
 their owner with increasing timestamps. Every other client measures the delay from the
 owner's send to its own receipt. Redraws a progress line on stderr when it is a terminal
 (SCENECRDT_PROGRESS=1: a plain line every 5 s on a pipe or file) and prints a summary at the
-end (JSON with --json). Run it against a release build: the generator uses one thread.
+end (JSON with --json). Run it against a release build. Receipt times come from the kernel
+(SO_TIMESTAMPNS) on tcp:// (not tls://), so the generator's own event loop adds nothing.
 
 options:
   --server URL[,URL...]  tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT[/scene/NAME] (loopback
@@ -48,6 +54,10 @@ options:
   --duration SEC     measured time (default 10, at most 600)
   --warmup SEC       unmeasured time after everyone joined (default 1)
   --spread           spread the movers' sends over the tick instead of one burst per tick
+  --threads N        generator threads, clients spread over them (default 1, at most 64)
+  --user-timestamps  stamp receipts when the frame is decoded, not the kernel's receive time
+  --zstd             offer a zstd stream on tcp:// and tls:// (the server decides)
+  --no-deflate       do not offer permessage-deflate on ws:// and wss://
   --server-pid PID   also report that process's CPU use over the measured time
   --json             print the summary as one JSON object on stdout
 
@@ -62,35 +72,42 @@ constexpr std::size_t kRing = 256;
 // Latency histogram: 1 us buckets up to 200 ms, plus the exact maximum.
 constexpr std::size_t kHistogramBuckets = 200000;
 
-int64_t NowNs() {
+int64_t SteadyNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-struct Stamp {
-  uint32_t timestamp = 0;
-  int64_t sent_ns = 0;
-};
+// The kernel stamps receipts with CLOCK_REALTIME, so sends are stamped on that clock too.
+int64_t RealtimeNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 struct Mover {
   uint32_t owner = 0;
-  uint32_t timestamp = 0;  // last timestamp sent
-  std::array<Stamp, kRing> ring{};
+  uint32_t timestamp = 0;  // last timestamp sent (touched by the owner's thread only)
+  // (timestamp << 32) | microseconds since the run's epoch, per timestamp % kRing: written
+  // by the owner's thread, read by every other thread (one atomic word: no torn pairs).
+  std::array<std::atomic<uint64_t>, kRing> ring{};
 };
 
+// Written by one shard thread, read by the main thread for the progress line.
 struct Totals {
-  uint64_t sent_frames = 0;
-  uint64_t sent_messages = 0;
-  uint64_t received_frames = 0;
-  uint64_t received_messages = 0;
-  uint64_t acks = 0;
-  uint64_t refusals = 0;
-  uint64_t samples = 0;
-  int64_t max_ns = 0;
+  std::atomic<uint64_t> sent_frames{0};
+  std::atomic<uint64_t> sent_messages{0};
+  std::atomic<uint64_t> received_frames{0};
+  std::atomic<uint64_t> received_messages{0};
+  std::atomic<uint64_t> acks{0};
+  std::atomic<uint64_t> refusals{0};
+  std::atomic<uint64_t> samples{0};
+  std::atomic<int64_t> max_ns{0};
 };
 
-struct Run;
+void Bump(std::atomic<uint64_t>& a, uint64_t n = 1) {
+  a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);  // one writer
+}
 
 struct LoadClient {
   uint32_t index = 0;
@@ -101,22 +118,40 @@ struct LoadClient {
   std::vector<uint32_t> movers;  // owned mover indices
 };
 
-struct Run {
+struct Run;
+
+// One thread, one io_context and the clients it drives (client index % threads).
+struct Shard {
   net::asio::io_context ioc{1};
+  std::vector<LoadClient*> clients;
+  std::vector<std::atomic<uint32_t>> histogram =
+      std::vector<std::atomic<uint32_t>>(kHistogramBuckets + 1);
+  Totals totals;
+  std::string last_refusal;  // read after the thread ended
+  net::asio::steady_timer timer{ioc};
+  std::thread thread;
+};
+
+struct Run {
   std::vector<std::unique_ptr<LoadClient>> clients;
   std::vector<Mover> movers;
-  std::vector<uint32_t> histogram = std::vector<uint32_t>(kHistogramBuckets + 1, 0);
-  Totals totals;
-  bool measuring = false;
-  uint32_t ready = 0;
-  std::string last_refusal;
+  std::vector<std::unique_ptr<Shard>> shards;
+  std::atomic<bool> measuring{false};
+  std::atomic<uint32_t> ready{0};
+  bool kernel_stamps = false;
+  int64_t epoch_ns = 0;  // on the stamping clock
 
-  void OnFrame(LoadClient& c, const session::Frame& frame) {
+  int64_t Now() const { return kernel_stamps ? RealtimeNs() : SteadyNs(); }
+
+  void OnFrame(Shard& shard, LoadClient& c, const session::Frame& frame) {
+    Totals& totals = shard.totals;
+    const bool measure = measuring.load(std::memory_order_relaxed);
     if (const auto* crdt = std::get_if<session::Crdt>(&frame)) {
-      const int64_t now = NowNs();
-      if (measuring) ++totals.received_frames;
+      const int64_t kernel = kernel_stamps ? c.connection->receive_time_ns() : 0;
+      const int64_t now = kernel != 0 ? kernel : Now();
+      if (measure) Bump(totals.received_frames);
       (void)protocol::DecodeStream(crdt->data, {}, [&](const protocol::CrdtMessage& m) {
-        if (measuring) ++totals.received_messages;
+        if (measure) Bump(totals.received_messages);
         if (m.type != protocol::MessageType::kPutComponent ||
             m.component != protocol::kTransformComponentId) {
           return;
@@ -129,33 +164,43 @@ struct Run {
           if (mover.owner == c.index) mover.timestamp = std::max(mover.timestamp, m.timestamp);
           return;
         }
-        if (!measuring || mover.owner == c.index) return;
-        const Stamp& s = mover.ring[m.timestamp % kRing];
-        if (s.timestamp != m.timestamp || s.sent_ns == 0) return;
-        const int64_t ns = now - s.sent_ns;
-        ++histogram[std::min<std::size_t>(static_cast<std::size_t>(ns / 1000), kHistogramBuckets)];
-        ++totals.samples;
-        totals.max_ns = std::max(totals.max_ns, ns);
+        if (!measure || mover.owner == c.index) return;
+        const uint64_t stamp = mover.ring[m.timestamp % kRing].load(std::memory_order_acquire);
+        if (static_cast<uint32_t>(stamp >> 32) != m.timestamp || (stamp & 0xffffffffu) == 0) {
+          return;
+        }
+        const int64_t sent_ns = epoch_ns + static_cast<int64_t>(stamp & 0xffffffffu) * 1000;
+        const int64_t ns = std::max<int64_t>(0, now - sent_ns);
+        shard
+            .histogram[std::min<std::size_t>(static_cast<std::size_t>(ns / 1000),
+                                             kHistogramBuckets)]
+            .fetch_add(1, std::memory_order_relaxed);
+        Bump(totals.samples);
+        if (ns > totals.max_ns.load(std::memory_order_relaxed)) {
+          totals.max_ns.store(ns, std::memory_order_relaxed);
+        }
       });
       if (crdt->is_state && crdt->frame_sequence == 0 && !c.ready) {
         c.ready = true;
-        ++ready;
+        ready.fetch_add(1);
       }
     } else if (std::get_if<session::Ack>(&frame)) {
-      if (measuring) ++totals.acks;
+      if (measure) Bump(totals.acks);
     } else if (const auto* e = std::get_if<session::ErrorFrame>(&frame)) {
-      ++totals.refusals;
-      last_refusal = std::string(ErrorCodeName(e->code)) + ": " + e->text;
+      Bump(totals.refusals);
+      shard.last_refusal = std::string(ErrorCodeName(e->code)) + ": " + e->text;
     } else if (const auto* p = std::get_if<session::Ping>(&frame)) {
       c.connection->Send(session::BuildFrame(session::Pong{p->nonce, p->sent_us}));
     }
   }
 
-  void Send(LoadClient& c, std::span<const uint32_t> mover_indices, uint64_t tick) {
+  void Send(Shard& shard, LoadClient& c, std::span<const uint32_t> mover_indices, uint64_t tick) {
     if (!c.ready || c.closed) return;
     std::vector<uint8_t> dcl;
     dcl.reserve(mover_indices.size() * 68);
-    const int64_t now = NowNs();
+    // At least 1 us after the epoch: 0 marks an empty ring slot.
+    const uint64_t sent_us =
+        std::max<uint64_t>(1, static_cast<uint64_t>((Now() - epoch_ns) / 1000)) & 0xffffffffu;
     for (uint32_t k : mover_indices) {
       Mover& m = movers[k];
       ++m.timestamp;
@@ -164,26 +209,40 @@ struct Run {
       t.position = {static_cast<float>(10.0 * std::cos(angle)), static_cast<float>(k % 7),
                     static_cast<float>(10.0 * std::sin(angle))};
       protocol::AppendTransformPut(kFirstMover + k, m.timestamp, t, dcl);
-      m.ring[m.timestamp % kRing] = Stamp{m.timestamp, now};
+      m.ring[m.timestamp % kRing].store((uint64_t{m.timestamp} << 32) | sent_us,
+                                        std::memory_order_release);
     }
     session::Crdt crdt;
     crdt.frame_sequence = c.next_frame++;
     crdt.data = dcl;
-    if (c.connection->Send(session::BuildFrame(crdt)) && measuring) {
-      ++totals.sent_frames;
-      totals.sent_messages += mover_indices.size();
+    if (c.connection->Send(session::BuildFrame(crdt)) &&
+        measuring.load(std::memory_order_relaxed)) {
+      Bump(shard.totals.sent_frames);
+      Bump(shard.totals.sent_messages, mover_indices.size());
     }
   }
 
+  uint64_t Sum(std::atomic<uint64_t> Totals::*field) const {
+    uint64_t total = 0;
+    for (const auto& s : shards) total += (s->totals.*field).load(std::memory_order_relaxed);
+    return total;
+  }
+  int64_t MaxNs() const {
+    int64_t m = 0;
+    for (const auto& s : shards) m = std::max(m, s->totals.max_ns.load());
+    return m;
+  }
+
   double Percentile(double p) const {
-    if (totals.samples == 0) return 0.0;
-    const auto target = static_cast<uint64_t>(std::ceil(p * static_cast<double>(totals.samples)));
+    const uint64_t samples = Sum(&Totals::samples);
+    if (samples == 0) return 0.0;
+    const auto target = static_cast<uint64_t>(std::ceil(p * static_cast<double>(samples)));
     uint64_t seen = 0;
-    for (std::size_t i = 0; i < histogram.size(); ++i) {
-      seen += histogram[i];
+    for (std::size_t i = 0; i <= kHistogramBuckets; ++i) {
+      for (const auto& s : shards) seen += s->histogram[i].load(std::memory_order_relaxed);
       if (seen >= std::max<uint64_t>(target, 1)) return static_cast<double>(i) / 1000.0 + 0.0005;
     }
-    return static_cast<double>(totals.max_ns) / 1e6;
+    return static_cast<double>(MaxNs()) / 1e6;
   }
 };
 
@@ -229,14 +288,19 @@ int RunLoad(Args args) {
   const double duration = scan.Double("--duration").value_or(10.0);
   const double warmup = scan.Double("--warmup").value_or(1.0);
   const bool spread = scan.Flag("--spread");
+  const bool zstd = scan.Flag("--zstd");
+  const bool deflate = !scan.Flag("--no-deflate");
+  const uint64_t n_threads = scan.U64("--threads").value_or(1);
+  const bool user_stamps = scan.Flag("--user-timestamps");
   const auto server_pid = scan.U64("--server-pid");
   const bool json = scan.Flag("--json");
   if (!scan.Finish() || !have_flags) return kExitBadInput;
   if (n_clients < 2 || n_clients > 2000 || n_movers < 1 || n_movers > 10000 || rate <= 0 ||
-      rate > 1000 || duration <= 0 || duration > 600 || warmup < 0 || warmup > 60) {
+      rate > 1000 || duration <= 0 || duration > 600 || warmup < 0 || warmup > 60 ||
+      n_threads < 1 || n_threads > 64) {
     PrintMessage("load",
                  "limits: --clients 2..2000, --movers 1..10000, --rate (0,1000], "
-                 "--duration (0,600], --warmup [0,60]");
+                 "--duration (0,600], --warmup [0,60], --threads 1..64");
     return kExitBadInput;
   }
   for (const client::ServerUrl& url : flags.urls) {
@@ -246,89 +310,137 @@ int RunLoad(Args args) {
     }
   }
   Run run;
-  run.movers.resize(n_movers);
+  run.kernel_stamps = url.scheme == client::ServerUrl::Scheme::kTcp && !url.tls && !user_stamps;
+  run.epoch_ns = run.Now();
+  run.movers = std::vector<Mover>(n_movers);
+  for (uint64_t i = 0; i < n_threads; ++i) run.shards.push_back(std::make_unique<Shard>());
   for (uint32_t i = 0; i < n_clients; ++i) {
     auto c = std::make_unique<LoadClient>();
     c->index = i;
+    run.shards[i % n_threads]->clients.push_back(c.get());
     run.clients.push_back(std::move(c));
   }
   for (uint32_t k = 0; k < n_movers; ++k) {
     run.movers[k].owner = static_cast<uint32_t>(k % n_clients);
     run.clients[k % n_clients]->movers.push_back(k);
   }
-  for (auto& owned : run.clients) {
-    LoadClient* c = owned.get();
-    client::ConnectionHandlers h;
-    h.on_open = [c, &flags] {
-      session::Hello hello;
-      hello.scene = flags.scene;
-      hello.token = flags.token;
-      hello.client_name = "load-" + std::to_string(c->index);
-      c->connection->Send(session::BuildFrame(hello));
-    };
-    h.on_frame = [c, &run](const session::Frame& f, std::span<const uint8_t>) {
-      run.OnFrame(*c, f);
-    };
-    h.on_closed = [c](const Error&) { c->closed = true; };
-    const client::ServerUrl& url = flags.urls[c->index % flags.urls.size()];
-    client::ConnectionOptions connection_options;
-    connection_options.ca_file = flags.ca_file;
-    c->connection =
-        std::make_shared<client::Connection>(run.ioc, url, flags.scene, connection_options, h);
-    c->connection->Start();
+  client::ConnectionOptions options;
+  options.zstd = zstd;
+  options.deflate = deflate;
+  options.kernel_receive_timestamps = run.kernel_stamps;
+  options.ca_file = flags.ca_file;
+  for (auto& owned : run.shards) {
+    Shard* shard = owned.get();
+    for (LoadClient* c : shard->clients) {
+      const client::ServerUrl& url = flags.urls[c->index % flags.urls.size()];
+      client::ConnectionHandlers h;
+      h.on_open = [c, &flags, &options, &url] {
+        session::Hello hello;
+        hello.scene = flags.scene;
+        hello.token = flags.token;
+        hello.client_name = "load-" + std::to_string(c->index);
+        hello.compression = client::OfferedCompression(url, options);
+        c->connection->Send(session::BuildFrame(hello));
+      };
+      h.on_frame = [c, shard, &run](const session::Frame& f, std::span<const uint8_t>) {
+        run.OnFrame(*shard, *c, f);
+      };
+      h.on_closed = [c](const Error&) { c->closed = true; };
+      c->connection =
+          std::make_shared<client::Connection>(shard->ioc, url, flags.scene, options, h);
+      c->connection->Start();
+    }
   }
+  // Every shard runs its io_context on its own thread until the end of the run.
+  std::vector<net::asio::executor_work_guard<net::asio::io_context::executor_type>> guards;
+  for (auto& shard : run.shards) {
+    guards.push_back(net::asio::make_work_guard(shard->ioc));
+    shard->thread = std::thread([s = shard.get()] { s->ioc.run(); });
+  }
+  // Lets the shards finish what is pending (closes), at most 5 s, then ends the threads.
+  const auto stop_threads = [&] {
+    for (auto& g : guards) g.reset();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (auto& shard : run.shards) {
+      while (!shard->ioc.stopped() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      shard->ioc.stop();
+      if (shard->thread.joinable()) shard->thread.join();
+    }
+  };
+  const auto last_refusal = [&] {
+    std::string text;
+    for (auto& shard : run.shards) {
+      if (!shard->last_refusal.empty()) text = shard->last_refusal;
+    }
+    return text;
+  };
   // Phase 1: everyone joins (bounded).
   const auto join_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   StatusLine status;
   const auto joined = [&] {
-    return "load: " + std::to_string(run.ready) + "/" + std::to_string(n_clients) + " joined";
+    return "load: " + std::to_string(run.ready.load()) + "/" + std::to_string(n_clients) +
+           " joined";
   };
-  while (run.ready < n_clients && std::chrono::steady_clock::now() < join_deadline) {
-    run.ioc.run_for(std::chrono::milliseconds(50));
+  while (run.ready.load() < n_clients && std::chrono::steady_clock::now() < join_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     status.Show(joined());
   }
   status.Show(joined(), /*now=*/true);
   status.End();
-  if (run.ready < n_clients) {
-    PrintMessage("load", "only " + std::to_string(run.ready) + " of " + std::to_string(n_clients) +
-                             " clients joined within 30 s" +
-                             (run.last_refusal.empty() ? "" : " (" + run.last_refusal + ")"));
+  if (run.ready.load() < n_clients) {
+    stop_threads();
+    const std::string refusal = last_refusal();
+    PrintMessage("load", "only " + std::to_string(run.ready.load()) + " of " +
+                             std::to_string(n_clients) + " clients joined within 30 s" +
+                             (refusal.empty() ? "" : " (" + refusal + ")"));
     return kExitCheckFailed;
   }
-  // Phase 2: ticks. One timer; with --spread each tick is cut into slices over the clients.
+  // Phase 2: ticks. One timer per shard, on a common schedule; with --spread each tick is cut
+  // into slices over the clients.
   const auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / rate));
   const int slices = spread ? 10 : 1;
-  net::asio::steady_timer timer(run.ioc);
-  uint64_t tick = 0;
-  int slice = 0;
-  auto next = std::chrono::steady_clock::now();
-  std::function<void()> arm;
-  const auto fire = [&] {
-    for (auto& c : run.clients) {
-      if (c->movers.empty() || static_cast<int>(c->index % slices) != slice) continue;
-      run.Send(*c, c->movers, tick);
-    }
-    if (++slice == slices) {
-      slice = 0;
-      ++tick;
-    }
-    next += period / slices;
-    arm();
-  };
-  arm = [&] {
-    timer.expires_at(next);
-    timer.async_wait([&](const net::error_code& ec) {
-      if (!ec) fire();
+  const auto first_tick = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
+  for (auto& owned : run.shards) {
+    Shard* shard = owned.get();
+    net::asio::post(shard->ioc, [shard, &run, period, slices, first_tick] {
+      struct Ticker {
+        Shard* shard;
+        Run* run;
+        std::chrono::nanoseconds period;
+        int slices;
+        std::chrono::steady_clock::time_point next;
+        uint64_t tick = 0;
+        int slice = 0;
+        void Arm(std::shared_ptr<Ticker> self) {
+          shard->timer.expires_at(next);
+          shard->timer.async_wait([self](const net::error_code& ec) {
+            if (!ec) self->Fire(self);
+          });
+        }
+        void Fire(std::shared_ptr<Ticker> self) {
+          for (LoadClient* c : shard->clients) {
+            if (c->movers.empty() || static_cast<int>(c->index % slices) != slice) continue;
+            run->Send(*shard, *c, c->movers, tick);
+          }
+          if (++slice == slices) {
+            slice = 0;
+            ++tick;
+          }
+          next += period / slices;
+          Arm(std::move(self));
+        }
+      };
+      auto ticker = std::make_shared<Ticker>(Ticker{shard, &run, period, slices, first_tick, 0, 0});
+      ticker->Arm(ticker);
     });
-  };
-  arm();
-  const auto t0 = std::chrono::steady_clock::now();
+  }
+  const auto t0 = first_tick;
   const auto measure_start = t0 + std::chrono::duration_cast<std::chrono::nanoseconds>(
                                       std::chrono::duration<double>(warmup));
   const auto measure_end = measure_start + std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                std::chrono::duration<double>(duration));
-  double cpu_self_start = 0, cpu_server_start = -1;
-  uint64_t bytes_in_start = 0, bytes_out_start = 0;
   const auto sum_bytes = [&](bool in) {
     uint64_t total = 0;
     for (auto& c : run.clients) {
@@ -336,52 +448,70 @@ int RunLoad(Args args) {
     }
     return total;
   };
-  Totals last_totals;
-  auto last_report = measure_start;
+  std::this_thread::sleep_until(measure_start);
+  run.measuring.store(true);
+  const double cpu_self_start = CpuSecondsSelf();
+  const double cpu_server_start = server_pid ? CpuSecondsOf(*server_pid) : -1.0;
+  const uint64_t bytes_in_start = sum_bytes(true);
+  const uint64_t bytes_out_start = sum_bytes(false);
+  uint64_t last_sent = 0, last_received = 0;
+  auto last_report = std::chrono::steady_clock::now();
   while (std::chrono::steady_clock::now() < measure_end) {
-    run.ioc.run_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_until(
+        std::min(measure_end, std::chrono::steady_clock::now() + std::chrono::milliseconds(100)));
     const auto now = std::chrono::steady_clock::now();
-    if (!run.measuring && now >= measure_start) {
-      run.measuring = true;
-      cpu_self_start = CpuSecondsSelf();
-      if (server_pid) cpu_server_start = CpuSecondsOf(*server_pid);
-      bytes_in_start = sum_bytes(true);
-      bytes_out_start = sum_bytes(false);
-      last_report = now;
-    }
-    if (status.enabled() && run.measuring && now - last_report >= std::chrono::seconds(1)) {
+    if (status.enabled() && now - last_report >= std::chrono::seconds(1)) {
       const double dt = std::chrono::duration<double>(now - last_report).count();
+      const uint64_t sent = run.Sum(&Totals::sent_messages);
+      const uint64_t received = run.Sum(&Totals::received_messages);
       char text[256];
-      std::snprintf(
-          text, sizeof text,
-          "load: %llu clients  in %.0f msg/s  out %.0f msg/s  p50 %.2f ms  p99 %.2f ms  max "
-          "%.2f ms",
-          static_cast<unsigned long long>(n_clients),
-          static_cast<double>(run.totals.sent_messages - last_totals.sent_messages) / dt,
-          static_cast<double>(run.totals.received_messages - last_totals.received_messages) / dt,
-          run.Percentile(0.50), run.Percentile(0.99), static_cast<double>(run.totals.max_ns) / 1e6);
+      std::snprintf(text, sizeof text,
+                    "load: %llu clients  in %.0f msg/s  out %.0f msg/s  p50 %.2f ms  p99 %.2f ms  "
+                    "max %.2f ms",
+                    static_cast<unsigned long long>(n_clients),
+                    static_cast<double>(sent - last_sent) / dt,
+                    static_cast<double>(received - last_received) / dt, run.Percentile(0.50),
+                    run.Percentile(0.99), static_cast<double>(run.MaxNs()) / 1e6);
       status.Show(text);
-      last_totals = run.totals;
+      last_sent = sent;
+      last_received = received;
       last_report = now;
     }
   }
-  run.measuring = false;
+  run.measuring.store(false);
   const double cpu_self = CpuSecondsSelf() - cpu_self_start;
   const double cpu_server =
       server_pid && cpu_server_start >= 0 ? CpuSecondsOf(*server_pid) - cpu_server_start : -1.0;
   const uint64_t bytes_in = sum_bytes(true) - bytes_in_start;
   const uint64_t bytes_out = sum_bytes(false) - bytes_out_start;
   status.End();
-  timer.cancel();
   uint32_t connected = 0;
-  for (auto& c : run.clients) {
-    if (!c->closed) ++connected;
-    c->connection->Close();
+  std::atomic<uint32_t> closed_count{0};
+  for (auto& owned : run.shards) {
+    Shard* shard = owned.get();
+    net::asio::post(shard->ioc, [shard, &closed_count] {
+      shard->timer.cancel();
+      for (LoadClient* c : shard->clients) {
+        if (c->closed) closed_count.fetch_add(1);
+        c->connection->Close();
+      }
+    });
   }
-  // Returns as soon as every connection's cancelled operations have completed.
-  run.ioc.run_for(std::chrono::seconds(5));
+  stop_threads();
+  connected = static_cast<uint32_t>(n_clients) - closed_count.load();
 
-  const Totals& t = run.totals;
+  struct {
+    uint64_t sent_frames, sent_messages, received_frames, received_messages, acks, refusals,
+        samples;
+    int64_t max_ns;
+  } const t{run.Sum(&Totals::sent_frames),
+            run.Sum(&Totals::sent_messages),
+            run.Sum(&Totals::received_frames),
+            run.Sum(&Totals::received_messages),
+            run.Sum(&Totals::acks),
+            run.Sum(&Totals::refusals),
+            run.Sum(&Totals::samples),
+            run.MaxNs()};
   // Figures rounded to what they can tell (0.1 % of CPU, 1 us of latency), so the JSON holds
   // 0.501 and not 0.50099999999999989.
   // Dividing by a power of ten gives the double nearest the decimal, which dump() prints short.
@@ -392,6 +522,8 @@ int RunLoad(Args args) {
   summary["movers"] = n_movers;
   summary["rate_hz"] = rate;
   summary["duration_s"] = duration;
+  summary["threads"] = n_threads;
+  summary["kernel_timestamps"] = run.kernel_stamps;
   summary["sent_frames"] = t.sent_frames;
   summary["sent_messages"] = t.sent_messages;
   summary["received_frames"] = t.received_frames;
@@ -434,7 +566,7 @@ int RunLoad(Args args) {
             ? ("  server " + std::to_string(100.0 * cpu_server / duration) + "%").c_str()
             : "");
   }
-  if (t.refusals > 0) PrintMessage("load", "refusals seen; last: " + run.last_refusal);
+  if (t.refusals > 0) PrintMessage("load", "refusals seen; last: " + last_refusal());
   return connected == n_clients ? kExitOk : kExitCheckFailed;
 }
 

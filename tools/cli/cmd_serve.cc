@@ -45,6 +45,8 @@ listeners:
 state and access:
   --data DIR            database directory (default ./scenecrdt-data)
   --no-fsync            SQLite synchronous=NORMAL: survives kill -9, not a power cut
+  --no-compression      never compress (default: zstd on framed TCP and permessage-deflate
+                        on WebSocket for clients that offer it)
   --auth FILE           tokens: {"tokens":[{"token":"...","scenes":["lobby","*"],
                         "role":"read"|"write"}]}. Without it (and without --jwt-*):
                         loopback only, all may write.
@@ -173,6 +175,7 @@ int RunServe(Args args) {
   config.demo = scan.Flag("--demo");
   if (auto v = scan.Double("--demo-hz")) config.demo_hz = *v;
   config.fsync = !scan.Flag("--no-fsync");
+  config.compression = !scan.Flag("--no-compression");
   Take(scan.U64("--max-db-bytes"), config.max_db_bytes);
   if (auto v = scan.Value("--redis")) config.redis_url = *v;
   std::optional<std::string> password_file;
