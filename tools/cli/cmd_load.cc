@@ -310,7 +310,11 @@ int RunLoad(Args args) {
     }
   }
   Run run;
-  run.kernel_stamps = url.scheme == client::ServerUrl::Scheme::kTcp && !url.tls && !user_stamps;
+  // Kernel receive stamps need plain framed TCP on every server of the list.
+  run.kernel_stamps =
+      !user_stamps && std::all_of(flags.urls.begin(), flags.urls.end(), [](const auto& url) {
+        return url.scheme == client::ServerUrl::Scheme::kTcp && !url.tls;
+      });
   run.epoch_ns = run.Now();
   run.movers = std::vector<Mover>(n_movers);
   for (uint64_t i = 0; i < n_threads; ++i) run.shards.push_back(std::make_unique<Shard>());
