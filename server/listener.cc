@@ -67,11 +67,17 @@ void Listener::OnAcceptError(const net::error_code& ec) {
   const auto delay = backoff_.Next();
   uint64_t suppressed = 0;
   if (error_log_.Allow(NowMs(), suppressed)) {
+    // Out of descriptors, keep this path free of anything that may need one: the system
+    // category's text via strerror, not the category's virtual message() (UBSan's vptr check
+    // opens /proc files to verify a dynamic type, which fails at EMFILE).
+    const std::string text = ec.category() == net::asio::error::get_system_category()
+                                 ? std::string(std::strerror(ec.value()))
+                                 : ec.message();
     ctx_.log().Write("accept_error",
                      "listener=%s error=\"%s\" retry_ms=%lld open_connections=%u "
                      "suppressed=%llu hint=\"raise ulimit -n or lower --max-connections\"",
-                     name(), ec.message().c_str(), static_cast<long long>(delay.count()),
-                     limiter_.open(), U(suppressed));
+                     name(), text.c_str(), static_cast<long long>(delay.count()), limiter_.open(),
+                     U(suppressed));
   }
   retry_.expires_after(delay);
   retry_.async_wait([this](const net::error_code& e) {

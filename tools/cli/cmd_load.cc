@@ -133,9 +133,11 @@ struct Shard {
 };
 
 struct Run {
+  // Declared before the clients: members are destroyed in reverse order, and each client's
+  // connection (its timers and sockets) must go before the io_context of its shard.
+  std::vector<std::unique_ptr<Shard>> shards;
   std::vector<std::unique_ptr<LoadClient>> clients;
   std::vector<Mover> movers;
-  std::vector<std::unique_ptr<Shard>> shards;
   std::atomic<bool> measuring{false};
   std::atomic<uint32_t> ready{0};
   bool kernel_stamps = false;
