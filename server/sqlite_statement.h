@@ -72,14 +72,14 @@ class Statement {
     sqlite3_clear_bindings(stmt_);
   }
   void Text(int i, const std::string& s) {
-    sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
+    sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
   }
   void Int(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
   void Blob(int i, std::span<const uint8_t> b) {
     // A zero-length blob must still be a blob (not NULL): SQLite wants a non-null pointer.
     static const uint8_t kEmpty = 0;
     sqlite3_bind_blob(stmt_, i, b.empty() ? &kEmpty : b.data(), static_cast<int>(b.size()),
-                      SQLITE_STATIC);
+                      SQLITE_TRANSIENT);
   }
   // One step of a statement without results; true on SQLITE_DONE (failure() otherwise).
   bool Run() {
