@@ -81,6 +81,7 @@ Result<ServerUrl> ParseServerUrl(std::string_view url) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
+  if (host.empty()) return Bad("the server URL has an empty host (write HOST:PORT)");
   uint32_t port = 0;
   for (char c : url.substr(colon + 1)) {
     if (c < '0' || c > '9') return Bad("bad port in URL");
