@@ -72,11 +72,26 @@ TEST(ServerUrlTest, ParsesTcpAndWebSocketAndRefusesTheRest) {
     EXPECT_EQ(u->scene, "") << no_scene;
   }
   EXPECT_EQ(ParseServerUrl("ws://a:1/scene/demo.v2-x_/")->scene, "demo.v2-x_");
-  for (const char* bad :
-       {"http://a:1", "tcp://a", "tcp://:1", "tcp://a:99999", "tcp://a:x", "tcp://a:0", "",
-        "tcp://a:1/scene/x", "tcp://a:1/x", "ws://a:1/dcl/x", "ws://a:1/other", "ws://a:1/scene",
-        "ws://a:1/scene/", "ws://a:1/scene/a/b", "ws://a:1/scene/a b", "ws://a:1/scene/x?t=1",
-        "ws://a:1?t=1", "ws://a:1#f", "ws://[]:76/scene/demo", "tcp://[]:1"}) {
+  for (const char* bad : {"http://a:1",
+                          "tcp://a",
+                          "tcp://:1",
+                          "tcp://a:99999",
+                          "tcp://a:x",
+                          "tcp://a:0",
+                          "",
+                          "tcp://a:1/scene/x",
+                          "tcp://a:1/x",
+                          "ws://a:1/dcl/x",
+                          "ws://a:1/other",
+                          "ws://a:1/scene",
+                          "ws://a:1/scene/",
+                          "ws://a:1/scene/a/b",
+                          "ws://a:1/scene/a b",
+                          "ws://a:1/scene/x?t=1",
+                          "ws://a:1?t=1",
+                          "ws://a:1#f",
+                          "ws://[]:76/scene/demo",
+                          "tcp://[]:1"}) {
     auto r = ParseServerUrl(bad);
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument) << bad;
