@@ -3,7 +3,7 @@
 # Builds every libFuzzer target that has a seed folder in tools/fuzz/corpus/ (clang, preset
 # "fuzz") and runs each for a bounded time, FUZZ_JOBS targets at once (default: the number of
 # cores). A crash stops the script with exit 1 and names the reproducer file.
-# Environment: FUZZ_SECONDS (default 30) per target, FUZZ_JOBS (default nproc).
+# Environment: FUZZ_SECONDS (default 20) per target, FUZZ_JOBS (default nproc).
 # Usage: bash scripts/fuzz_all.sh [TARGET...]   (default: every folder in tools/fuzz/corpus)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ if [ "${1:-}" = "--help" ]; then
   sed -n '3,7p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
-seconds=${FUZZ_SECONDS:-30}
+seconds=${FUZZ_SECONDS:-20}
 jobs=${FUZZ_JOBS:-$(nproc)}
 if [ $# -gt 0 ]; then targets="$*"; else targets=$(ls tools/fuzz/corpus); fi
 

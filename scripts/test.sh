@@ -3,7 +3,7 @@
 # Builds scenecrdt and passes every test: formatting, the GoogleTest suites under ASan+UBSan
 # (warnings are errors), each libFuzzer target for a bounded time with clang, and the
 # interop tests against the real @dcl/ecs. Installs its own dependencies first.
-# Environment: FUZZ_SECONDS (default 30) per fuzz target, FUZZ_JOBS (default nproc) at once.
+# Environment: FUZZ_SECONDS (default 20) per fuzz target, FUZZ_JOBS (default nproc) at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
@@ -29,7 +29,7 @@ corpus=$(mktemp -d)
   --trials 10000 --seed 1
 rm -rf "$corpus"
 
-step "fuzz targets (clang libFuzzer, ${FUZZ_SECONDS:-30}s each, $(nproc) at once)"
+step "fuzz targets (clang libFuzzer, ${FUZZ_SECONDS:-20}s each, $(nproc) at once)"
 bash scripts/fuzz_all.sh
 
 step "interop with @dcl/ecs"
