@@ -280,6 +280,16 @@ const BlockKernels& GetBlockKernels(KernelIsa isa) {
   return kBaseKernels;
 }
 
+void StreamCopy(const glm::mat4* src, uint32_t count, glm::mat4* dst) {
+#if defined(__SSE2__)
+  const float* s = &src[0][0][0];
+  float* d = &dst[0][0][0];
+  for (uint32_t i = 0; i < 16 * count; i += 4) _mm_stream_ps(d + i, _mm_load_ps(s + i));
+#else
+  std::memcpy(dst, src, sizeof(glm::mat4) * count);
+#endif
+}
+
 void StreamFence() {
 #if defined(__SSE2__)
   _mm_sfence();

@@ -68,6 +68,9 @@ struct BlockKernels {
 // kSse2.
 const BlockKernels& GetBlockKernels(KernelIsa isa);
 
+// dst[i] = src[i] for i < count with non-temporal stores (both 16-byte aligned).
+void StreamCopy(const glm::mat4* src, uint32_t count, glm::mat4* dst);
+
 // Orders the non-temporal stores of this thread before later stores (call before publishing
 // results to another thread or returning to the caller).
 void StreamFence();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -119,8 +120,9 @@ TEST(PropagationTest, DefaultThreadsUseTheHardwareAndStayBitIdentical) {
 }
 
 // Every kernel variant (instruction set, cached or streaming with a deep or shallow ancestor
-// stack, one to eight threads) gives the same bits, through full sweeps, dirty subtrees and
-// reparents (which refresh depths before the next streaming sweep).
+// stack, one to eight threads) gives the same bits, through full sweeps, dirty subtrees (few,
+// small and large, before and after the sequence is split into pieces) and reparents (which
+// refresh depths before the next streaming sweep).
 TEST(PropagationTest, KernelVariantsAreBitIdentical) {
   struct Variant {
     KernelIsa isa;
@@ -140,10 +142,16 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
       {KernelIsa::kAuto, 0xFFFFFFFFu, 1024, 5},
       {KernelIsa::kSse2, 1, 1024, 8},
   };
-  for (SceneShape shape :
-       {SceneShape::kRandomForest, SceneShape::kDeepChain, SceneShape::kChains1000,
-        SceneShape::kHumanoids67, SceneShape::kBalanced, SceneShape::kWide}) {
-    SCOPED_TRACE(SceneShapeName(shape));
+  // Local components on every tenth entity everywhere, and none on the shapes whose dirty
+  // subtrees are mostly small (those then take the small-subtree path of the streaming pass).
+  const std::pair<SceneShape, bool> cases[] = {
+      {SceneShape::kRandomForest, true},  {SceneShape::kDeepChain, true},
+      {SceneShape::kChains1000, true},    {SceneShape::kHumanoids67, true},
+      {SceneShape::kBalanced, true},      {SceneShape::kWide, true},
+      {SceneShape::kRandomForest, false}, {SceneShape::kHumanoids67, false},
+      {SceneShape::kBalanced, false}};
+  for (const auto& [shape, features] : cases) {
+    SCOPED_TRACE(std::string(SceneShapeName(shape)) + (features ? " with local components" : ""));
     const uint32_t n = 12000;
     std::vector<std::vector<glm::mat4>> frames[std::size(variants)];
     for (std::size_t v = 0; v < std::size(variants); ++v) {
@@ -155,13 +163,31 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
       policy.min_parallel_entities = 1;
       ts.SetLayoutPolicy(policy);
       const int threads = variants[v].threads;
-      BuildShape(ts, shape, n, 5, true);
+      BuildShape(ts, shape, n, 5, features);
       ts.Update({threads});
       frames[v].push_back(WorldsByEntity(ts, n));
       ts.MarkAllDirty();  // depths are current: a streaming sweep where enabled
       ts.Update({threads});
       EXPECT_EQ(ts.stats().last_streaming, variants[v].min_streaming == 1);
       frames[v].push_back(WorldsByEntity(ts, n));
+      // A few dirty subtrees (small ones, within a block, and larger ones): streaming where
+      // enabled, in one piece here and in many pieces after the reparents below.
+      auto few_dirty = [&](uint64_t seed) {
+        uint64_t g = seed;
+        for (uint32_t k = 0; k < 40; ++k) {
+          g = ShapeHash(g);
+          const auto e = static_cast<uint32_t>(k < 4 ? k * 37 : g % n);
+          Transform t = *ts.GetTransform(Id(e));
+          t.position.x += 0.25f;
+          ts.SetTransform(Id(e), t);
+        }
+        ts.Update({threads});
+        EXPECT_FALSE(ts.stats().last_full_sweep);
+        EXPECT_EQ(ts.stats().last_streaming, variants[v].min_streaming == 1);
+        EXPECT_TRUE(ts.CheckLayout());
+        frames[v].push_back(WorldsByEntity(ts, n));
+      };
+      few_dirty(17);
       uint64_t h = 3;
       for (uint32_t k = 0; k < 300; ++k) {  // reparents (random forest stays acyclic)
         h = ShapeHash(h);
@@ -177,6 +203,7 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
       }
       EXPECT_TRUE(ts.CheckLayout());
       frames[v].push_back(WorldsByEntity(ts, n));
+      few_dirty(29);
       ts.MarkAllDirty();
       ts.Update({threads});
       EXPECT_TRUE(ts.CheckLayout());
