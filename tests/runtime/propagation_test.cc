@@ -221,6 +221,51 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
   }
 }
 
+// A comb: a chain of 300 with a leaf on every link, the leaves after the whole chain in
+// preorder. Streaming puts only the tail of each chain run on the ancestor ring, so most
+// leaves find their parent's entry invalidated and read the world array: same bits as cached.
+TEST(PropagationTest, BranchesOffLongChainRunsStreamBitIdentical) {
+  const uint32_t links = 300;
+  auto build = [&](TransformSystem& ts) {
+    for (uint32_t i = 0; i < links; ++i) {
+      Transform t = ShapeLocalTransform(i, 9, i % 2 == 0);
+      t.parent = i == 0 ? 0 : Id(i - 1);
+      ts.SetTransform(Id(i), t);
+    }
+    for (uint32_t i = 0; i < links; ++i) {
+      Transform t = ShapeLocalTransform(links + i, 9);
+      t.parent = Id(i);
+      ts.SetTransform(Id(links + i), t);
+    }
+  };
+  std::vector<std::vector<glm::mat4>> frames[3];
+  const uint32_t rings[3] = {1024, 1024, 4};
+  for (int v = 0; v < 3; ++v) {
+    TransformSystem ts;
+    LayoutPolicy policy;
+    policy.min_streaming_entities = v == 0 ? 0xFFFFFFFFu : 1;
+    policy.stream_stack_depth = rings[v];
+    ts.SetLayoutPolicy(policy);
+    build(ts);
+    ts.Update({1});
+    ts.MarkAllDirty();
+    ts.Update({1});
+    EXPECT_EQ(ts.stats().last_streaming, v != 0);
+    frames[v].push_back(WorldsByEntity(ts, 2 * links));
+    for (uint32_t e : {0u, 5u, 150u}) {  // dirty chain links: their rest of the comb
+      Transform t = *ts.GetTransform(Id(e));
+      t.position.z -= 0.5f;
+      ts.SetTransform(Id(e), t);
+    }
+    ts.Update({1});
+    frames[v].push_back(WorldsByEntity(ts, 2 * links));
+  }
+  for (int v = 1; v < 3; ++v) {
+    for (std::size_t f = 0; f < frames[0].size(); ++f)
+      ExpectBitwiseEqual(frames[v][f], frames[0][f]);
+  }
+}
+
 TEST(PropagationTest, FewDirtyComputesOnlyDirtySubtrees) {
   TransformSystem ts;
   const uint32_t n = 100000;
