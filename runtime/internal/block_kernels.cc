@@ -117,6 +117,13 @@ SCENECRDT_INLINE void ComposeImpl(const LocalBlock& l, uint32_t e0, uint32_t e1,
   }
 }
 
+// A chain run puts only its last kChainRingTail entities on the ancestor ring; the entries of
+// the others get a tag no depth has, so a later child of one of them reads its parent from the
+// world array (same bits). Writing all of them cycles a deep chain through the whole ring
+// (64 KiB at 1024 entries, twice the L1 data cache) and every store misses.
+constexpr uint32_t kChainRingTail = 8;
+constexpr uint32_t kNoRingTag = 0xFFFFFFFFu;
+
 SCENECRDT_INLINE void StreamImpl(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
                                  const uint32_t* parent, const uint32_t* depth, uint32_t ring_mask,
                                  glm::mat4* ring, uint32_t* tag, glm::mat4* world) {
@@ -125,7 +132,8 @@ SCENECRDT_INLINE void StreamImpl(const LocalBlock& l, uint32_t e0, uint32_t e1, 
   float* s = Floats(ring);
   // A run where every parent is the previous entity (chains): the parent stays in registers,
   // as in ComposeImpl, instead of a tag check and a store-to-load round trip through the ring
-  // per link. The ring and its tags are still written: later entities may branch off the run.
+  // per link. The tags are still written (later entities may branch off the run), the ring
+  // entries only for the run's tail (kChainRingTail).
   bool chain = true;
   for (uint32_t e = e0 + 1; e < e1; ++e) chain &= parent[first + e] == first + e - 1;
   if (chain) {
@@ -137,8 +145,12 @@ SCENECRDT_INLINE void StreamImpl(const LocalBlock& l, uint32_t e0, uint32_t e1, 
       const uint32_t d = depth[first + e];
       p = Product(p, l, e);
       const uint32_t ds = d & ring_mask;
-      StoreCols(s + 16 * static_cast<std::size_t>(ds), p);
-      tag[ds] = d;
+      if (e + kChainRingTail >= e1) {
+        StoreCols(s + 16 * static_cast<std::size_t>(ds), p);
+        tag[ds] = d;
+      } else {
+        tag[ds] = kNoRingTag;
+      }
       StreamCols(w + 16 * static_cast<std::size_t>(first + e), p);
     }
     return;
@@ -278,6 +290,16 @@ const BlockKernels& GetBlockKernels(KernelIsa isa) {
   (void)isa;
 #endif
   return kBaseKernels;
+}
+
+void StreamCopy(const glm::mat4* src, uint32_t count, glm::mat4* dst) {
+#if defined(__SSE2__)
+  const float* s = &src[0][0][0];
+  float* d = &dst[0][0][0];
+  for (uint32_t i = 0; i < 16 * count; i += 4) _mm_stream_ps(d + i, _mm_load_ps(s + i));
+#else
+  std::memcpy(dst, src, sizeof(glm::mat4) * count);
+#endif
 }
 
 void StreamFence() {

@@ -56,7 +56,8 @@ struct BlockKernels {
   // entity (depth d - 1 + k * ring size) fails the tag test and the parent is read from
   // world[parent[pos]] instead (written earlier by this thread: a thread always reads its own
   // non-temporal stores). Then ring[d & ring_mask] = world[pos] = parent * L[e], tag = d, the world
-  // store non-temporal.
+  // store non-temporal; in a run where every parent is the previous entity, all but the last
+  // few entities only invalidate their tag instead (their children read the world array).
   void (*stream)(const LocalBlock& l, uint32_t e0, uint32_t e1, uint32_t first,
                  const uint32_t* parent, const uint32_t* depth, uint32_t ring_mask, glm::mat4* ring,
                  uint32_t* tag, glm::mat4* world);
@@ -67,6 +68,9 @@ struct BlockKernels {
 // The kernels of `isa` (kAuto: the best this CPU runs). An ISA the CPU lacks falls back to
 // kSse2.
 const BlockKernels& GetBlockKernels(KernelIsa isa);
+
+// dst[i] = src[i] for i < count with non-temporal stores (both 16-byte aligned).
+void StreamCopy(const glm::mat4* src, uint32_t count, glm::mat4* dst);
 
 // Orders the non-temporal stores of this thread before later stores (call before publishing
 // results to another thread or returning to the caller).

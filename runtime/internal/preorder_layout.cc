@@ -225,7 +225,7 @@ void PreorderLayout::Compact() {
   to.Resize(n + 1);
   // The old size array is read once per position in pass 2, right before its entry becomes
   // that position's new index: it holds new_of_old from then on (its line is already cached).
-  std::vector<uint32_t>& new_of_old = from.size;
+  AlignedVector<uint32_t>& new_of_old = from.size;
   std::vector<std::pair<uint32_t, uint32_t>>& runs = compact_runs_;
   runs.clear();
   sequence_.ForEachRun([&](uint32_t begin, uint32_t end) { runs.emplace_back(begin, end); });

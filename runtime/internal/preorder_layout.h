@@ -24,18 +24,18 @@ namespace scenecrdt::runtime::internal {
 inline constexpr uint32_t kNoPos = 0xFFFFFFFFu;
 
 // World matrices, one 64-byte cache line each.
-using WorldArray = std::vector<glm::mat4, AlignedAllocator<glm::mat4>>;
+using WorldArray = AlignedVector<glm::mat4>;
 
 // The per-position arrays. Position 0 is the root (identity, never a node); dead positions
 // (removed nodes, until the next compaction or rebuild) have size 0 and slot kNoSlot.
 struct PositionArrays {
-  WorldArray world;                  // world matrix, column-major
-  std::vector<LocalTrs> local;       // replicated local TRS (identity for placeholders)
-  std::vector<uint32_t> parent;      // parent position (0: root)
-  std::vector<uint32_t> depth;       // root 0, top level 1 (see PreorderLayout::depth_stale)
-  std::vector<uint32_t> size;        // subtree size (entities, itself included)
-  std::vector<uint32_t> slot;        // scene-graph slot
-  std::vector<uint32_t> record_ref;  // 0: plain entity; else 1 + its ComponentRecord id
+  WorldArray world;                    // world matrix, column-major
+  AlignedVector<LocalTrs> local;       // replicated local TRS (identity for placeholders)
+  AlignedVector<uint32_t> parent;      // parent position (0: root)
+  AlignedVector<uint32_t> depth;       // root 0, top level 1 (see PreorderLayout::depth_stale)
+  AlignedVector<uint32_t> size;        // subtree size (entities, itself included)
+  AlignedVector<uint32_t> slot;        // scene-graph slot
+  AlignedVector<uint32_t> record_ref;  // 0: plain entity; else 1 + its ComponentRecord id
 
   // Every array gets n entries (contents unspecified beyond the old size) and position 0 the
   // root's values.
@@ -108,7 +108,7 @@ class PreorderLayout {
 
   PositionArrays arrays_;
   PositionArrays spare_;  // the previous arrays, kept for their memory (Compact swaps)
-  std::vector<uint32_t> pos_of_slot_;
+  AlignedVector<uint32_t> pos_of_slot_;
   PieceSequence sequence_;
   std::vector<std::pair<uint32_t, uint32_t>> compact_runs_;  // Compact: pieces in order
   LayoutPolicy policy_;

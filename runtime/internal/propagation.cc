@@ -91,7 +91,9 @@ void Propagation::PlanDirtyRanges() {
     PrefetchForRead(&a.size[pos]);
     if (staged) {
       PrefetchForRead(&a.parent[pos]);
-      PrefetchForRead(&a.depth[pos]);
+      // Depths are read only by ranges RunSmall does not take (local components, or larger
+      // than a block: their lines are requested with the range's).
+      if (layout_.has_records()) PrefetchForRead(&a.depth[pos]);
       PrefetchForRead(&a.local[pos]);
       if (layout_.has_records()) PrefetchForRead(&a.record_ref[pos]);
     }

@@ -165,6 +165,26 @@ std::size_t RangeCompute::RunRange(ComputePass& pass, uint32_t pos, uint32_t cou
   return k;
 }
 
+bool RangeCompute::RunSmall(ComputePass& pass, const Range& r) const {
+  if (!SmallCandidate(r.count) || r.count == 0) return false;
+  if (r.count > sequence_.piece(sequence_.PieceOf(r.pos)).end - r.pos) return false;
+  // In preorder every entity of a subtree but its root has its parent inside the subtree, at
+  // an earlier position: entry parent - pos + 1 of small_world.
+  const uint32_t n = r.count;
+  pass.small_parent[1] = 0;
+  for (uint32_t e = 1; e < n; ++e) {
+    const uint32_t p = parent_[r.pos + e];
+    if (p < r.pos || p >= r.pos + e) return false;
+    pass.small_parent[1 + e] = p - r.pos + 1;
+  }
+  pass.small_world[0] = world_[parent_[r.pos]];
+  kernels_.local(&local_[r.pos], n, pass.block);
+  kernels_.compose(pass.block, 0, n, 1, pass.small_parent, pass.small_world);
+  StreamCopy(&pass.small_world[1], n, &world_[r.pos]);
+  pass.out->emplace_back(r.pos, r.pos + n);
+  return true;
+}
+
 void RangeCompute::RunOne(uint32_t pos, Intervals& out) const {
   ComputePass single(nullptr, &out);
   RunInterval(single, pos, pos + 1);
@@ -184,7 +204,7 @@ void RangeCompute::PrefetchRange(const Range& r, bool parent, bool stream,
   const auto end = static_cast<uint32_t>(
       std::min<std::size_t>(positions_, r.pos + std::min(r.count, max_entities)));
   PrefetchForRead(&parent_[r.pos]);
-  if (stream) {
+  if (stream && !SmallCandidate(r.count)) {  // RunSmall reads no depths
     for (uint32_t i = r.pos; i < end; i += 16) PrefetchForRead(&depth_[i]);
   }
   if (sequence_.num_pieces() > 1) PrefetchForRead(sequence_.piece_entry(r.pos));
@@ -222,6 +242,7 @@ void RangeCompute::RunAll(ComputePass& pass, std::span<const Range> ranges) cons
       if (r + kAhead < n) PrefetchRange(ranges[r + kAhead], false, stream);
       if (r + kAhead / 2 < n) PrefetchRange(ranges[r + kAhead / 2], true, stream);
     }
+    if (stream && RunSmall(pass, ranges[r])) continue;
     if (stream) SeedRangeRoot(pass, ranges[r].pos);
     RunRange(pass, ranges[r].pos, ranges[r].count, {});
   }

@@ -45,7 +45,12 @@ struct AncestorRing {
 
 // One thread's state in a compute pass.
 struct ComputePass {
-  LocalBlock block;           // LocalToParent of the current block of entities
+  LocalBlock block;  // LocalToParent of the current block of entities
+  // A small subtree computed in the cache before it is streamed out (RangeCompute::RunSmall):
+  // entry 0 is the root's parent, entry 1 + e entity e; small_parent[1 + e] is the entry of
+  // e's parent.
+  alignas(64) glm::mat4 small_world[kBlock + 1];
+  uint32_t small_parent[kBlock + 1];
   glm::mat4* ring = nullptr;  // streaming ancestor ring entries, or nullptr (cached mode)
   uint32_t* ring_tag = nullptr;
   Intervals* out = nullptr;    // receives the computed intervals
@@ -69,6 +74,12 @@ class RangeCompute {
   // (computed already, in sequence order) that it meets; returns how many of them it met.
   std::size_t RunRange(ComputePass& pass, uint32_t pos, uint32_t count,
                        std::span<const uint32_t> skip) const;
+  // Streaming, few entities: computes range `r` whole into the pass's small_world (parents
+  // inside the subtree are read there, the root's parent from the world array) and streams it
+  // out, reading neither depths nor the ancestor ring. Returns false, computing nothing, when
+  // `r` does not qualify: more than kBlock entities, more than one piece, local components, or
+  // a parent outside the subtree (a broken layout: then the general path computes it).
+  bool RunSmall(ComputePass& pass, const Range& r) const;
   // Computes position `pos` alone (cached mode) and reports it into `out`.
   void RunOne(uint32_t pos, Intervals& out) const;
   // Streaming: seeds the ring with the parent of range root `pos` / with the ancestors of `pos`.
@@ -93,6 +104,8 @@ class RangeCompute {
   // Prefetches the parent matrix of range r (parent), or the lines of its first max_entities
   // entities.
   void PrefetchRange(const Range& r, bool parent, bool stream, uint32_t max_entities = 8) const;
+  // Whether RunSmall can take a range of `count` entities (the piece test aside).
+  bool SmallCandidate(uint32_t count) const { return count <= kBlock && !has_records_; }
 
   const PieceSequence& sequence_;
   glm::mat4* world_;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -119,8 +120,9 @@ TEST(PropagationTest, DefaultThreadsUseTheHardwareAndStayBitIdentical) {
 }
 
 // Every kernel variant (instruction set, cached or streaming with a deep or shallow ancestor
-// stack, one to eight threads) gives the same bits, through full sweeps, dirty subtrees and
-// reparents (which refresh depths before the next streaming sweep).
+// stack, one to eight threads) gives the same bits, through full sweeps, dirty subtrees (few,
+// small and large, before and after the sequence is split into pieces) and reparents (which
+// refresh depths before the next streaming sweep).
 TEST(PropagationTest, KernelVariantsAreBitIdentical) {
   struct Variant {
     KernelIsa isa;
@@ -140,10 +142,16 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
       {KernelIsa::kAuto, 0xFFFFFFFFu, 1024, 5},
       {KernelIsa::kSse2, 1, 1024, 8},
   };
-  for (SceneShape shape :
-       {SceneShape::kRandomForest, SceneShape::kDeepChain, SceneShape::kChains1000,
-        SceneShape::kHumanoids67, SceneShape::kBalanced, SceneShape::kWide}) {
-    SCOPED_TRACE(SceneShapeName(shape));
+  // Local components on every tenth entity everywhere, and none on the shapes whose dirty
+  // subtrees are mostly small (those then take the small-subtree path of the streaming pass).
+  const std::pair<SceneShape, bool> cases[] = {
+      {SceneShape::kRandomForest, true},  {SceneShape::kDeepChain, true},
+      {SceneShape::kChains1000, true},    {SceneShape::kHumanoids67, true},
+      {SceneShape::kBalanced, true},      {SceneShape::kWide, true},
+      {SceneShape::kRandomForest, false}, {SceneShape::kHumanoids67, false},
+      {SceneShape::kBalanced, false}};
+  for (const auto& [shape, features] : cases) {
+    SCOPED_TRACE(std::string(SceneShapeName(shape)) + (features ? " with local components" : ""));
     const uint32_t n = 12000;
     std::vector<std::vector<glm::mat4>> frames[std::size(variants)];
     for (std::size_t v = 0; v < std::size(variants); ++v) {
@@ -155,13 +163,31 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
       policy.min_parallel_entities = 1;
       ts.SetLayoutPolicy(policy);
       const int threads = variants[v].threads;
-      BuildShape(ts, shape, n, 5, true);
+      BuildShape(ts, shape, n, 5, features);
       ts.Update({threads});
       frames[v].push_back(WorldsByEntity(ts, n));
       ts.MarkAllDirty();  // depths are current: a streaming sweep where enabled
       ts.Update({threads});
       EXPECT_EQ(ts.stats().last_streaming, variants[v].min_streaming == 1);
       frames[v].push_back(WorldsByEntity(ts, n));
+      // A few dirty subtrees (small ones, within a block, and larger ones): streaming where
+      // enabled, in one piece here and in many pieces after the reparents below.
+      auto few_dirty = [&](uint64_t seed) {
+        uint64_t g = seed;
+        for (uint32_t k = 0; k < 40; ++k) {
+          g = ShapeHash(g);
+          const auto e = static_cast<uint32_t>(k < 4 ? k * 37 : g % n);
+          Transform t = *ts.GetTransform(Id(e));
+          t.position.x += 0.25f;
+          ts.SetTransform(Id(e), t);
+        }
+        ts.Update({threads});
+        EXPECT_FALSE(ts.stats().last_full_sweep);
+        EXPECT_EQ(ts.stats().last_streaming, variants[v].min_streaming == 1);
+        EXPECT_TRUE(ts.CheckLayout());
+        frames[v].push_back(WorldsByEntity(ts, n));
+      };
+      few_dirty(17);
       uint64_t h = 3;
       for (uint32_t k = 0; k < 300; ++k) {  // reparents (random forest stays acyclic)
         h = ShapeHash(h);
@@ -177,6 +203,7 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
       }
       EXPECT_TRUE(ts.CheckLayout());
       frames[v].push_back(WorldsByEntity(ts, n));
+      few_dirty(29);
       ts.MarkAllDirty();
       ts.Update({threads});
       EXPECT_TRUE(ts.CheckLayout());
@@ -191,6 +218,51 @@ TEST(PropagationTest, KernelVariantsAreBitIdentical) {
         ExpectBitwiseEqual(frames[v][f], frames[0][f]);
       }
     }
+  }
+}
+
+// A comb: a chain of 300 with a leaf on every link, the leaves after the whole chain in
+// preorder. Streaming puts only the tail of each chain run on the ancestor ring, so most
+// leaves find their parent's entry invalidated and read the world array: same bits as cached.
+TEST(PropagationTest, BranchesOffLongChainRunsStreamBitIdentical) {
+  const uint32_t links = 300;
+  auto build = [&](TransformSystem& ts) {
+    for (uint32_t i = 0; i < links; ++i) {
+      Transform t = ShapeLocalTransform(i, 9, i % 2 == 0);
+      t.parent = i == 0 ? 0 : Id(i - 1);
+      ts.SetTransform(Id(i), t);
+    }
+    for (uint32_t i = 0; i < links; ++i) {
+      Transform t = ShapeLocalTransform(links + i, 9);
+      t.parent = Id(i);
+      ts.SetTransform(Id(links + i), t);
+    }
+  };
+  std::vector<std::vector<glm::mat4>> frames[3];
+  const uint32_t rings[3] = {1024, 1024, 4};
+  for (int v = 0; v < 3; ++v) {
+    TransformSystem ts;
+    LayoutPolicy policy;
+    policy.min_streaming_entities = v == 0 ? 0xFFFFFFFFu : 1;
+    policy.stream_stack_depth = rings[v];
+    ts.SetLayoutPolicy(policy);
+    build(ts);
+    ts.Update({1});
+    ts.MarkAllDirty();
+    ts.Update({1});
+    EXPECT_EQ(ts.stats().last_streaming, v != 0);
+    frames[v].push_back(WorldsByEntity(ts, 2 * links));
+    for (uint32_t e : {0u, 5u, 150u}) {  // dirty chain links: their rest of the comb
+      Transform t = *ts.GetTransform(Id(e));
+      t.position.z -= 0.5f;
+      ts.SetTransform(Id(e), t);
+    }
+    ts.Update({1});
+    frames[v].push_back(WorldsByEntity(ts, 2 * links));
+  }
+  for (int v = 1; v < 3; ++v) {
+    for (std::size_t f = 0; f < frames[0].size(); ++f)
+      ExpectBitwiseEqual(frames[v][f], frames[0][f]);
   }
 }
 
