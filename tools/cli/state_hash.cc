@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "scenecrdt/protocol/hex.h"
+#include "scenecrdt/runtime/sha256.h"
 
 namespace scenecrdt::cli {
 namespace {
@@ -42,11 +43,18 @@ void SortByHigh32(std::vector<uint64_t>& keys) {
   }
 }
 
-// Buffers the small fields so OpenSSL sees few, large updates.
+// Below this many registers OpenSSL's one-off start-up (about 1 ms: configuration, provider
+// fetch) costs more than the runtime's own SHA-256 of the whole state.
+constexpr std::size_t kOpenSslFromRegisters = 4096;
+
+// SHA-256 with OpenSSL (large states) or runtime::Sha256 (small ones, or OpenSSL failing to
+// start): the same digest. Buffers the small fields so OpenSSL sees few, large updates.
 class Hasher {
  public:
-  Hasher() : ctx_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-    ok_ = ctx_ && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) == 1;
+  explicit Hasher(bool use_openssl) : ctx_(nullptr, &EVP_MD_CTX_free) {
+    if (!use_openssl) return;
+    ctx_.reset(EVP_MD_CTX_new());
+    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) ctx_.reset();
   }
   void Bytes(const void* p, std::size_t n) {
     if (used_ + n > buffer_.size()) Drain();
@@ -67,9 +75,10 @@ class Hasher {
     U32(static_cast<uint32_t>(v));
     U32(static_cast<uint32_t>(v >> 32));
   }
-  // nullopt when OpenSSL refused a step.
+  // nullopt when OpenSSL refused a step after starting.
   std::optional<std::string> FinishHex() {
     Drain();
+    if (!ctx_) return runtime::Sha256::ToHex(sha_.Finish());
     std::array<uint8_t, EVP_MAX_MD_SIZE> digest{};
     unsigned int size = 0;
     ok_ = ok_ && EVP_DigestFinal_ex(ctx_.get(), digest.data(), &size) == 1 && size == 32;
@@ -79,6 +88,10 @@ class Hasher {
 
  private:
   void Update(const void* p, std::size_t n) {
+    if (!ctx_) {
+      sha_.Update(std::span<const uint8_t>(static_cast<const uint8_t*>(p), n));
+      return;
+    }
     ok_ = ok_ && EVP_DigestUpdate(ctx_.get(), p, n) == 1;
   }
   void Drain() {
@@ -87,7 +100,8 @@ class Hasher {
   }
 
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
-  bool ok_ = false;
+  runtime::Sha256 sha_;
+  bool ok_ = true;
   std::array<uint8_t, 16384> buffer_{};
   std::size_t used_ = 0;
 };
@@ -123,11 +137,16 @@ std::string CanonicalStateHashHex(const runtime::CrdtStore& store,
                                   std::span<const runtime::CrdtStore::AppendSetView> sets) {
   // The layout of CrdtStore::StateHash (docs/CRDT.md): a version tag, then each section
   // prefixed by its count; integers little-endian.
-  Hasher h;
+  Hasher h(registers.size() >= kOpenSslFromRegisters);
   static constexpr char kTag[] = "scenecrdt-state-v1";
   h.Bytes(kTag, sizeof kTag - 1);
   h.U64(registers.size());
-  for (const RegisterView& r : registers) {
+  constexpr std::size_t kAhead = 8;  // registers are scattered in memory: fetch ahead
+  for (std::size_t i = 0; i < registers.size(); ++i) {
+    if (i + kAhead < registers.size() && registers[i + kAhead].transform) {
+      __builtin_prefetch(registers[i + kAhead].transform);
+    }
+    const RegisterView& r = registers[i];
     h.U32(r.component);
     h.U32(r.entity);
     h.U32(r.timestamp);
@@ -160,8 +179,7 @@ std::string CanonicalStateHashHex(const runtime::CrdtStore& store,
       h.Bytes(e.data);
     }
   }
-  // OpenSSL refusing SHA-256 (a broken provider configuration) leaves the runtime's own
-  // implementation of the same hash.
+  // OpenSSL refusing a step once started (a broken provider) leaves the runtime's own hash.
   std::optional<std::string> hex = h.FinishHex();
   return hex ? *std::move(hex) : store.StateHashHex();
 }
