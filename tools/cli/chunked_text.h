@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns ChunkedText: a fixed 64 KiB text buffer that writers fill in place (numbers with
+// Owns ChunkedText: a fixed 256 KiB text buffer that writers fill in place (numbers with
 // std::to_chars, literals, hex) and that hands each full chunk to a sink, so a document of any
 // size is produced without holding it and without per-value allocations (docs/CLI.md "Memory").
 #pragma once
@@ -17,7 +17,7 @@ namespace scenecrdt::cli {
 
 class ChunkedText {
  public:
-  static constexpr std::size_t kCapacity = std::size_t{64} << 10;
+  static constexpr std::size_t kCapacity = std::size_t{256} << 10;
   // The most bytes one Room() call may ask for.
   static constexpr std::size_t kMaxRoom = kCapacity / 2;
   using Sink = std::function<void(std::string_view chunk)>;

@@ -2,8 +2,12 @@
 // Owns `scenecrdt replay`: applies DCL streams to an empty CrdtStore (in order, streamed in
 // bounded memory, or in a seeded permutation of the held input) and prints the final state as one
 // JSON object.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <unordered_set>
 
 #include "scenecrdt/runtime/runtime.h"
@@ -150,9 +154,18 @@ int RunReplay(Args args) {
     }
   }
   const std::vector<protocol::EntityId> ids = entities.Sorted();
-  // Streamed to stdout 64 KiB at a time as it is produced: the text is never held.
-  ChunkedText out(
-      [](std::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stdout); });
+  // Streamed to stdout a chunk at a time as it is produced: the text is never held. Written
+  // to the descriptor directly: stdio would split each chunk into two write()s.
+  std::fflush(stdout);
+  int write_error = 0;  // errno of the first failed write()
+  ChunkedText out([&write_error](std::string_view chunk) {
+    while (!chunk.empty() && write_error == 0) {
+      const ssize_t n = ::write(STDOUT_FILENO, chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) write_error = n < 0 ? errno : EIO;
+      if (n > 0) chunk.remove_prefix(static_cast<std::size_t>(n));
+    }
+  });
   WriteStateJsonBody(world ? replica.store() : plain_store, ids, out);
   if (world) {
     replica.Update(update);
@@ -162,8 +175,9 @@ int RunReplay(Args args) {
   }
   out.Put("}\n");
   out.Flush();
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    PrintMessage("replay", "cannot write the state to stdout (disk full or a closed pipe?)");
+  if (write_error != 0) {
+    PrintMessage("replay", std::string("cannot write the state to stdout: ") +
+                               std::strerror(write_error) + " (disk full, or a closed pipe?)");
     return kExitBadInput;
   }
   return kExitOk;
