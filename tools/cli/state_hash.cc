@@ -57,6 +57,7 @@ class Hasher {
     if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) ctx_.reset();
   }
   void Bytes(const void* p, std::size_t n) {
+    if (n == 0) return;  // an empty payload's span may hold no pointer
     if (used_ + n > buffer_.size()) Drain();
     if (n > buffer_.size()) {
       Update(p, n);
