@@ -119,6 +119,8 @@ std::string ReferenceStateJson(const runtime::CrdtStore& store,
   return out;
 }
 
+uint32_t Below(std::mt19937_64& rng, uint32_t n) { return static_cast<uint32_t>(rng() % n); }
+
 // Floats a Transform may carry, the awkward ones often.
 float RandomFloat(std::mt19937_64& rng) {
   static const float kSpecial[] = {
@@ -156,7 +158,7 @@ float RandomFloat(std::mt19937_64& rng) {
 
 protocol::EntityId RandomEntity(std::mt19937_64& rng, uint32_t numbers) {
   // Reserved numbers (< 512, entity 0 included) sometimes; versions 0..3.
-  const uint32_t number = rng() % 8 == 0 ? rng() % 512 : 512 + rng() % numbers;
+  const uint32_t number = rng() % 8 == 0 ? Below(rng, 512) : 512 + Below(rng, numbers);
   const uint32_t version = rng() % 4 == 0 ? rng() % 4 : 0;
   return (version << 16) | number;
 }
@@ -180,24 +182,24 @@ runtime::CrdtStore RandomStore(uint64_t seed, int messages, uint32_t numbers,
       t.position = {RandomFloat(rng), RandomFloat(rng), RandomFloat(rng)};
       t.rotation = {RandomFloat(rng), RandomFloat(rng), RandomFloat(rng), RandomFloat(rng)};
       t.scale = {RandomFloat(rng), RandomFloat(rng), RandomFloat(rng)};
-      t.parent = rng() % 3 == 0 ? static_cast<uint32_t>(rng()) : 512 + rng() % numbers;
+      t.parent = rng() % 3 == 0 ? static_cast<uint32_t>(rng()) : 512 + Below(rng, numbers);
       const protocol::TransformBytes bytes = protocol::StoreTransform(t);
       payload.assign(bytes.begin(), bytes.end());
       m.type = kind == 3 ? MessageType::kPutComponentNetwork : MessageType::kPutComponent;
       m.component = protocol::kTransformComponentId;
     } else if (kind == 4) {
       m.type = MessageType::kDeleteComponent;
-      m.component = rng() % 2 ? protocol::kTransformComponentId : rng() % 5;
+      m.component = rng() % 2 ? protocol::kTransformComponentId : Below(rng, 5);
     } else if (kind <= 6) {
       m.type = MessageType::kPutComponent;
-      m.component = rng() % 2 ? static_cast<uint32_t>(rng()) : rng() % 5;
+      m.component = rng() % 2 ? static_cast<uint32_t>(rng()) : Below(rng, 5);
       if (m.component == protocol::kTransformComponentId) m.component = 0;
       // Empty, small, and larger than the writer's 64 KiB buffer once in hex.
       const std::size_t size = rng() % 20 == 0 ? 40000 + rng() % 1000 : rng() % 40;
       for (std::size_t b = 0; b < size; ++b) payload.push_back(static_cast<uint8_t>(rng()));
     } else if (kind <= 8) {
       m.type = MessageType::kAppendValue;
-      m.component = 1000 + rng() % 3;
+      m.component = 1000 + Below(rng, 3);
       const std::size_t size = rng() % 30 == 0 ? 20000 : rng() % 12;
       for (std::size_t b = 0; b < size; ++b) payload.push_back(static_cast<uint8_t>(rng()));
     } else {
@@ -219,7 +221,8 @@ TEST(StateJsonTest, StreamingWriterMatchesTheReferenceOnRandomStores) {
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     std::vector<protocol::EntityId> ids;
     const int messages = seed % 10 == 0 ? 3000 : static_cast<int>(seed * 7);
-    const runtime::CrdtStore store = RandomStore(seed, messages, 64 + seed % 200, ids);
+    const runtime::CrdtStore store =
+        RandomStore(seed, messages, 64 + static_cast<uint32_t>(seed % 200), ids);
     std::string text;
     cli::AppendStateJsonBody(store, ids, text);
     ASSERT_EQ(text, ReferenceStateJson(store, ids)) << "seed " << seed;
@@ -246,7 +249,7 @@ TEST(StateJsonTest, LargeTransformOnlyStoreMatchesTheReference) {
     CrdtMessage m;
     m.type = rng() % 20 == 0 ? MessageType::kDeleteComponent : MessageType::kPutComponent;
     m.component = protocol::kTransformComponentId;
-    m.entity = (static_cast<uint32_t>(rng() % 3) << 16) | (512 + rng() % 20000);
+    m.entity = (Below(rng, 3) << 16) | (512 + Below(rng, 20000));
     m.timestamp = static_cast<uint32_t>(rng() % 4);
     if (m.type == MessageType::kPutComponent) m.data = bytes;
     (void)store.Merge(m);

@@ -69,7 +69,7 @@ char* PutComponentEntity(char* p, protocol::ComponentId c, protocol::EntityId e)
   return PutEntityFields(p, e);
 }
 
-// Writes `sep` before every record but the first of a list.
+// Writes the comma before every record of a list but the first.
 class ListSeparator {
  public:
   char* Put(char* p) {
