@@ -42,7 +42,10 @@ class ChunkedText {
       s.remove_prefix(n);
     }
   }
-  void Put(char c) { *Room(1) = c, ++used_; }
+  void Put(char c) {
+    *Room(1) = c;
+    ++used_;
+  }
   // Lowercase hex of `bytes`, in pieces of any length.
   void PutHex(std::span<const uint8_t> bytes);
 
