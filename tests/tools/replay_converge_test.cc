@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the replay-family commands through the built binary: replay (in order, shuffled,
-// --world), converge (single store and --replicas), gen and inspect; and the schedule
-// shrinker behind converge's failure report.
+// --world, large states, unwritable output), converge (single store and --replicas), gen and
+// inspect; and the schedule shrinker behind converge's failure report.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "scenecrdt/json/reader.h"
 #include "scenecrdt/json/values.h"
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/testing/bench_streams.h"
 #include "tests/tools/subprocess.h"
 #include "tools/cli/schedule_shrink.h"
 
@@ -73,6 +75,35 @@ TEST(ReplayCommandTest, MalformedInputNamesTheFileAndOffset) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("bad.dcl"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("byte offset 0"), std::string::npos) << r.err;
+}
+
+// A state of some MB leaves in many chunks: the text is whole, valid JSON, and its hash is the
+// one of the same messages merged in this process.
+TEST(ReplayCommandTest, LargeStatesArePrintedWhole) {
+  ScratchDir scratch;
+  const auto path = scratch.File("large.dcl");
+  const std::vector<uint8_t> bytes = testing::MakeTransformPutStream(6000, 3, 11);
+  WriteBytes(path, bytes);
+  runtime::CrdtStore store;
+  ASSERT_TRUE(store.MergeStream(bytes).has_value());
+  const RunResult r = RunProcess(kCli, {"replay", path.string()}, scratch);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(r.out.size(), std::size_t{1} << 20);
+  const json::Json state = Json(r.out);
+  ASSERT_TRUE(state.is_object());
+  EXPECT_EQ(Member(state, "transforms")->size(), 6000u);
+  EXPECT_EQ(Member(state, "entities")->size(), 6000u);
+  EXPECT_EQ(Member(state, "stateHash")->get<std::string>(), store.StateHashHex());
+}
+
+// Output that cannot be written fails with a reason, not silently.
+TEST(ReplayCommandTest, AnUnwritableStdoutIsReported) {
+  ScratchDir scratch;
+  const auto stream = ConflictStream(scratch);
+  const RunResult r = RunProcess(
+      "/bin/sh", {"-c", "exec \"$0\" replay \"$1\" > /dev/full", kCli, stream.string()}, scratch);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot write the state to stdout"), std::string::npos) << r.err;
 }
 
 TEST(ConvergeCommandTest, SingleStoreAndReplicaSchedulesConverge) {

@@ -2,11 +2,16 @@
 // Owns `scenecrdt replay`: applies DCL streams to an empty CrdtStore (in order, streamed in
 // bounded memory, or in a seeded permutation of the held input) and prints the final state as one
 // JSON object.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <unordered_set>
 
 #include "scenecrdt/runtime/runtime.h"
+#include "tools/cli/chunked_text.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/state_json.h"
 #include "tools/cli/stream_files.h"
@@ -45,7 +50,7 @@ options:
   --threads N     propagation threads for --world (1 or 2; the result is bit-identical)
 
 exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr), input over
---max-memory-mb with --shuffle, or bad usage.
+--max-memory-mb with --shuffle, bad usage, or stdout cannot be written.
 )";
 
 // Every entity id the messages carried, in memory proportional to the distinct ids: the first
@@ -65,10 +70,13 @@ class EntityIdSet {
     others_.insert(e);
   }
   std::vector<protocol::EntityId> Sorted() const {
-    std::vector<protocol::EntityId> out(others_.begin(), others_.end());
+    std::vector<protocol::EntityId> out;
     for (uint32_t number = 0; number < first_version_.size(); ++number) {
       if (first_version_[number] != 0) out.push_back(((first_version_[number] - 1) << 16) | number);
     }
+    // One version per number (the common case) comes out sorted already.
+    if (others_.empty() && std::is_sorted(out.begin(), out.end())) return out;
+    out.insert(out.end(), others_.begin(), others_.end());
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
@@ -146,19 +154,32 @@ int RunReplay(Args args) {
     }
   }
   const std::vector<protocol::EntityId> ids = entities.Sorted();
-  std::string out;
-  // Room for the whole object up front (about 300 bytes per Transform, less per entity state):
-  // growing a string of tens of MB by doubling copies it and faults in fresh pages each time.
-  // Untouched reserved pages cost no memory.
-  out.reserve(ids.size() * (world ? 1024 : 512) + 65536);
-  AppendStateJsonBody(world ? replica.store() : plain_store, ids, out);
+  // Streamed to stdout a chunk at a time as it is produced: the text is never held. Written
+  // to the descriptor directly: stdio would split each chunk into two write()s.
+  std::fflush(stdout);
+  int write_error = 0;  // errno of the first failed write()
+  ChunkedText out([&write_error](std::string_view chunk) {
+    while (!chunk.empty() && write_error == 0) {
+      const ssize_t n = ::write(STDOUT_FILENO, chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) write_error = n < 0 ? errno : EIO;
+      if (n > 0) chunk.remove_prefix(static_cast<std::size_t>(n));
+    }
+  });
+  WriteStateJsonBody(world ? replica.store() : plain_store, ids, out);
   if (world) {
     replica.Update(update);
-    out += ',';
-    AppendWorldJson(replica.transforms(), out);
+    std::string world_json = ",";
+    AppendWorldJson(replica.transforms(), world_json);
+    out.Put(world_json);
   }
-  out += "}\n";
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  out.Put("}\n");
+  out.Flush();
+  if (write_error != 0) {
+    PrintMessage("replay", std::string("cannot write the state to stdout: ") +
+                               std::strerror(write_error) + " (disk full, or a closed pipe?)");
+    return kExitBadInput;
+  }
   return kExitOk;
 }
 

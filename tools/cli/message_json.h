@@ -18,7 +18,8 @@
 namespace scenecrdt::cli {
 
 // Appends `"position":[x,y,z],"rotation":[x,y,z,w],"scale":[x,y,z],"parent":U32` (floats in
-// their shortest round-trip form): the Transform fields of `decode` and `replay`.
+// their shortest round-trip form): the Transform fields of `decode`; `replay`'s state writer
+// (tools/cli/state_json.cc) writes the same text in place.
 void AppendTransformJsonFields(const protocol::Transform& t, std::string& out);
 
 // Appends one JSON object (no newline) describing `m`.

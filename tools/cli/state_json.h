@@ -8,11 +8,17 @@
 #include <string>
 
 #include "scenecrdt/runtime/crdt_store.h"
+#include "tools/cli/chunked_text.h"
 
 namespace scenecrdt::cli {
 
-// Appends the state object (no trailing newline, no closing brace: callers may add members
+// Writes the state object (no trailing newline, no closing brace: callers may add members
 // such as "world" and then close it with '}'). `entities` lists the ids to report states for.
+// Streams: memory is the sorted register list (48 bytes per register), not the text.
+void WriteStateJsonBody(const runtime::CrdtStore& store,
+                        std::span<const protocol::EntityId> entities, ChunkedText& out);
+
+// The same text appended to a string.
 void AppendStateJsonBody(const runtime::CrdtStore& store,
                          std::span<const protocol::EntityId> entities, std::string& out);
 
