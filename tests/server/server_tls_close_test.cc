@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -121,7 +122,7 @@ TEST_F(TlsCloseTest, ErrorThenCloseEndsWithCloseNotify) {
 }
 
 TEST_F(TlsCloseTest, NoHelloInTimeEndsWithCloseNotify) {
-  Start(/*handshake_timeout_ms=*/300);
+  Start(/*handshake_timeout_ms=*/2000);
   RawTlsClient c(tcp_port(), cert_.cert);
   ASSERT_FALSE(c.error()) << c.error().message();
   std::string bytes;
