@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "scenecrdt/net/tls.h"
+#include "scenecrdt/protocol/session/envelope.h"
 #include "tests/server/jwt_test_util.h"
 #include "tests/server/server_test_util.h"
 #include "tests/wait_until.h"
@@ -135,7 +136,11 @@ TEST_F(TlsCloseTest, ServerShutdownEndsWithCloseNotify) {
   Start();
   RawTlsClient c(tcp_port(), cert_.cert);
   ASSERT_FALSE(c.error()) << c.error().message();
-  ASSERT_TRUE(WaitUntil([&] { return sessions() == 1; }));
+  // Joined: the server finished its side of the TLS handshake (a close before that can only
+  // drop the connection).
+  const auto hello = session::BuildFrame(session::Hello{"stopping", "", std::nullopt, ""});
+  ASSERT_TRUE(c.Write(std::string(hello.begin(), hello.end())));
+  ASSERT_TRUE(WaitUntil([&] { return server_->get().num_scenes() == 1; }));
   // Not read meanwhile: the server's close_notify waits in this socket's receive buffer.
   EXPECT_EQ(server_->Stop(), 0);
   std::string bytes;
