@@ -38,6 +38,10 @@ uint16_t WebSocketCloseCode(ErrorCode code) {
       return 1001;  // going away
     case ErrorCode::kSceneFull:
       return 1013;  // try again later
+    case ErrorCode::kStorageUnavailable:
+    case ErrorCode::kCorruptData:
+    case ErrorCode::kIo:
+      return 1011;  // internal error: the scene cannot be read from the database
     case ErrorCode::kBadRequest:
       return 1003;  // unsupported data (a text message)
     default:

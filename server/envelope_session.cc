@@ -20,6 +20,10 @@ uint16_t EnvelopeCloseCode(ErrorCode code) {
       return 1009;  // message too big
     case ErrorCode::kSceneFull:
       return 1013;  // try again later
+    case ErrorCode::kStorageUnavailable:
+    case ErrorCode::kCorruptData:
+    case ErrorCode::kIo:
+      return 1011;  // internal error: the scene cannot be read from the database
     case ErrorCode::kEnvelopeInvalid:
     case ErrorCode::kProtocolVersion:
     case ErrorCode::kUnexpectedPayload:

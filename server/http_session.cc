@@ -164,11 +164,9 @@ void HttpSession::OnReadError(const net::error_code& ec) {
       self->lowest().close(ignored);
     }
   });
-  auto handler = [self = shared_from_this(), frame](const net::error_code&, std::size_t) {
+  auto handler = [self = shared_from_this(), frame](const net::error_code& e, std::size_t) {
     self->deadline_.cancel();
-    net::error_code ignored;
-    self->lowest().shutdown(net::tcp::socket::shutdown_send, ignored);
-    self->lowest().close(ignored);
+    self->CloseConnection(!e);
   };
   WithStream([&](auto& stream) {
     net::asio::async_write(stream, net::asio::buffer(*frame), std::move(handler));
@@ -263,8 +261,9 @@ void HttpSession::Route() {
 }
 
 // /dcl/<scene>?token=T: authorised before the upgrade, so a refused client gets a plain
-// HTTP status (401 unknown token, 403 scene not granted, 400 bad scene name) and costs
-// nothing more. Same auth table and roles as the envelope's Hello.
+// HTTP status (401 unknown token, 403 scene not granted, 400 bad scene name, 404 a read-only
+// token for a scene with nothing stored, 503 the scene cap or a scene that cannot be read) and
+// costs nothing more. Same auth table and roles as the envelope's Hello.
 void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) {
   if (!session::IsValidSceneName(scene)) {
     Respond(http::status::bad_request, "bad scene name\n", req);
@@ -284,6 +283,27 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
     return;
   }
   const Role role = grant->role;
+  if (role == Role::kRead && ctx_.cluster() == nullptr) {
+    // A read-only token may not create the scene: a scene with nothing stored is refused
+    // here (404), as are a full scene cap and a scene that cannot be read (503), rather than
+    // after the upgrade. The scene stays loaded (unreferenced, until idle) for the join.
+    auto held = ctx_.AcquireScene(scene, /*may_create=*/false);
+    if (!held.has_value()) {
+      const ErrorCode code = held.error().code;
+      const http::status status = code == ErrorCode::kUnauthorized
+                                      ? http::status::not_found
+                                      : http::status::service_unavailable;
+      ctx_.metrics().CountRefusal(code);
+      ctx_.log().Write("refusal",
+                       "scene=%s session=- kind=dcl peer=%s reason=%s fatal=yes messages=0 "
+                       "detail=\"%s\" http=%d",
+                       scene.c_str(), EndpointText(peer_).c_str(), ErrorCodeName(code),
+                       held.error().detail, static_cast<int>(status));
+      Respond(status, std::string(held.error().detail) + "\n", req);
+      return;
+    }
+    ctx_.ReleaseScene(held.value());
+  }
   StartWebSocket<DclSession>(std::move(req), &grant.value(), std::move(scene), role);
 }
 
@@ -318,12 +338,13 @@ void HttpSession::RespondAndClose(http::status status, std::string body) {
   });
   auto handler = [self = shared_from_this(), res](const net::error_code& ec, std::size_t) {
     net::error_code ignored;
-    if (!self->tls_) self->lowest().shutdown(net::tcp::socket::shutdown_send, ignored);
-    if (ec) {
+    if (ec || self->tls_) {
+      // TLS: close_notify (the shutdown reads and discards what the peer still sends).
       self->deadline_.cancel();
-      self->lowest().close(ignored);
+      self->CloseConnection(!ec);
       return;
     }
+    self->lowest().shutdown(net::tcp::socket::shutdown_send, ignored);
     // Closing over unread bytes would reset the connection and could lose the answer at the
     // peer: read what it still sends (bounded by the deadline above and kMaxDrainBytes)
     // until it closes.
@@ -367,14 +388,35 @@ void HttpSession::Respond(http::status status, std::string body, const Request& 
   auto handler = [self = shared_from_this(), res](const net::error_code& ec, std::size_t) {
     self->deadline_.cancel();
     if (ec || !res->keep_alive()) {
-      net::error_code ignored;
-      self->lowest().shutdown(net::tcp::socket::shutdown_send, ignored);
-      self->lowest().close(ignored);
+      self->CloseConnection(!ec);
       return;
     }
     self->Read();
   };
   WithStream([&](auto& stream) { http::async_write(stream, *res, std::move(handler)); });
+}
+
+void HttpSession::CloseConnection(bool graceful) {
+  net::error_code ignored;
+  if (!tls_ || !graceful) {
+    lowest().shutdown(net::tcp::socket::shutdown_send, ignored);
+    lowest().close(ignored);
+    return;
+  }
+  // https://: close_notify, so the peer reads a clean end rather than a truncation; a peer
+  // that does not answer it within the close grace is cut.
+  deadline_.expires_after(std::chrono::milliseconds(kCloseGraceMs));
+  deadline_.async_wait([self = shared_from_this()](const net::error_code& ec) {
+    if (!ec) {
+      net::error_code e;
+      self->lowest().close(e);
+    }
+  });
+  tls_->async_shutdown([self = shared_from_this()](const net::error_code&) {
+    self->deadline_.cancel();
+    net::error_code e;
+    self->lowest().close(e);
+  });
 }
 
 }  // namespace scenecrdt::server

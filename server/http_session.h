@@ -39,6 +39,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // "Connection: close", then the rest of the request is drained (bounded) before closing.
   void RespondAndClose(net::beast::http::status status, std::string body);
   void Drain(std::size_t drained);
+  // Ends the connection: over TLS with a close_notify when `graceful` (bounded by the close
+  // grace), otherwise (and for plain HTTP) by closing the socket after a FIN.
+  void CloseConnection(bool graceful);
   // Hands the connection to a WebSocketSession<Protocol> over this connection's stream.
   template <class Protocol, class... Args>
   void StartWebSocket(Request req, const AccessGrant* grant, Args&&... args);

@@ -76,6 +76,8 @@ const char* CloseReasonName(CloseReason reason) {
       return "scene_full";
     case CloseReason::kShuttingDown:
       return "shutting_down";
+    case CloseReason::kStorageUnavailable:
+      return "storage_unavailable";
     default:
       return "unknown";
   }
@@ -91,6 +93,7 @@ bool IsDrop(CloseReason reason) {
     case CloseReason::kMalformedDcl:
     case CloseReason::kUnauthorized:
     case CloseReason::kSceneFull:
+    case CloseReason::kStorageUnavailable:
       return true;
     default:
       return false;

@@ -23,21 +23,22 @@ const char* SessionKindName(SessionKind kind);  // "tcp", "websocket", "dcl"
 
 // Why a session ended. The server-initiated ones (IsDrop) are its "drops".
 enum class CloseReason : uint8_t {
-  kNone,               // not decided yet
-  kClientClosed,       // the client said goodbye (Error{fatal} / WebSocket close frame)
-  kPeerGone,           // EOF, reset or another read error without a goodbye
-  kWriteFailed,        // a write to the peer failed
-  kIdleTimeout,        // nothing read for --idle-timeout-ms (WebSocket keep-alive for /dcl/)
-  kHandshakeTimeout,   // no Hello in time
-  kSlowConsumer,       // a write stayed in flight past --slow-consumer-ms
-  kUnreadControl,      // too many unread control frames
-  kProtocolViolation,  // a fatal Error (envelope, Hello, frame size ...)
-  kMalformedDcl,       // a /dcl/ chunk that does not decode strictly
-  kUnauthorized,       // wrong token / scene not granted
-  kSceneFull,          // the scene has its maximum number of sessions
-  kShuttingDown,       // the server stops
+  kNone,                // not decided yet
+  kClientClosed,        // the client said goodbye (Error{fatal} / WebSocket close frame)
+  kPeerGone,            // EOF, reset or another read error without a goodbye
+  kWriteFailed,         // a write to the peer failed
+  kIdleTimeout,         // nothing read for --idle-timeout-ms (WebSocket keep-alive for /dcl/)
+  kHandshakeTimeout,    // no Hello in time
+  kSlowConsumer,        // a write stayed in flight past --slow-consumer-ms
+  kUnreadControl,       // too many unread control frames
+  kProtocolViolation,   // a fatal Error (envelope, Hello, frame size ...)
+  kMalformedDcl,        // a /dcl/ chunk that does not decode strictly
+  kUnauthorized,        // wrong token / scene not granted
+  kSceneFull,           // the scene has its maximum number of sessions
+  kShuttingDown,        // the server stops
+  kStorageUnavailable,  // the scene cannot be read (storage error, corrupted rows)
 };
-inline constexpr std::size_t kCloseReasonCount = 13;
+inline constexpr std::size_t kCloseReasonCount = 14;
 const char* CloseReasonName(CloseReason reason);
 // True for the reasons where the server cut the session (counted in drops_total).
 bool IsDrop(CloseReason reason);

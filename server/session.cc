@@ -131,6 +131,11 @@ CloseReason Session::FatalCloseReason(ErrorCode code) const {
       return CloseReason::kShuttingDown;
     case ErrorCode::kSceneFull:
       return CloseReason::kSceneFull;
+    case ErrorCode::kStorageUnavailable:
+    case ErrorCode::kCorruptData:
+    case ErrorCode::kIo:
+      // The scene could not be read from the database: the server's fault, not the peer's.
+      return CloseReason::kStorageUnavailable;
     default:
       return CloseReason::kProtocolViolation;
   }
@@ -269,8 +274,10 @@ void Session::Watchdog() {
       BeginClose(CloseReason::kSlowConsumer);
     }
     write_started_ms_ = now;
-  } else if (closing_ && now - write_started_ms_ > limits().slow_consumer_ms) {
-    // A graceful close that does not finish: cut it.
+  } else if (closing_ && now - write_started_ms_ >
+                             std::min<int64_t>(limits().slow_consumer_ms, kCloseGraceMs)) {
+    // A graceful close (WebSocket close handshake, TLS close_notify) the peer does not
+    // answer: cut it.
     TransportClose();
   }
   if (!closing_ && !ending() && grant_expires_ && WallSeconds() >= *grant_expires_) {
@@ -278,8 +285,11 @@ void Session::Watchdog() {
     Fatal(ErrorCode::kUnauthorized, auth_reason::kTokenExpired);
   }
   if (!closing_) OnWatchdog(now);  // only the two cuts above apply while closing
-  watchdog_.expires_after(std::chrono::milliseconds(std::clamp<int64_t>(
-      std::min<int64_t>(limits().slow_consumer_ms, limits().idle_timeout_ms) / 4, 10, 1000)));
+  // While closing, ticks fine enough to cut an unanswered close soon after the grace.
+  const int64_t tick = std::clamp<int64_t>(
+      std::min<int64_t>(limits().slow_consumer_ms, limits().idle_timeout_ms) / 4, 10, 1000);
+  watchdog_.expires_after(
+      std::chrono::milliseconds(closing_ ? std::min<int64_t>(tick, kCloseGraceMs / 6) : tick));
   watchdog_.async_wait([self = shared_from_this()](const net::error_code& ec) {
     if (!ec) self->Watchdog();
   });

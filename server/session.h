@@ -28,6 +28,10 @@
 
 namespace scenecrdt::server {
 
+// How long a graceful close (a WebSocket close handshake, a TLS close_notify) waits for the
+// peer's answer before the socket is cut (at most --slow-consumer-ms).
+inline constexpr int64_t kCloseGraceMs = 1500;
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   virtual ~Session();

@@ -162,9 +162,21 @@ void TcpSession::WriteWire(const std::vector<net::asio::const_buffer>& buffers) 
 }
 
 void TcpSession::TransportClose() {
-  // TLS: no close_notify; what was queued (the Error frame) is already written, and the peer
-  // reads the TCP close as the end (docs/SERVER.md "TLS").
   net::error_code ec;
+  if (tls_ && tls_ready_ && !shutdown_started_ && !writing()) {
+    // TLS: close_notify after the last frame, so the peer reads a clean end (SSL_read 0,
+    // SSL_ERROR_ZERO_RETURN), not a truncation. Asio waits for the peer's close_notify; the
+    // watchdog cuts a peer that never answers after kCloseGraceMs (a second TransportClose).
+    shutdown_started_ = true;
+    tls_->async_shutdown(net::asio::bind_executor(strand_, [self = Self()](const net::error_code&) {
+      net::error_code ignored;
+      self->lowest().close(ignored);
+      self->OnClosed();
+    }));
+    return;
+  }
+  // Plain TCP, a TLS session before its handshake or with a write in flight, or a close_notify
+  // not answered within the grace: what was queued (the Error frame) is already written.
   lowest().shutdown(net::tcp::socket::shutdown_both, ec);
   lowest().close(ec);
   OnClosed();

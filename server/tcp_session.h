@@ -4,7 +4,8 @@
 // before the body is buffered. A peer that speaks HTTP here (a ws:// client on the wrong
 // port: "GET " where a size prefix should be) gets an HTTP 400 naming the --http port. With
 // --tls-cert the listener speaks tls://: the TLS handshake comes first (within the Hello
-// deadline), then the same frames inside TLS records.
+// deadline), then the same frames inside TLS records, and a graceful close sends a TLS
+// close_notify (bounded by Session's close grace).
 // When the Hello offers zstd, everything after the Welcome is one zstd stream (plain and TLS).
 #pragma once
 
@@ -47,8 +48,9 @@ class TcpSession final : public EnvelopeSession {
 
   StrandSocket socket_;  // moved into tls_ for a TLS connection
   std::optional<net::ssl::stream<StrandSocket>> tls_;
-  bool tls_ready_ = false;  // the handshake completed (writes wait for it)
-  bool http_peer_ = false;  // the first bytes were an HTTP request line
+  bool tls_ready_ = false;         // the handshake completed (writes wait for it)
+  bool shutdown_started_ = false;  // close_notify sent (a second close cuts the socket)
+  bool http_peer_ = false;         // the first bytes were an HTTP request line
   // Compressed mode (docs/PROTOCOL.md section 2, "Compression"): frames after `last_plain_`
   // (the Welcome) go through the connection's zstd stream, each write flushed.
   std::unique_ptr<session::ZstdEncoder> zstd_;

@@ -32,6 +32,18 @@ std::string RunShell(const std::string& command, int& status) {
   return out;
 }
 
+TestCert MakeCert(const std::string& dir, const std::string& name) {
+  TestCert out{dir + "/" + name + ".crt", dir + "/" + name + ".key"};
+  int status = -1;
+  const std::string output = RunShell(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
+      "-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
+          out.key + " -out " + out.cert + " 2>&1",
+      status);
+  EXPECT_EQ(status, 0) << output;
+  return out;
+}
+
 std::string JwtTestKeys::Run(const std::string& command) {
   if (!error_.empty()) return {};
   int status = -1;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the JWT tests' fixtures: keys made by the `openssl` CLI in a temporary directory, and a
-// token signer over the OpenSSL API that is independent of the verifier under test (it reads
-// private keys, signs, and turns ES256 DER into raw r||s itself).
+// Owns the JWT and TLS tests' fixtures: keys and certificates made by the `openssl` CLI in a
+// temporary directory, and a token signer over the OpenSSL API that is independent of the
+// verifier under test (it reads private keys, signs, and turns ES256 DER into raw r||s itself).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -19,6 +19,14 @@ namespace scenecrdt::testing {
 
 // Runs `command` with /bin/sh; its stdout, and its exit status in `status` (-1: not run).
 std::string RunShell(const std::string& command, int& status);
+
+// A self-signed certificate for localhost and 127.0.0.1 (it is its own CA) and its key, made
+// by the openssl CLI in `dir` as NAME.crt and NAME.key (the TLS tests).
+struct TestCert {
+  std::string cert;
+  std::string key;
+};
+TestCert MakeCert(const std::string& dir, const std::string& name);
 
 // Keys generated once per test binary with the openssl CLI. Paths are PEM files.
 class JwtTestKeys {

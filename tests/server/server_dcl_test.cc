@@ -254,6 +254,13 @@ TEST(DclAuthTest, QueryTokenGrantsRolesReadOnlyChunksAreDroppedOthersRefused) {
     EXPECT_FALSE(refused.connected()) << target;
     EXPECT_EQ(refused.http_status(), status) << target;
   }
+  // A read-only token for a granted scene with nothing stored: refused before the upgrade
+  // (404), not upgraded and then closed.
+  {
+    DclSocket missing(port, "/dcl/lobby?token=r");
+    EXPECT_FALSE(missing.connected());
+    EXPECT_EQ(missing.http_status(), 404);
+  }
   // The token is percent-decoded ('+' is a space, as URLSearchParams writes it).
   DclSocket writer(port, "/dcl/lobby?token=wr%21te+tok%2Fen");
   ASSERT_TRUE(writer.connected());
@@ -279,8 +286,11 @@ TEST(DclAuthTest, QueryTokenGrantsRolesReadOnlyChunksAreDroppedOthersRefused) {
   ASSERT_TRUE(at_reader.has_value()) << "the read-only session was dropped";
   EXPECT_EQ(*at_reader, allowed);
   EXPECT_EQ(server.SceneHash("lobby"), ReplayHash({allowed}));
-  EXPECT_TRUE(Contains(server.get().metrics().RenderPrometheus(),
-                       "scenecrdt_refusals_total{reason=\"unauthorized\"} 3"));
+  const std::string metrics = server.get().metrics().RenderPrometheus();
+  // 3 refused tokens and the read-only token for the missing scene; no session was upgraded
+  // for any of them.
+  EXPECT_TRUE(Contains(metrics, "scenecrdt_refusals_total{reason=\"unauthorized\"} 4"));
+  EXPECT_TRUE(Contains(metrics, "scenecrdt_session_closes_total{reason=\"unauthorized\"} 0\n"));
 }
 
 TEST(DclBadInputTest, MalformedChunkClosesTheSessionRefusedMessagesAreDropped) {

@@ -4,7 +4,8 @@
 // names what was lost; a 0-byte file and a foreign file are refused; a full database
 // (SQLITE_FULL for real, through --max-db-bytes = PRAGMA max_page_count) is logged once per
 // episode, told to writers as storage_unavailable, shown by /healthz and the metrics, and
-// recovers when a delete frees space.
+// recovers when a delete frees space; a join to a scene that no longer reads closes as
+// storage_unavailable.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -259,6 +260,49 @@ TEST(StorageCorruptionTest, ALoadNeverReturnsAPartialScene) {
   EXPECT_GT(failed, 0u) << "the garbage hit no scene's rows";
   auto all = opened.value()->LoadAll(&diagnostic);
   EXPECT_FALSE(all.has_value()) << "LoadAll returned a partial database";
+}
+
+TEST(StorageCorruptionTest, AJoinToAnUnreadableSceneClosesAsStorageUnavailable) {
+  TempDir dir;
+  const auto hashes = Populate(dir.path());
+  // Started while sound; then garbage lands under the running server. A join whose scene no
+  // longer reads is refused with a fatal Error carrying the storage code, and the close is
+  // counted as storage_unavailable (the server's trouble), never as protocol_violation.
+  TestServer server(TestServer::Config(), dir.path());
+  const std::string db = DbPath(dir.path());
+  WriteGarbage(db, fs::file_size(db) / 2, 64u << 10);
+  std::size_t failed = 0;
+  for (const auto& [name, hash] : hashes) {
+    client::ClientOptions o;
+    o.url = server.tcp_url();
+    o.scene = name;
+    client::Client c(o);
+    ASSERT_TRUE(c.Start().has_value());
+    ASSERT_TRUE(c.PollUntil([&] { return c.state_ready() || c.closed(); }, 30s)) << name;
+    if (c.state_ready()) continue;
+    ++failed;
+    const auto refusals = c.TakeRefusals();
+    ASSERT_EQ(refusals.size(), 1u) << name;
+    const ErrorCode code = refusals[0].code;
+    EXPECT_TRUE(refusals[0].fatal);
+    EXPECT_TRUE(code == ErrorCode::kCorruptData || code == ErrorCode::kIo ||
+                code == ErrorCode::kStorageUnavailable)
+        << name << ": " << ErrorCodeName(code) << " " << refusals[0].text;
+  }
+  ASSERT_GT(failed, 0u) << "the garbage hit no scene's rows";
+  const std::string expected = std::to_string(failed) + "\n";
+  ASSERT_TRUE(WaitUntil([&] {
+    return server.get().metrics().RenderPrometheus().find(
+               "scenecrdt_session_closes_total{reason=\"storage_unavailable\"} " + expected) !=
+           std::string::npos;
+  })) << server.get().metrics().RenderPrometheus();
+  const std::string metrics = server.get().metrics().RenderPrometheus();
+  EXPECT_NE(metrics.find("scenecrdt_drops_total{reason=\"storage_unavailable\"} " + expected),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("scenecrdt_session_closes_total{reason=\"protocol_violation\"} 0\n"),
+            std::string::npos)
+      << metrics;
 }
 
 TEST(StorageCorruptionTest, ZeroByteAndForeignFilesAreRefused) {

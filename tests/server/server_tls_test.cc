@@ -22,24 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A self-signed certificate for localhost and 127.0.0.1 (it is its own CA) and its key.
-struct TestCert {
-  std::string cert;
-  std::string key;
-};
-
-TestCert MakeCert(const std::string& dir, const std::string& name) {
-  TestCert out{dir + "/" + name + ".crt", dir + "/" + name + ".key"};
-  int status = -1;
-  const std::string output = RunShell(
-      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
-      "-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout " +
-          out.key + " -out " + out.cert + " 2>&1",
-      status);
-  EXPECT_EQ(status, 0) << output;
-  return out;
-}
-
 std::unique_ptr<client::Client> Join(const std::string& url, const std::string& ca,
                                      const std::string& scene = "secure", bool zstd = false) {
   client::ClientOptions options;

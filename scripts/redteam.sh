@@ -1,0 +1,380 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The red-team re-run of the production edge (docs/REDTEAM.md): attacks a real `scenecrdt
+# serve` (the binary given) with real traffic and prints one Markdown table row per attack:
+# attack, what was sent, expected outcome, observed outcome, PASS/FAIL. Each attack starts
+# its own server(s) on free ports in a temporary directory. Raw traffic comes from
+# scripts/redteam_probe.py (python3 standard library), the rest from the binary's own
+# send/pull/load commands, openssl and curl.
+set -uo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: bash scripts/redteam.sh [--only SUBSTRING] SCENECRDT_BINARY
+
+Attacks a scenecrdt server as a hostile week would (malformed envelopes, mutated fuzz corpus
+frames, slowloris, floods at 10x the rate limit, descriptor exhaustion, kill -9 under load
+x5, a corrupted database, a full disk, token tricks, slow consumers, HTTP limits, Origin,
+TLS close_notify) and prints a Markdown table, one row per attack. Servers run from
+SCENECRDT_BINARY (a release or dev build, e.g. build/release/tools/scenecrdt) on free
+loopback ports in a temporary directory that is removed at the end.
+
+options:
+  --only SUBSTRING  run only the attacks whose name contains SUBSTRING
+  --keep            keep the temporary directory (server logs) and print its path
+  --help            print this help
+
+needs: python3, curl, openssl. Takes about 2 minutes on a loaded 2-core machine.
+exit status: 0 every row passed; 1 a row failed; 2 bad usage or a missing tool.
+EOF
+}
+
+ONLY=""
+KEEP=0
+BIN=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --help | -h) usage; exit 0 ;;
+    --only) ONLY="${2:-}"; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    -*) echo "redteam.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) BIN="$1"; shift ;;
+  esac
+done
+if [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
+  echo "redteam.sh: give the scenecrdt binary to attack, e.g. build/dev/tools/scenecrdt" \
+    "(build it with: cmake --build build/dev --target scenecrdt); see --help" >&2
+  exit 2
+fi
+for tool in python3 curl openssl; do
+  command -v "$tool" >/dev/null || { echo "redteam.sh: $tool is needed (bash scripts/deps.sh installs it)" >&2; exit 2; }
+done
+BIN=$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+PROBE="python3 $ROOT/scripts/redteam_probe.py"
+CORPUS=$ROOT/tools/fuzz/corpus
+TMP=$(mktemp -d /tmp/redteam.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  if [ "$KEEP" = 1 ]; then echo "logs kept in $TMP" >&2; else rm -rf "$TMP"; fi
+}
+trap cleanup EXIT
+
+FAILS=0
+ROWS=0
+echo "| attack | sent | expected | observed | result |"
+echo "|---|---|---|---|---|"
+row() {  # attack sent expected observed ok(0/1)
+  local result=PASS
+  if [ "$5" != 0 ]; then result=FAIL; FAILS=$((FAILS + 1)); fi
+  ROWS=$((ROWS + 1))
+  local observed=${4//|//}
+  printf '| %s | %s | %s | %s | %s |\n' "$1" "$2" "$3" "${observed//$'\n'/ }" "$result"
+}
+want() { [ -z "$ONLY" ] || [[ "$1" == *"$ONLY"* ]]; }
+
+# start NAME DATA_DIR [serve args...]: starts a server, sets SPID, TCP, HTTP (0 when off).
+start() {
+  local name=$1 data=$2
+  shift 2
+  "$BIN" serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data "$data" "$@" >"$TMP/$name.log" 2>&1 &
+  SPID=$!
+  PIDS+=("$SPID")
+  TCP=0
+  HTTP=0
+  for _ in $(seq 1 200); do
+    if grep -q 'listening \(ws\|wss\)://' "$TMP/$name.log" 2>/dev/null; then break; fi
+    if ! kill -0 "$SPID" 2>/dev/null; then break; fi
+    sleep 0.05
+  done
+  TCP=$(grep -o 'listening t[cl][ps]://127.0.0.1:[0-9]*' "$TMP/$name.log" | grep -o '[0-9]*$' | head -1)
+  HTTP=$(grep -o 'listening wss\?://127.0.0.1:[0-9]*' "$TMP/$name.log" | grep -o '[0-9]*$' | head -1)
+  TCP=${TCP:-0}
+  HTTP=${HTTP:-0}
+}
+stop() { kill -TERM "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; }
+metric() { curl -s "http://127.0.0.1:$HTTP/metrics" | awk -v k="$1" 'index($0, k) == 1 {print $NF; exit}'; }
+gen() { "$BIN" gen --shape "${3:-random}" --entities "$2" --seed "${4:-1}" -o "$1" >/dev/null; }
+
+# ---- malformed envelopes
+if want malformed; then
+  start malformed "$TMP/d-malformed"
+  obs=$($PROBE malformed "$TCP" "$HTTP"); ok=$?
+  kill -0 "$SPID" 2>/dev/null || { ok=1; obs="$obs; server died"; }
+  row "malformed envelopes" "39 framed-TCP cases: sizes 0/1/4/over the limit/2^32-1, HTTP on the TCP port, bad flatbuffer offsets, 30 random bodies" \
+    "each refused (Error frame, connection closed), server up" "$obs" $ok
+  stop
+fi
+
+# ---- mutated fuzz corpus frames
+if want fuzzed; then
+  start fuzz "$TMP/d-fuzz"
+  obs=$($PROBE fuzzframes "$TCP" "$HTTP" "$CORPUS" 900); ok=$?
+  kill -0 "$SPID" 2>/dev/null || { ok=1; obs="$obs; server died"; }
+  row "fuzzed frames" "900 mutations of tools/fuzz/corpus seeds: fuzz_envelope on tcp://, fuzz_crdt_decoder+fuzz_admission chunks on /dcl/, fuzz_web_request paths" \
+    "no crash, bad input refused, /healthz 200" "$obs" $ok
+  stop
+fi
+
+# ---- slowloris
+if want slowloris; then
+  start slowloris "$TMP/d-slowloris"
+  obs=$($PROBE slowloris "$HTTP" 1000 6); ok=$?
+  row "slowloris" "1000 HTTP connections each sending a header line every 0.5 s, for 6 s" \
+    "/healthz answers 200 within 2 s throughout" "$obs" $ok
+  stop
+fi
+
+# ---- descriptor exhaustion
+if want descriptors; then
+  (ulimit -n 1024; exec "$BIN" serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data "$TMP/d-fd" >"$TMP/fd.log" 2>&1) &
+  SPID=$!
+  PIDS+=("$SPID")
+  for _ in $(seq 1 200); do grep -q 'listening ws://' "$TMP/fd.log" 2>/dev/null && break; sleep 0.05; done
+  TCP=$(grep -o 'listening tcp://127.0.0.1:[0-9]*' "$TMP/fd.log" | grep -o '[0-9]*$')
+  HTTP=$(grep -o 'listening ws://127.0.0.1:[0-9]*' "$TMP/fd.log" | grep -o '[0-9]*$')
+  $PROBE hold "$TCP" 1100 12 "$TMP/fd.ready" &
+  HOLD=$!
+  for _ in $(seq 1 400); do [ -s "$TMP/fd.ready" ] && break; sleep 0.05; done
+  cpu0=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
+  sleep 3
+  cpu1=$(awk '{print $14 + $15}' "/proc/$SPID/stat")
+  hz=$($PROBE healthz "$HTTP")
+  gen "$TMP/fd.dcl" 50
+  t0=$(date +%s.%N)
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene honest "$TMP/fd.dcl" >"$TMP/fd-send1.out" 2>&1
+  during=$?
+  t1=$(date +%s.%N)
+  refused=$(metric 'scenecrdt_connections_refused_total{reason="max_connections"}')
+  wait "$HOLD"  # the idle connections are cut by the Hello deadline meanwhile
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene honest "$TMP/fd.dcl" >/dev/null 2>&1
+  after=$?
+  cpu=$(( (cpu1 - cpu0) ))
+  send_s=$(python3 -c "print('%.2f' % ($t1 - $t0))")
+  why=$(grep -m1 -o 'connection limit[^;(]*' "$TMP/fd-send1.out" | head -c 80)
+  ok=1
+  [ "${hz%% *}" = 200 ] && [ "$cpu" -lt 100 ] && [ "${refused:-0}" -gt 0 ] && [ "$after" = 0 ] &&
+    { [ "$during" = 0 ] || [ -n "$why" ]; } && ok=0
+  row "descriptor exhaustion" "ulimit -n 1024, $(cat "$TMP/fd.ready") idle connections opened (1100 tried), held 12 s" \
+    "no accept spin; /healthz answers; an honest send is served or refused at once with a reason; served once the idle ones are cut" \
+    "server CPU ${cpu} ticks/3 s; /healthz ${hz}s; send during: exit $during in ${send_s}s (${why:-served}); after: exit $after; refused ${refused:-?}" $ok
+  stop
+fi
+
+# ---- flood at 10x the rate limit
+if want flood; then
+  start flood "$TMP/d-flood" --rate 100 --burst 100
+  "$BIN" load --server "tcp://127.0.0.1:$TCP" --scene flood --clients 2 --movers 20 --rate 50 \
+    --duration 4 --warmup 0 >"$TMP/flood.out" 2>&1
+  limited=$(metric 'scenecrdt_refusals_total{reason="rate_limited"}')
+  gen "$TMP/flood.dcl" 20
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene calm "$TMP/flood.dcl" >/dev/null 2>&1; sent=$?
+  hz=$($PROBE healthz "$HTTP")
+  ok=1
+  [ "${limited:-0}" -gt 0 ] && [ "$sent" = 0 ] && [ "${hz%% *}" = 200 ] && ok=0
+  row "flood at 10x the rate limit" "--rate 100: 2 clients x 500 messages/s for 4 s (load)" \
+    "over-budget frames refused as rate_limited; another client's send acked; /healthz 200" \
+    "rate_limited refusals ${limited:-0}; other send exit $sent; /healthz ${hz%% *}" $ok
+  stop
+fi
+
+# ---- kill -9 under load x5
+if want kill; then
+  data="$TMP/d-kill"
+  lost_rounds=0
+  started_all=0
+  for r in 1 2 3 4 5; do
+    start "kill$r" "$data"
+    [ "$TCP" != 0 ] || started_all=1
+    "$BIN" load --server "tcp://127.0.0.1:$TCP" --scene churn --clients 20 --movers 40 --rate 20 \
+      --duration 20 --warmup 0 >/dev/null 2>&1 &
+    LOADPID=$!
+    sleep 1  # the load's clients join and start writing
+    python3 - "$r" >"$TMP/kill$r.json" <<'EOF'
+import json, sys
+r = int(sys.argv[1])
+print(json.dumps([{"op": "put", "entity": 1000 + r * 100 + i, "timestamp": 1,
+                   "position": [r, i, 0]} for i in range(100)]))
+EOF
+    "$BIN" encode "$TMP/kill$r.json" -o "$TMP/kill$r.dcl" >/dev/null
+    "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene acked --frame-messages 10 "$TMP/kill$r.dcl" \
+      >/dev/null 2>&1 || lost_rounds=$((lost_rounds + 100))
+    kill -9 "$SPID"
+    wait "$SPID" 2>/dev/null
+    wait "$LOADPID" 2>/dev/null
+  done
+  start kill-check "$data"
+  "$BIN" pull --server "tcp://127.0.0.1:$TCP" --scene acked >"$TMP/kill-pull.json" 2>&1
+  present=$(python3 - "$TMP/kill-pull.json" <<'EOF'
+import json, sys
+state = json.load(open(sys.argv[1]))
+have = {(t["entity"], tuple(t["position"])) for t in state["transforms"]}
+print(sum((1000 + r * 100 + i, (float(r), float(i), 0.0)) in have
+          for r in range(1, 6) for i in range(100)))
+EOF
+  )
+  ok=1
+  [ "$started_all" = 0 ] && [ "$lost_rounds" = 0 ] && [ "${present:-0}" = 500 ] && ok=0
+  row "kill -9 under load x5" "5 rounds: 20 load clients writing, an acked send of 100 entities, then kill -9 and restart" \
+    "every acknowledged write present after the restarts" \
+    "acked sends $((500 - lost_rounds))/500 entities; present after restart ${present:-0}/500" $ok
+  stop
+fi
+
+# ---- corrupted database
+if want corrupt; then
+  data="$TMP/d-corrupt"
+  start corrupt "$data"
+  gen "$TMP/big.dcl" 20000
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene big "$TMP/big.dcl" >/dev/null 2>&1
+  stop
+  db="$data/scenes.sqlite3"
+  size=$(stat -c %s "$db")
+  python3 -c "
+import random, sys
+r = random.Random(14)
+with open(sys.argv[1], 'r+b') as f:
+    f.seek(int(sys.argv[2]) // 2)
+    f.write(bytes(r.getrandbits(8) for _ in range(65536)))" "$db" "$size"
+  timeout 30 "$BIN" serve --tcp 127.0.0.1:0 --http off --data "$data" >"$TMP/corrupt2.log" 2>&1
+  status=$?
+  ok=1
+  [ "$status" = 2 ] && grep -q corrupt "$TMP/corrupt2.log" && grep -q db-salvage "$TMP/corrupt2.log" && ok=0
+  row "corrupted database" "64 KiB of garbage in the middle of a $((size / 1024)) KiB scenes.sqlite3, then serve" \
+    "refuses to start: exit 2, says corrupt and names db-salvage" \
+    "exit $status: $(grep -m1 -o 'corrupt[^.]*' "$TMP/corrupt2.log" | head -c 120)" $ok
+fi
+
+# ---- disk full
+if want disk; then
+  start disk "$TMP/d-disk" --max-db-bytes 262144
+  gen "$TMP/disk.dcl" 20000
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene full --timeout 5 "$TMP/disk.dcl" >"$TMP/disk.out" 2>&1
+  sent=$?
+  hz=$(curl -s "http://127.0.0.1:$HTTP/healthz")
+  logged=$(grep -c 'storage_unavailable error=' "$TMP/disk.log")
+  ok=1
+  [ "$sent" != 0 ] && grep -q storage_unavailable "$TMP/disk.out" && [[ "$hz" == storage_unavailable* ]] &&
+    [ "$logged" = 1 ] && ok=0
+  row "disk full" "--max-db-bytes 262144, then a 20 000-entity send" \
+    "no ack for what is not durable; writer told storage_unavailable; /healthz 503; cause logged once" \
+    "send exit $sent ($(grep -m1 -o 'storage_unavailable[^:]*' "$TMP/disk.out")); /healthz: ${hz%%$'\n'*}; log lines $logged" $ok
+  stop
+fi
+
+# ---- token tricks
+if want token; then
+  head -c 48 /dev/urandom | base64 >"$TMP/jwt-secret"
+  start jwt "$TMP/d-jwt" --jwt-secret "$TMP/jwt-secret"
+  gen "$TMP/jwt.dcl" 10
+  good=$($PROBE token "$TMP/jwt-secret" valid lobby write)
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene lobby --token "$good" "$TMP/jwt.dcl" >"$TMP/jwt-good.out" 2>&1
+  s=$?
+  row "token: valid (control)" "HS256, scenes [lobby], role write, exp +300 s" "joined, write acked" "send exit $s" $([ "$s" = 0 ]; echo $?)
+  for trick in expired not_yet_valid wrong_key alg_none wrong_scene tampered garbage; do
+    t=$($PROBE token "$TMP/jwt-secret" "$trick" lobby read)
+    "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene lobby --token "$t" "$TMP/jwt.dcl" >"$TMP/jwt-$trick.out" 2>&1
+    s=$?
+    why=$(grep -m1 -o 'unauthorized[^(]*' "$TMP/jwt-$trick.out" | head -c 90)
+    ok=1
+    [ "$s" != 0 ] && [ -n "$why" ] && ok=0
+    case "$trick" in
+      expired) what="exp 1 h ago" ;;
+      not_yet_valid) what="nbf in 1 h" ;;
+      wrong_key) what="signed with another secret" ;;
+      alg_none) what="alg none, no signature" ;;
+      wrong_scene) what="scenes [elsewhere], joins lobby" ;;
+      tampered) what="claims rewritten to scenes * role write, signature kept" ;;
+      *) what="300 bytes of x" ;;
+    esac
+    row "token: $trick" "HS256 token: $what" \
+      "refused: unauthorized with a reason" "send exit $s: ${why:-$(head -c 90 "$TMP/jwt-$trick.out")}" $ok
+  done
+  rd=$($PROBE token "$TMP/jwt-secret" valid lobby read)
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene lobby --token "$rd" "$TMP/jwt.dcl" >"$TMP/jwt-ro.out" 2>&1
+  s=$?
+  ws=$($PROBE wssend "$HTTP" "/dcl/lobby?token=$rd" "$TMP/jwt.dcl")
+  dropped=$(metric 'scenecrdt_dcl_dropped_messages_total{reason="read_only"}')
+  ok=1
+  [ "$s" != 0 ] && [ "$ws" = 101 ] && [ "${dropped:-0}" = 10 ] && ok=0
+  row "token: read role writes" "a valid read token: send over tcp://; 10 PUTs over /dcl/ (upgrade $ws)" \
+    "no write merged: send refused; /dcl/ messages dropped as read_only" \
+    "send exit $s ($(grep -o 'may not write[^(]*' "$TMP/jwt-ro.out")); read_only drops ${dropped:-0}/10" $ok
+  rn=$($PROBE token "$TMP/jwt-secret" valid "*" read)
+  codes=$($PROBE upgrades "$HTTP" "/dcl/new%d?token=$rn" 500)
+  scenes=$(metric 'scenecrdt_scenes ')
+  ok=1
+  [ "$codes" = "404 x500" ] && [ "${scenes:-1}" -le 1 ] && ok=0
+  row "token: read * creates scenes" "500 /dcl/ upgrades to new scene names with a read token for *" \
+    "each refused before the upgrade (404); no scene created" "HTTP $codes; scenes in memory ${scenes:-?}" $ok
+  stop
+fi
+
+# ---- slow consumers
+if want slow; then
+  start slow "$TMP/d-slow" --slow-consumer-ms 1000
+  $PROBE slowreader "$HTTP" /dcl/busy 15 "$TMP/slow.ready" &
+  READER=$!
+  for _ in $(seq 1 200); do [ -s "$TMP/slow.ready" ] && break; sleep 0.05; done
+  "$BIN" load --server "tcp://127.0.0.1:$TCP" --scene busy --clients 5 --movers 200 --rate 40 \
+    --duration 6 --warmup 0 >"$TMP/slow.out" 2>&1
+  l=$?
+  drops=$(metric 'scenecrdt_drops_total{reason="slow_consumer"}')
+  hz=$($PROBE healthz "$HTTP")
+  kill "$READER" 2>/dev/null
+  wait "$READER" 2>/dev/null
+  ok=1
+  [ "${drops:-0}" -ge 1 ] && [ "$l" = 0 ] && [ "${hz%% *}" = 200 ] && ok=0
+  row "slow consumer" "a /dcl/ reader with a 2 KiB receive buffer that never reads, 5 writers at 8 000 messages/s for 6 s" \
+    "the reader is dropped (slow_consumer) after --slow-consumer-ms; writers unaffected" \
+    "slow_consumer drops ${drops:-0}; load exit $l; /healthz ${hz%% *}" $ok
+  stop
+fi
+
+# ---- HTTP limits and Origin
+if want http; then
+  start http "$TMP/d-http"
+  h=$($PROBE rawhttp "$HTTP" headers)
+  p=$($PROBE rawhttp "$HTTP" path)
+  b=$($PROBE rawhttp "$HTTP" body)
+  o=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H 'Origin: https://evil.example' \
+    -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
+    -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "http://127.0.0.1:$HTTP/scene/lobby")
+  ok=1
+  [ "$h" = 431 ] && [ "$p" = 431 ] && [ "$b" = 400 ] && [ "$o" = 403 ] && ok=0
+  row "HTTP limits and Origin" "9 KiB header; 1 MiB path; GET with a body; upgrade with Origin https://evil.example" \
+    "431; 431; 400; 403 (no resets)" "$h; $p; $b; $o" $ok
+  stop
+fi
+
+# ---- TLS close_notify
+if want tls; then
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+    -keyout "$TMP/tls.key" -out "$TMP/tls.crt" >/dev/null 2>&1
+  start tls "$TMP/d-tls" --tls-cert "$TMP/tls.crt" --tls-key "$TMP/tls.key"
+  obs=$($PROBE tlsclose "$TCP" "$TMP/tls.crt"); ok=$?
+  hc=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TMP/tls.crt" "https://127.0.0.1:$HTTP/healthz")
+  row "TLS Error-then-close" "tls://: an empty frame (fatal envelope_invalid), read with Python's ssl (ragged EOFs reported)" \
+    "Error frame, then a TLS close_notify (not a truncation)" "$obs; https /healthz $hc" $ok
+  stop
+fi
+
+# ---- one server per data directory
+if want lock; then
+  start lock1 "$TMP/d-lock"
+  first=$SPID
+  timeout 20 "$BIN" serve --tcp 127.0.0.1:0 --http off --data "$TMP/d-lock" >"$TMP/lock2.log" 2>&1
+  status=$?
+  ok=1
+  [ "$status" = 2 ] && grep -q "$first" "$TMP/lock2.log" && ok=0
+  row "second server on one data directory" "serve --data D while another serve holds D" \
+    "exit 2 naming the holder's PID" "exit $status: $(grep -o 'in use by [^;]*' "$TMP/lock2.log") (holder PID $first)" $ok
+  stop
+fi
+
+echo
+echo "$ROWS rows, $FAILS failed ($(basename "$BIN"), $(date -u +%Y-%m-%dT%H:%MZ))"
+[ "$FAILS" = 0 ]
