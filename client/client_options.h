@@ -39,10 +39,15 @@ struct ConnectionOptions {
   // Offer permessage-deflate on ws:// and wss:// (browsers and node `ws` offer it too). The
   // server decides; the frames read are the same either way.
   bool deflate = true;
-  // Offer a zstd stream on tcp:// and tls:// (Hello.compression). Off by default: it sends ~6x
-  // fewer bytes but costs the server ~3x the CPU of a plain fan-out and lengthens the latency
-  // tail on a busy server (docs/SERVER.md, "Compression").
+  // Offer zstd on tcp:// and tls://: zstd frames (Hello.zstd_frames: each scene frame
+  // compressed once per scene, ~5x fewer bytes at about the server CPU of plain frames) and,
+  // for servers that predate them, the zstd stream (Hello.compression). The server decides.
+  // Off by default until the latency at the standard load is measured on a quiet machine
+  // (docs/SERVER.md, "Shared compression: zstd frames").
   bool zstd = false;
+  // With zstd: offer zstd frames too. false offers only the per-connection zstd stream
+  // (~6x fewer bytes, but ~3x the server CPU of a plain fan-out and a longer latency tail).
+  bool zstd_frames = true;
   // tcp:// only (not tls://): take each read's receive time from the kernel (SO_TIMESTAMPNS,
   // the CLOCK_REALTIME time the bytes reached the socket), readable as receive_time_ns() while
   // on_frame runs. Measures latency without the caller's own event-loop delay (`load`).

@@ -76,7 +76,7 @@ void Client::Impl::Connect() {
                           : state_ready_ ? std::nullopt
                                          : options_.resume_sequence;
   hello.client_name = options_.client_name;
-  hello.compression = OfferedCompression(urls_[server_], options_.connection);
+  OfferCompression(urls_[server_], options_.connection, hello);
   if (id > 1) {
     Log(Format("connecting to %s (attempt %llu, %s)", servers_[server_].c_str(), Ull(id),
                hello.resume_sequence

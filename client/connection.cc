@@ -90,9 +90,11 @@ struct Connection::Impl {
   }
 };
 
-session::Compression OfferedCompression(const ServerUrl& url, const ConnectionOptions& options) {
-  return url.scheme == ServerUrl::Scheme::kTcp && options.zstd ? session::Compression::kZstd
-                                                               : session::Compression::kNone;
+void OfferCompression(const ServerUrl& url, const ConnectionOptions& options,
+                      session::Hello& hello) {
+  const bool zstd = url.scheme == ServerUrl::Scheme::kTcp && options.zstd;
+  hello.compression = zstd ? session::Compression::kZstd : session::Compression::kNone;
+  hello.zstd_frames = zstd && options.zstd_frames;
 }
 
 Connection::Connection(net::asio::io_context& ioc, ServerUrl url, std::string scene,
@@ -355,7 +357,7 @@ void Connection::ReadStamped() {
 }
 
 void Connection::OnBytes(std::size_t) {
-  if (zstd_) {
+  if (zstd_ || records_) {
     FeedCompressed(std::span<const uint8_t>(in_.data(), in_used_));
     in_used_ = 0;
     if (!closed_) Read();
@@ -385,7 +387,7 @@ void Connection::OnBytes(std::size_t) {
     }
     Deliver(rest.first(static_cast<std::size_t>(*size)));
     pos += static_cast<std::size_t>(*size);
-    if (zstd_ && !closed_) {
+    if ((zstd_ || records_) && !closed_) {
       // The Welcome switched the stream: what follows it is compressed.
       FeedCompressed(std::span<const uint8_t>(in_.data() + pos, in_used_ - pos));
       in_used_ = 0;
@@ -418,22 +420,31 @@ void Connection::Deliver(std::span<const uint8_t> frame) {
     last_pong_ = std::chrono::steady_clock::now();
   }
   if (const auto* w = std::get_if<session::Welcome>(&read.value());
-      w && w->compression == session::Compression::kZstd) {
-    if (impl_->websocket() || zstd_ || !options_.zstd) {
+      w && w->compression != session::Compression::kNone) {
+    session::Hello offered;
+    OfferCompression(url_, options_, offered);
+    const bool frames = w->compression == session::Compression::kZstdFrames;
+    if (impl_->websocket() || zstd_ || records_ ||
+        (frames ? !offered.zstd_frames : offered.compression != w->compression)) {
       Fail(MakeError(ErrorCode::kEnvelopeInvalid,
-                     "the server chose zstd compression, which this connection did not offer"));
+                     "the server chose a compression this connection did not offer"));
       return;
     }
-    zstd_ = std::make_unique<session::ZstdFrameReader>(options_.max_frame_bytes);
+    if (frames) {
+      records_ = std::make_unique<session::ZstdRecordReader>(options_.max_frame_bytes);
+    } else {
+      zstd_ = std::make_unique<session::ZstdFrameReader>(options_.max_frame_bytes);
+    }
   }
   if (handlers_.on_frame) handlers_.on_frame(read.value(), aligned);
 }
 
 void Connection::FeedCompressed(std::span<const uint8_t> bytes) {
-  auto fed = zstd_->Feed(bytes, [this](std::span<const uint8_t> frame) {
+  const auto deliver = [this](std::span<const uint8_t> frame) {
     Deliver(frame);
     return !closed_;
-  });
+  };
+  auto fed = records_ ? records_->Feed(bytes, deliver) : zstd_->Feed(bytes, deliver);
   if (!fed.has_value()) Fail(fed.error());
 }
 

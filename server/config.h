@@ -104,6 +104,10 @@ struct ServerConfig {
   // Compress what clients offer to read compressed: zstd on framed TCP (Hello.compression),
   // permessage-deflate on WebSocket. false: every session plain (--no-compression).
   bool compression = true;
+  // With compression on: answer a Hello that offers zstd frames with them (each scene frame
+  // compressed once per scene); false: such a client gets the zstd stream, as from a server
+  // that predates the mode (tests check both).
+  bool zstd_frames = true;
   // Event lines (session open/close, drops, resyncs, refusals: docs/SERVER.md "Logs").
   bool log_events = true;
   // Where they go (each call one complete line; must be thread-safe). Empty: stderr.

@@ -105,7 +105,14 @@ void EnvelopeSession::HandleHello(const session::Hello& hello) {
     Fatal(ErrorCode::kUnauthorized, grant.error().detail);
     return;
   }
-  offered_ = hello.compression;
+  // zstd frames when offered (compressed once per scene), else the zstd stream when offered.
+  const bool compress = ctx_.config().compression && CanCompress();
+  if (compress && hello.zstd_frames && ctx_.config().zstd_frames) {
+    mode_ = session::Compression::kZstdFrames;
+  } else if (compress && hello.compression == session::Compression::kZstd) {
+    mode_ = session::Compression::kZstd;
+  }
+  SetZstdFrames(mode_ == session::Compression::kZstdFrames);
   NoteGrant(grant.value());
   JoinScene(hello.scene, grant->role == Role::kWrite, hello.resume_sequence);
 }
@@ -187,12 +194,10 @@ void EnvelopeSession::TakeControlFrames(std::vector<SharedFrame>& out) {
 
 void EnvelopeSession::OnJoined(const session::Welcome& welcome) {
   session::Welcome w = welcome;
-  const bool compress =
-      offered_ == session::Compression::kZstd && ctx_.config().compression && CanCompress();
-  if (compress) w.compression = session::Compression::kZstd;
+  w.compression = mode_;
   SharedFrame frame = MakeShared(session::BuildFrame(w));
   control_.push_back(frame);
-  if (compress) StartCompression(frame);
+  if (mode_ == session::Compression::kZstd) StartCompression(frame);
 }
 
 void EnvelopeSession::OnWriteStarted(std::size_t frames) {

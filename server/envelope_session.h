@@ -47,8 +47,9 @@ class EnvelopeSession : public Session {
   void OnWatchdog(int64_t now_ms) override;
   void OnSessionClosed() override;
   // The transport can compress the server -> client stream (framed TCP: zstd). When the
-  // Hello offered it, StartCompression is told which queued frame (the Welcome) is the last
-  // plain one.
+  // Hello offered the zstd stream, StartCompression is told which queued frame (the Welcome)
+  // is the last plain one; zstd frames need nothing of the transport (the scene hands them
+  // compressed records, which go out as they are).
   virtual bool CanCompress() const { return false; }
   virtual void StartCompression(const SharedFrame& last_plain) { (void)last_plain; }
 
@@ -62,7 +63,8 @@ class EnvelopeSession : public Session {
   std::deque<SharedFrame> control_;
   std::optional<uint64_t> ack_pending_;
   int64_t last_ping_ms_ = 0;
-  session::Compression offered_ = session::Compression::kNone;  // Hello.compression
+  // Welcome.compression: what the Hello offered and the server and transport can do.
+  session::Compression mode_ = session::Compression::kNone;
 };
 
 }  // namespace scenecrdt::server

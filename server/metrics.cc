@@ -133,10 +133,13 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_bytes_out_total", "Bytes sent.", Load(bytes_out));
   counter("scenecrdt_acks_total", "Ack frames sent.", Load(acks_out));
   counter("scenecrdt_compression_plain_bytes_total",
-          "Frame bytes sent through framed-TCP zstd streams (before compression).",
+          "Frame bytes sent compressed on framed TCP (zstd stream or frames), before compression.",
           Load(compression_plain_bytes));
-  counter("scenecrdt_compression_wire_bytes_total", "Bytes those zstd streams put on the wire.",
+  counter("scenecrdt_compression_wire_bytes_total", "Bytes those frames put on the wire.",
           Load(compression_wire_bytes));
+  counter("scenecrdt_compression_shared_frames_total",
+          "Scene frames compressed once for all of a scene's zstd-frames members.",
+          Load(compression_shared_frames));
   counter("scenecrdt_snapshots_total", "Full snapshots sent on join.", Load(snapshots));
   counter("scenecrdt_resumes_total", "Joins served with a resume delta.", Load(resumes));
   counter("scenecrdt_state_bytes_total", "Bytes of state frames built for joins.",

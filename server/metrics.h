@@ -116,6 +116,8 @@ class Metrics {
   // Framed TCP compressed mode: frame bytes that went into zstd streams, and what came out.
   Counter compression_plain_bytes{0};
   Counter compression_wire_bytes{0};
+  // Scene frames compressed once for a scene's zstd-frames members (not per member).
+  Counter compression_shared_frames{0};
   Counter snapshots{0};
   Counter resumes{0};
   Counter state_bytes{0};     // snapshot / resume-delta frame bytes built on join

@@ -39,7 +39,8 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       wire_base_(session::MakeSceneSequence(incarnation.value_or(ctx.incarnation()), 0)),
       retry_timer_(strand_),
       rate_timer_(strand_),
-      flush_timer_(strand_) {
+      flush_timer_(strand_),
+      compression_(ctx.metrics()) {
   if (!restore.empty()) {
     if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
       ctx_.log().Write("restore_failed", "scene=%s error=%s offset=%llu", name_.c_str(),
@@ -118,10 +119,13 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     const auto build_start = std::chrono::steady_clock::now();
     std::vector<SharedFrame> frames;
     const bool raw = session->kind() == SessionKind::kDcl;  // plain DCL chunks, no envelope
+    const bool zstd = !raw && session->zstd_frames();
     if (raw || from == 0) {
-      frames = SnapshotFrames(raw);  // raw: one chunk, the whole state (empty for a new scene)
+      // raw: one chunk, the whole state (empty for a new scene)
+      frames = SnapshotFrames(raw, zstd);
     } else {
       frames = BuildFrames(from, seq, /*is_state=*/true);
+      if (zstd) frames = compression_.Records(frames);
     }
     const auto build_us = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - build_start);
@@ -135,6 +139,7 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
     m.id = session->id();
     m.cursor = seq;
     m.raw = raw;
+    m.zstd = zstd;
     m.busy_since_ms = now;
     members_.push_back(std::move(m));
     ctx_.log().Write("open",
@@ -265,11 +270,12 @@ void Scene::RetireIfQuiescent(std::function<void(bool)> done) {
   });
 }
 
-std::vector<SharedFrame> Scene::SnapshotFrames(bool raw) {
+std::vector<SharedFrame> Scene::SnapshotFrames(bool raw, bool zstd) {
   const uint64_t seq = store_.sequence();
   if (snapshot_sequence_ != seq) {
     snapshot_sequence_ = seq;
     snapshot_envelope_.clear();
+    snapshot_zstd_.clear();
     snapshot_raw_.reset();
   }
   if (raw) {
@@ -281,18 +287,31 @@ std::vector<SharedFrame> Scene::SnapshotFrames(bool raw) {
     snapshot_raw_ = built;
     return {built};
   }
-  std::vector<SharedFrame> frames;
-  for (const auto& weak : snapshot_envelope_) {
-    SharedFrame f = weak.lock();
-    if (!f) break;
-    frames.push_back(std::move(f));
-  }
-  if (!snapshot_envelope_.empty() && frames.size() == snapshot_envelope_.size()) {
+  // The frames of a cache when every one of them is still alive.
+  const auto alive = [](const std::vector<std::weak_ptr<const std::vector<uint8_t>>>& cache) {
+    std::vector<SharedFrame> frames;
+    for (const auto& weak : cache) {
+      SharedFrame f = weak.lock();
+      if (!f) return std::vector<SharedFrame>();
+      frames.push_back(std::move(f));
+    }
+    return frames;
+  };
+  auto& cache = zstd ? snapshot_zstd_ : snapshot_envelope_;
+  std::vector<SharedFrame> frames = alive(cache);
+  if (!frames.empty()) {
     Metrics::Add(ctx_.metrics().snapshot_shares);
     return frames;
   }
-  frames = BuildFrames(0, seq, /*is_state=*/true);
-  snapshot_envelope_.assign(frames.begin(), frames.end());
+  frames = alive(snapshot_envelope_);
+  if (frames.empty()) {
+    frames = BuildFrames(0, seq, /*is_state=*/true);
+    snapshot_envelope_.assign(frames.begin(), frames.end());
+  }
+  if (zstd) {
+    frames = compression_.Records(frames);
+    snapshot_zstd_.assign(frames.begin(), frames.end());
+  }
   return frames;
 }
 
@@ -356,7 +375,7 @@ std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
   auto it = std::find_if(cache_.begin(), cache_.end(),
                          [&](const Batch& b) { return b.cursor == m.cursor; });
   if (it == cache_.end()) {
-    cache_.push_back({m.cursor, {}, nullptr});
+    cache_.push_back({m.cursor, {}, {}, nullptr});
     it = cache_.end() - 1;
     Metrics::Add(m.cursor == flushed_ || m.cursor + 1 >= seq ? ctx_.metrics().shared_frames
                                                              : ctx_.metrics().catchups);
@@ -368,6 +387,11 @@ std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
   } else {
     if (it->envelope.empty()) it->envelope = BuildFrames(m.cursor, seq, /*is_state=*/false);
     frames = it->envelope;
+    if (m.zstd) {
+      if (it->zstd.empty()) it->zstd = compression_.Records(it->envelope);
+      compression_.CountDelivery(it->envelope, it->zstd);
+      frames = it->zstd;
+    }
   }
   std::size_t bytes = 0;
   for (const SharedFrame& f : frames) bytes += f->size();

@@ -11,6 +11,8 @@
 // flight, changes pile up as "latest per key" in the store itself, never as queued frames.
 // Raw-DCL members (/dcl/<name>) get the same batches as plain DCL chunks (no envelope): one
 // per delivery, built once per cursor like the envelope frames; their snapshot is one chunk.
+// Members that read zstd frames get the same frames compressed, once per scene and cursor
+// (shared_compression.h): no member costs a compression of its own.
 // A catch-up after a delivery that took longer than slow_consumer_ms / 5 is a "resync" of a
 // slow consumer (counted and logged).
 //
@@ -39,6 +41,7 @@
 #include "scenecrdt/server/cluster_scene_sync.h"
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene_bytes.h"
+#include "scenecrdt/server/shared_compression.h"
 
 namespace scenecrdt::server {
 
@@ -106,6 +109,7 @@ class Scene {
     uint64_t cursor = 0;  // store sequence sent up to
     bool ready = false;   // nothing of the scene in flight to it
     bool raw = false;     // gets plain DCL chunks (/dcl/) instead of envelope frames
+    bool zstd = false;    // gets the envelope frames as zstd records (compressed once)
     int64_t next_send_ms = 0;
     int64_t busy_since_ms = 0;  // when the delivery in flight was handed over
     uint64_t storage_told = 0;  // the storage failure episode it was told about
@@ -121,6 +125,7 @@ class Scene {
   struct Batch {
     uint64_t cursor = 0;
     std::vector<SharedFrame> envelope;
+    std::vector<SharedFrame> zstd;  // the envelope frames' records, when a member needs them
     SharedFrame raw;
   };
   struct PendingAck {
@@ -152,8 +157,8 @@ class Scene {
   // Commits fail: tells each envelope writer waiting for an ack (once per episode).
   void TellStorageUnavailable();
   // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
-  // whose copies are still alive.
-  std::vector<SharedFrame> SnapshotFrames(bool raw);
+  // whose copies are still alive (`zstd`: as zstd records).
+  std::vector<SharedFrame> SnapshotFrames(bool raw, bool zstd);
 
   ServerContext& ctx_;
   std::string name_;
@@ -199,6 +204,8 @@ class Scene {
   // Snapshot frames handed to joiners at snapshot_sequence_ (weak: freed once sent).
   uint64_t snapshot_sequence_ = ~uint64_t{0};
   std::vector<std::weak_ptr<const std::vector<uint8_t>>> snapshot_envelope_;
+  std::vector<std::weak_ptr<const std::vector<uint8_t>>> snapshot_zstd_;
+  SharedCompression compression_;
   std::weak_ptr<const std::vector<uint8_t>> snapshot_raw_;
 };
 

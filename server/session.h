@@ -47,6 +47,9 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& peer_text() const { return peer_text_; }
   // The connection's place under the connection caps, held until the socket closes.
   void AdoptConnection(std::shared_ptr<ConnectionTicket> ticket) { ticket_ = std::move(ticket); }
+  // The scene hands this session its frames as zstd records, compressed once per scene
+  // (Welcome.compression = zstd frames). Set before the join; read by the scene's strand.
+  bool zstd_frames() const { return zstd_frames_; }
   // The credential the session joins with: its subject is logged on join, and a grant that
   // expires closes the session then (fatal kUnauthorized "token_expired").
   void NoteGrant(const AccessGrant& grant) {
@@ -114,6 +117,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // ---- Called by protocols ----
   // Counts `bytes` received and moves the idle clock.
   void NoteInput(std::size_t bytes);
+  void SetZstdFrames(bool on) { zstd_frames_ = on; }
   // Looks the scene up and joins it (the scene logs the open line).
   void JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume);
   // A fatal condition: logged (unless kShuttingDown), goodbye queued, flushed, closed.
@@ -169,6 +173,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string joined_scene_;  // for the close line after leaving
   bool joined_ = false;
   bool can_write_ = false;
+  bool zstd_frames_ = false;
   bool reading_ = true;  // false after a violation or on shutdown
   bool read_paused_ = false;
   bool close_after_flush_ = false;

@@ -21,12 +21,15 @@
 #include "scenecrdt/client/url.h"
 #include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/protocol/session/zstd_records.h"
 #include "scenecrdt/protocol/session/zstd_stream.h"
 
 namespace scenecrdt::client {
 
-// The Hello.compression to send over `url`: kZstd on tcp:// when options.zstd.
-session::Compression OfferedCompression(const ServerUrl& url, const ConnectionOptions& options);
+// Sets what `hello` offers to read compressed over `url`: on tcp:// (and tls://) with
+// options.zstd, the zstd stream (Hello.compression) and, with options.zstd_frames, zstd frames.
+void OfferCompression(const ServerUrl& url, const ConnectionOptions& options,
+                      session::Hello& hello);
 
 struct ConnectionHandlers {
   std::function<void()> on_open;  // transport ready: send Hello now
@@ -69,7 +72,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Read() with SO_TIMESTAMPNS: wait for readability, then recvmsg with its control data.
   void ReadStamped();
   void Deliver(std::span<const uint8_t> frame);
-  // Compressed mode (after a Welcome with compression = zstd): decompress, frame, deliver.
+  // Compressed modes (after a Welcome with compression = zstd or zstd frames): decompress,
+  // frame, deliver.
   void FeedCompressed(std::span<const uint8_t> bytes);
   void WriteNext();
   void Fail(const Error& error);
@@ -87,6 +91,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::vector<uint8_t> frame_;  // aligned copy of one frame
   // Set by a Welcome with compression = zstd (TCP): every later byte goes through it.
   std::unique_ptr<session::ZstdFrameReader> zstd_;
+  // Set by a Welcome with compression = zstd frames (TCP): every later byte is a record.
+  std::unique_ptr<session::ZstdRecordReader> records_;
   std::deque<std::vector<uint8_t>> out_;
   std::vector<std::vector<uint8_t>> in_flight_;
   std::vector<net::asio::const_buffer> buffers_;

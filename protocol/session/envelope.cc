@@ -38,7 +38,7 @@ std::vector<uint8_t> BuildFrame(const Frame& frame) {
           auto name = OptionalString(b, f.client_name);
           payload = fb::CreateHello(b, scene, token, f.resume_sequence.has_value(),
                                     f.resume_sequence.value_or(0), name,
-                                    static_cast<uint8_t>(f.compression))
+                                    static_cast<uint8_t>(f.compression), f.zstd_frames)
                         .Union();
           type = fb::Payload::Hello;
         } else if constexpr (std::is_same_v<F, Welcome>) {
@@ -147,11 +147,12 @@ Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& optio
       out.compression = h->compression() == static_cast<uint8_t>(Compression::kZstd)
                             ? Compression::kZstd
                             : Compression::kNone;
+      out.zstd_frames = h->zstd_frames();
       return Frame(std::move(out));
     }
     case fb::Payload::Welcome: {
       const fb::Welcome* w = env->payload_as_Welcome();
-      if (w->compression() > static_cast<uint8_t>(Compression::kZstd)) {
+      if (w->compression() > static_cast<uint8_t>(Compression::kZstdFrames)) {
         return invalid("Welcome.compression names an unknown mode");
       }
       return Frame(Welcome{w->session_id(), w->scene_sequence(), w->resumed(), w->can_write(),

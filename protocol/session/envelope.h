@@ -26,7 +26,10 @@ inline constexpr std::size_t kMaxErrorTextBytes = 1024;
 
 // Compression of the server -> client byte stream of a framed TCP connection (docs/PROTOCOL.md
 // section 2, "Compression"). Wire values: append only.
-enum class Compression : uint8_t { kNone = 0, kZstd = 1 };
+// kZstd: one zstd stream per connection; kZstdFrames: records that are plain frames or one
+// frame compressed alone (protocol/session/zstd_records.h), so a scene compresses a shared
+// frame once for all its members.
+enum class Compression : uint8_t { kNone = 0, kZstd = 1, kZstdFrames = 2 };
 
 struct Hello {
   std::string scene;
@@ -35,6 +38,8 @@ struct Hello {
   std::string client_name;
   // The compression the client can read (framed TCP only; WebSocket uses permessage-deflate).
   Compression compression = Compression::kNone;
+  // The client can read zstd frames too (Welcome.compression = kZstdFrames).
+  bool zstd_frames = false;
 };
 struct Welcome {
   uint64_t session_id = 0;

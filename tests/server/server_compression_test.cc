@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Compression end to end (docs/SERVER.md "Compression"): the framed TCP zstd mode negotiated
-// in Hello/Welcome, permessage-deflate on WebSocket, both turned off by the server's
-// --no-compression, and clients that offer nothing (older builds) served plain. Replicas
-// merge the same DCL bytes either way.
+// Compression end to end (docs/SERVER.md "Compression"): the framed TCP zstd modes negotiated
+// in Hello/Welcome (zstd frames compressed once per scene; the per-connection zstd stream for
+// clients and servers without them), permessage-deflate on WebSocket, all turned off by the
+// server's --no-compression, and clients that offer nothing (older builds) served plain.
+// Replicas merge the same DCL bytes either way.
 #include <gtest/gtest.h>
 
 #include "scenecrdt/net/ws_compression.h"
@@ -14,11 +15,12 @@ namespace {
 using namespace std::chrono_literals;
 
 std::unique_ptr<client::Client> Join(const std::string& url, const std::string& scene,
-                                     bool compression = true) {
+                                     bool compression = true, bool frames = true) {
   client::ClientOptions o;
   o.url = url;
   o.scene = scene;
   o.connection.zstd = compression;
+  o.connection.zstd_frames = frames;
   o.connection.deflate = compression;
   auto c = std::make_unique<client::Client>(o);
   EXPECT_TRUE(c->Start().has_value());
@@ -48,7 +50,7 @@ void WriteTicksAndConverge(TestServer& server, const std::string& scene,
   EXPECT_EQ(server.SceneHash(scene), expected);
 }
 
-TEST(ServerCompressionTest, TcpClientsNegotiateZstdAndConverge) {
+TEST(ServerCompressionTest, TcpClientsNegotiateZstdFramesAndConverge) {
   TestServer server;
   auto a = Join(server.tcp_url(), "zs");
   auto b = Join(server.tcp_url(), "zs");
@@ -60,11 +62,78 @@ TEST(ServerCompressionTest, TcpClientsNegotiateZstdAndConverge) {
   const auto& m = server.get().metrics();
   const uint64_t in = m.compression_plain_bytes.load();
   const uint64_t out = m.compression_wire_bytes.load();
+  EXPECT_GT(m.compression_shared_frames.load(), 0u) << "zstd frames, not the stream";
   EXPECT_GT(in, 0u);
   EXPECT_LT(out * 2, in) << "zstd should at least halve a stream of moving Transforms";
   // A late joiner's snapshot also travels compressed.
   auto late = Join(server.tcp_url(), "zs");
   EXPECT_EQ(late->store().StateHashHex(), a->store().StateHashHex());
+}
+
+TEST(ServerCompressionTest, OneBatchIsCompressedOnceForAllMembers) {
+  TestServer server;
+  std::vector<std::unique_ptr<client::Client>> readers;
+  for (int i = 0; i < 4; ++i) readers.push_back(Join(server.tcp_url(), "once"));
+  auto writer = Join(server.tcp_url(), "once", /*compression=*/false);
+  const auto& m = server.get().metrics();
+  const uint64_t before = m.compression_shared_frames.load();
+  std::vector<uint8_t> dcl;
+  for (uint32_t k = 0; k < 40; ++k) AppendPut(dcl, 700 + k, 1, static_cast<float>(k));
+  writer->SendCrdt(dcl);
+  const std::string expected = ReplayHash({dcl});
+  for (auto& r : readers) {
+    EXPECT_TRUE(r->PollUntil([&] { return r->store().StateHashHex() == expected; }, 30s));
+  }
+  // One batch, one cursor: every member (ready then, or catching up at the same cursor
+  // right after) gets the same record; nothing is compressed per member.
+  EXPECT_EQ(m.compression_shared_frames.load() - before, 1u);
+}
+
+TEST(ServerCompressionTest, ClientOfferingOnlyTheStreamGetsTheStream) {
+  // What a client from before zstd frames offers (Hello.compression = zstd, no zstd_frames).
+  TestServer server;
+  auto a = Join(server.tcp_url(), "st", true, /*frames=*/false);
+  auto b = Join(server.tcp_url(), "st", true, /*frames=*/false);
+  ASSERT_TRUE(a->welcome() && b->welcome());
+  WriteTicksAndConverge(server, "st", {a.get(), b.get()});
+  const auto& m = server.get().metrics();
+  EXPECT_EQ(m.compression_shared_frames.load(), 0u);
+  EXPECT_GT(m.compression_plain_bytes.load(), 2 * m.compression_wire_bytes.load());
+  RawConnection raw(server.get().tcp_port());
+  session::Hello hello{"st", "", std::nullopt, "old", session::Compression::kZstd};
+  ASSERT_TRUE(raw.SendFrame(hello));
+  auto bytes = raw.ReadFrameBytes(10s);
+  ASSERT_TRUE(bytes.has_value());
+  auto welcome = session::ReadFrame(*bytes);
+  ASSERT_TRUE(welcome.has_value() && std::holds_alternative<session::Welcome>(welcome.value()));
+  EXPECT_EQ(std::get<session::Welcome>(welcome.value()).compression, session::Compression::kZstd);
+}
+
+TEST(ServerCompressionTest, ServerWithoutFramesAnswersTheStream) {
+  // A server from before zstd frames ignores Hello.zstd_frames: the client reads the stream.
+  auto config = TestServer::Config();
+  config.zstd_frames = false;
+  TestServer server(config);
+  auto a = Join(server.tcp_url(), "old-server");
+  auto b = Join(server.tcp_url(), "old-server");
+  ASSERT_TRUE(a->welcome() && b->welcome());
+  WriteTicksAndConverge(server, "old-server", {a.get(), b.get()});
+  const auto& m = server.get().metrics();
+  EXPECT_EQ(m.compression_shared_frames.load(), 0u);
+  EXPECT_GT(m.compression_plain_bytes.load(), 2 * m.compression_wire_bytes.load());
+}
+
+TEST(ServerCompressionTest, HelloOfferingFramesIsAnsweredWithFrames) {
+  TestServer server;
+  RawConnection raw(server.get().tcp_port());
+  session::Hello hello{"fr", "", std::nullopt, "raw", session::Compression::kZstd, true};
+  ASSERT_TRUE(raw.SendFrame(hello));
+  auto bytes = raw.ReadFrameBytes(10s);
+  ASSERT_TRUE(bytes.has_value());
+  auto welcome = session::ReadFrame(*bytes);
+  ASSERT_TRUE(welcome.has_value() && std::holds_alternative<session::Welcome>(welcome.value()));
+  EXPECT_EQ(std::get<session::Welcome>(welcome.value()).compression,
+            session::Compression::kZstdFrames);
 }
 
 TEST(ServerCompressionTest, ServerWithoutCompressionAnswersPlain) {

@@ -56,7 +56,11 @@ options:
   --spread           spread the movers' sends over the tick instead of one burst per tick
   --threads N        generator threads, clients spread over them (default 1, at most 64)
   --user-timestamps  stamp receipts when the frame is decoded, not the kernel's receive time
-  --zstd             offer a zstd stream on tcp:// and tls:// (the server decides)
+  --compression MODE what to offer on tcp:// and tls:// (the server decides): `zstd` (zstd
+                     frames, compressed once per scene, and the zstd stream for servers
+                     without them), `zstd-stream` (only the per-connection zstd stream) or
+                     `none`; default: what the C++ client offers by default
+  --zstd             the same as --compression zstd
   --no-deflate       do not offer permessage-deflate on ws:// and wss://
   --server-pid PID   also report that process's CPU use over the measured time
   --json             print the summary as one JSON object on stdout
@@ -290,13 +294,25 @@ int RunLoad(Args args) {
   const double duration = scan.Double("--duration").value_or(10.0);
   const double warmup = scan.Double("--warmup").value_or(1.0);
   const bool spread = scan.Flag("--spread");
-  const bool zstd = scan.Flag("--zstd");
+  const bool zstd_flag = scan.Flag("--zstd");
+  const std::string compression = scan.Value("--compression").value_or(zstd_flag ? "zstd" : "");
   const bool deflate = !scan.Flag("--no-deflate");
   const uint64_t n_threads = scan.U64("--threads").value_or(1);
   const bool user_stamps = scan.Flag("--user-timestamps");
   const auto server_pid = scan.U64("--server-pid");
   const bool json = scan.Flag("--json");
   if (!scan.Finish() || !have_flags) return kExitBadInput;
+  client::ConnectionOptions options;
+  if (compression == "zstd" || compression == "zstd-stream") {
+    options.zstd = true;
+    options.zstd_frames = compression == "zstd";
+  } else if (compression == "none") {
+    options.zstd = false;
+  } else if (!compression.empty()) {
+    PrintMessage("load",
+                 "--compression takes zstd, zstd-stream or none (got \"" + compression + "\")");
+    return kExitBadInput;
+  }
   if (n_clients < 2 || n_clients > 2000 || n_movers < 1 || n_movers > 10000 || rate <= 0 ||
       rate > 1000 || duration <= 0 || duration > 600 || warmup < 0 || warmup > 60 ||
       n_threads < 1 || n_threads > 64) {
@@ -330,8 +346,6 @@ int RunLoad(Args args) {
     run.movers[k].owner = static_cast<uint32_t>(k % n_clients);
     run.clients[k % n_clients]->movers.push_back(k);
   }
-  client::ConnectionOptions options;
-  options.zstd = zstd;
   options.deflate = deflate;
   options.kernel_receive_timestamps = run.kernel_stamps;
   options.ca_file = flags.ca_file;
@@ -345,7 +359,7 @@ int RunLoad(Args args) {
         hello.scene = flags.scene;
         hello.token = flags.token;
         hello.client_name = "load-" + std::to_string(c->index);
-        hello.compression = client::OfferedCompression(url, options);
+        client::OfferCompression(url, options, hello);
         c->connection->Send(session::BuildFrame(hello));
       };
       h.on_frame = [c, shard, &run](const session::Frame& f, std::span<const uint8_t>) {
