@@ -74,7 +74,7 @@ TEST_F(ServerTlsTest, TlsAndWssClientsJoinAndSeeEachOthersWrites) {
 }
 
 // Compression inside TLS (docs/SERVER.md "Compression"): a tls:// client that offers zstd
-// gets the zstd stream inside the TLS records, and its replica converges with a plain one.
+// gets zstd frames inside the TLS records, and its replica converges with a plain one.
 TEST_F(ServerTlsTest, TlsClientsNegotiateZstdInsideTls) {
   auto a = Join(tls_url(), cert_.cert, "zs", /*zstd=*/true);
   auto b = Join(tls_url(), cert_.cert, "zs");
@@ -95,7 +95,7 @@ TEST_F(ServerTlsTest, TlsClientsNegotiateZstdInsideTls) {
       },
       30s));
   EXPECT_EQ(a->store().StateHashHex(), server_->SceneHash("zs"));
-  // Only `a` offered zstd: the server compressed its stream inside TLS.
+  // Only `a` offered zstd: the server compressed its frames inside TLS.
   const auto& m = server_->get().metrics();
   EXPECT_GT(m.compression_plain_bytes.load(), 0u);
   EXPECT_GT(m.compression_wire_bytes.load(), 0u);
