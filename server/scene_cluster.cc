@@ -24,19 +24,38 @@ bool Scene::HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
   return true;
 }
 
-void Scene::ClusterLoaded(std::vector<std::string> chunks, cluster::StreamId last) {
-  net::asio::post(strand_, [this, chunks = std::move(chunks), last] {
+void Scene::ClusterLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                          cluster::StreamId last) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), ids = std::move(ids), last] {
     const protocol::DecodeOptions decode;
-    for (const std::string& c : chunks) {
+    bool marked = false;
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      const std::string& c = chunks[i];
       const auto bytes = std::span(reinterpret_cast<const uint8_t*>(c.data()), c.size());
-      if (auto r = store_.MergeStream(bytes, decode); !r.has_value()) {
+      if (c.empty()) {
+        // The empty state before a tail without snapshot: nothing to merge, a mark all the same.
+      } else if (auto r = store_.MergeStream(bytes, decode); !r.has_value()) {
         ctx_.log().Write("cluster", "scene=%s load_merge_error=%s", name_.c_str(),
                          r.error().detail);
+      }
+      // One mark per loaded piece: everything up to ids[i] is merged now, and what follows
+      // changes the store after this point (ClusterSceneSync keeps the newest kMaxMarks).
+      if (i < ids.size()) {
+        if (!marked) {
+          sync_->Reset(ids[i], store_.sequence());
+        } else {
+          sync_->NoteRead(ids[i], store_.sequence(), store_.sequence());
+        }
+        marked = true;
       }
     }
     // What was loaded is in Redis already: nothing to append, nothing to fan out yet.
     flushed_ = durable_ = store_.sequence();
-    sync_->Reset(last, store_.sequence());
+    if (!marked) {
+      sync_->Reset(last, store_.sequence());
+    } else {
+      sync_->NoteRead(last, store_.sequence(), store_.sequence());
+    }
     loaded_ = true;
     load_requested_ = false;
     std::vector<HeldJoin> held;

@@ -2,7 +2,8 @@
 // Client fail-over across `scenecrdt serve --redis` nodes (docs/CLUSTER.md "Fail-over"): three
 // real node processes on one real redis-server; C++ clients given the URL list of every node
 // write on the first one, which is killed with -9 while they write. The clients must move to
-// another node by themselves, get a resume delta there (not a snapshot), resend the frames the
+// another node by themselves (one that did not host the scene before, so it loads the scene
+// from Redis as they arrive), get a resume delta there (not a snapshot), resend the frames the
 // dead node never acknowledged, and every surviving node must end with the state hash of
 // `scenecrdt replay` of everything sent, so no acknowledged write was lost.
 #include <gtest/gtest.h>
@@ -74,8 +75,9 @@ TEST(ServerFailoverTest, ClientsOfAKilledNodeFailOverResumeAndResendWhatWasNotAc
   ServerProcess c(dir.path(), args);
   ASSERT_TRUE(a.started() && b.started() && c.started()) << a.log() << b.log() << c.log();
   const std::string scene = "failover";
-  // Readers on the survivors-to-be: they host the scene before the writes start.
-  auto on_b = Watcher(b.tcp_url(), scene);
+  // A reader on c: c hosts the scene before the writes start. b hosts nobody until the
+  // writers arrive: it loads the scene from Redis then, and must still answer with a resume
+  // delta.
   auto on_c = Watcher(c.tcp_url(), scene);
   std::vector<std::unique_ptr<client::Client>> writers;
   for (int w = 0; w < kWriters; ++w) {
@@ -140,11 +142,8 @@ TEST(ServerFailoverTest, ClientsOfAKilledNodeFailOverResumeAndResendWhatWasNotAc
   // 4. Every write is acknowledged now, each by a or a survivor: the survivors hold them all.
   const std::string expected = ReplayHash(sent);
   EXPECT_EQ(ReplayBinaryHash(dir.path(), sent), expected);
-  for (client::Client* watcher : {on_b.get(), on_c.get()}) {
-    EXPECT_TRUE(
-        watcher->PollUntil([&] { return watcher->store().StateHashHex() == expected; }, 60s))
-        << "a surviving node's replica did not converge";
-  }
+  EXPECT_TRUE(on_c->PollUntil([&] { return on_c->store().StateHashHex() == expected; }, 60s))
+      << "the replica of node c did not converge";
   // Fresh joins read each survivor's own state.
   EXPECT_EQ(Watcher(b.tcp_url(), scene)->store().StateHashHex(), expected);
   EXPECT_EQ(Watcher(c.tcp_url(), scene)->store().StateHashHex(), expected);
