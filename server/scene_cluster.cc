@@ -49,7 +49,11 @@ void Scene::ClusterLoaded(std::vector<std::string> chunks, std::vector<cluster::
         marked = true;
       }
     }
-    // What was loaded is in Redis already: nothing to append, nothing to fan out yet.
+    // What was loaded is in Redis already: nothing to append, nothing to fan out yet. Its size
+    // counts towards --max-scene-bytes (the bytes that rebuilt it: an upper bound).
+    uint64_t loaded_bytes = 0;
+    for (const std::string& c : chunks) loaded_bytes += c.size();
+    bytes_.Reset(loaded_bytes);
     flushed_ = durable_ = store_.sequence();
     if (!marked) {
       sync_->Reset(last, store_.sequence());
@@ -86,8 +90,18 @@ void Scene::ClusterApply(std::vector<std::string> chunks, cluster::StreamId last
     const bool idle = !commit_in_flight_ && durable_ == store_.sequence();
     const uint64_t before = store_.sequence();
     const protocol::DecodeOptions decode;
+    const uint64_t cap = ctx_.config().limits.max_scene_bytes;
+    const uint64_t bytes_before = bytes_.bytes();
+    std::vector<protocol::CrdtMessage> messages;
     for (const std::string& c : chunks) {
       const auto bytes = std::span(reinterpret_cast<const uint8_t*>(c.data()), c.size());
+      // Other nodes' writes count towards --max-scene-bytes like local ones (an upper bound
+      // of their growth), but are never refused: they are in Redis already, and every node
+      // must merge them to converge. What the cap refuses is this node's writers' growth.
+      messages.clear();
+      (void)protocol::DecodeStream(bytes, decode,
+                                   [&](const protocol::CrdtMessage& m) { messages.push_back(m); });
+      bytes_.Add(SceneBytes::Growth(store_, messages));
       auto r = store_.MergeStream(bytes, decode,
                                   [&](const protocol::CrdtMessage&, const runtime::MergeResult& m) {
                                     metrics.CountMerge(m.outcome);
@@ -96,6 +110,12 @@ void Scene::ClusterApply(std::vector<std::string> chunks, cluster::StreamId last
         ctx_.log().Write("cluster", "scene=%s remote_merge_error=%s", name_.c_str(),
                          r.error().detail);
       }
+    }
+    if (cap != 0 && bytes_before <= cap && bytes_.bytes() > cap) {
+      // From here this node refuses its writers' growth (scene_too_large), not other nodes'.
+      ctx_.log().Write("cluster", "scene=%s over_max_scene_bytes=%llu by=other_nodes bytes=%llu",
+                       name_.c_str(), static_cast<unsigned long long>(cap),
+                       static_cast<unsigned long long>(bytes_.bytes()));
     }
     if (idle) durable_ = store_.sequence();
     if (!last.is_zero() && loaded_) sync_->NoteRead(last, store_.sequence(), durable_);
