@@ -258,11 +258,19 @@ void ClusterNode::Load(Scene* scene) {
     return;
   }
   std::vector<std::string> chunks;
+  std::vector<cluster::StreamId> ids;
   chunks.reserve(loaded->tail.size() + 1);
-  if (loaded->snapshot.exists) chunks.push_back(std::move(loaded->snapshot.data));
-  for (cluster::StreamEntry& e : loaded->tail) chunks.push_back(std::move(e.chunk));
+  ids.reserve(loaded->tail.size() + 1);
+  // Without a snapshot the tail is the whole history: the empty state before it (ID 0-0) is a
+  // resume point too (clients that joined the scene while its stream was empty).
+  chunks.push_back(loaded->snapshot.exists ? std::move(loaded->snapshot.data) : std::string());
+  ids.push_back(loaded->snapshot.exists ? loaded->snapshot.covers : cluster::StreamId{});
+  for (cluster::StreamEntry& e : loaded->tail) {
+    chunks.push_back(std::move(e.chunk));
+    ids.push_back(e.id);
+  }
   // Posted before the reader follows the scene: its entries merge after the loaded state.
-  scene->ClusterLoaded(std::move(chunks), loaded->last_id);
+  scene->ClusterLoaded(std::move(chunks), std::move(ids), loaded->last_id);
   if (auto r = reader_->AddScene(scene->name(), loaded->last_id); !r.has_value()) {
     Log("cannot follow scene " + scene->name() + ": " + r.error().detail);
   }

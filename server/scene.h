@@ -91,8 +91,11 @@ class Scene {
 
   // ---- Cluster mode (docs/CLUSTER.md "Server integration"; scene_cluster.cc), any thread ----
   // The load from Redis finished: `chunks` (snapshot, then the tail) merge, everything up to
-  // `last` is in the store, and the joins held meanwhile are welcomed.
-  void ClusterLoaded(std::vector<std::string> chunks, cluster::StreamId last);
+  // `last` is in the store, and the joins held meanwhile are welcomed. `ids[i]` is the stream
+  // ID chunk i covers (the snapshot's, then each entry's): a resume from any of them gets a
+  // delta, so clients of a dead node resume on a node that did not host the scene yet.
+  void ClusterLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                     cluster::StreamId last);
   // The load failed: held joins are closed with kUnavailable; the next join loads again.
   void ClusterLoadFailed(std::string why);
   // Other nodes' entries (chunks); the read loop passed `last` (zero: a snapshot reload, no

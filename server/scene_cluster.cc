@@ -24,19 +24,42 @@ bool Scene::HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
   return true;
 }
 
-void Scene::ClusterLoaded(std::vector<std::string> chunks, cluster::StreamId last) {
-  net::asio::post(strand_, [this, chunks = std::move(chunks), last] {
+void Scene::ClusterLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                          cluster::StreamId last) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), ids = std::move(ids), last] {
     const protocol::DecodeOptions decode;
-    for (const std::string& c : chunks) {
+    bool marked = false;
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      const std::string& c = chunks[i];
       const auto bytes = std::span(reinterpret_cast<const uint8_t*>(c.data()), c.size());
-      if (auto r = store_.MergeStream(bytes, decode); !r.has_value()) {
+      if (c.empty()) {
+        // The empty state before a tail without snapshot: nothing to merge, a mark all the same.
+      } else if (auto r = store_.MergeStream(bytes, decode); !r.has_value()) {
         ctx_.log().Write("cluster", "scene=%s load_merge_error=%s", name_.c_str(),
                          r.error().detail);
       }
+      // One mark per loaded piece: everything up to ids[i] is merged now, and what follows
+      // changes the store after this point (ClusterSceneSync keeps the newest kMaxMarks).
+      if (i < ids.size()) {
+        if (!marked) {
+          sync_->Reset(ids[i], store_.sequence());
+        } else {
+          sync_->NoteRead(ids[i], store_.sequence(), store_.sequence());
+        }
+        marked = true;
+      }
     }
-    // What was loaded is in Redis already: nothing to append, nothing to fan out yet.
+    // What was loaded is in Redis already: nothing to append, nothing to fan out yet. Its size
+    // counts towards --max-scene-bytes (the bytes that rebuilt it: an upper bound).
+    uint64_t loaded_bytes = 0;
+    for (const std::string& c : chunks) loaded_bytes += c.size();
+    bytes_.Reset(loaded_bytes);
     flushed_ = durable_ = store_.sequence();
-    sync_->Reset(last, store_.sequence());
+    if (!marked) {
+      sync_->Reset(last, store_.sequence());
+    } else {
+      sync_->NoteRead(last, store_.sequence(), store_.sequence());
+    }
     loaded_ = true;
     load_requested_ = false;
     std::vector<HeldJoin> held;
@@ -67,8 +90,18 @@ void Scene::ClusterApply(std::vector<std::string> chunks, cluster::StreamId last
     const bool idle = !commit_in_flight_ && durable_ == store_.sequence();
     const uint64_t before = store_.sequence();
     const protocol::DecodeOptions decode;
+    const uint64_t cap = ctx_.config().limits.max_scene_bytes;
+    const uint64_t bytes_before = bytes_.bytes();
+    std::vector<protocol::CrdtMessage> messages;
     for (const std::string& c : chunks) {
       const auto bytes = std::span(reinterpret_cast<const uint8_t*>(c.data()), c.size());
+      // Other nodes' writes count towards --max-scene-bytes like local ones (an upper bound
+      // of their growth), but are never refused: they are in Redis already, and every node
+      // must merge them to converge. What the cap refuses is this node's writers' growth.
+      messages.clear();
+      (void)protocol::DecodeStream(bytes, decode,
+                                   [&](const protocol::CrdtMessage& m) { messages.push_back(m); });
+      bytes_.Add(SceneBytes::Growth(store_, messages));
       auto r = store_.MergeStream(bytes, decode,
                                   [&](const protocol::CrdtMessage&, const runtime::MergeResult& m) {
                                     metrics.CountMerge(m.outcome);
@@ -77,6 +110,12 @@ void Scene::ClusterApply(std::vector<std::string> chunks, cluster::StreamId last
         ctx_.log().Write("cluster", "scene=%s remote_merge_error=%s", name_.c_str(),
                          r.error().detail);
       }
+    }
+    if (cap != 0 && bytes_before <= cap && bytes_.bytes() > cap) {
+      // From here this node refuses its writers' growth (scene_too_large), not other nodes'.
+      ctx_.log().Write("cluster", "scene=%s over_max_scene_bytes=%llu by=other_nodes bytes=%llu",
+                       name_.c_str(), static_cast<unsigned long long>(cap),
+                       static_cast<unsigned long long>(bytes_.bytes()));
     }
     if (idle) durable_ = store_.sequence();
     if (!last.is_zero() && loaded_) sync_->NoteRead(last, store_.sequence(), durable_);

@@ -5,7 +5,8 @@
 // replay hash of everything sent; a late node loads the same state; a resume on another node
 // gets a delta; Redis killed and restarted from its AOF holds writes unacknowledged, then acks
 // them and loses none; a node killed with -9 loses no acknowledged write; compaction under
-// writes keeps the hash and bounds the stream.
+// writes keeps the hash and bounds the stream; other nodes' writes count towards a node's
+// --max-scene-bytes.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -255,6 +256,46 @@ TEST(ServerClusterTest, CompactionUnderWritesKeepsTheHashAndBoundsTheStream) {
   TestServer late(NodeConfig(redis));
   auto joiner = Join(late.tcp_url(), "fold");
   EXPECT_EQ(joiner->store().StateHashHex(), expected);
+}
+
+TEST(ServerClusterTest, OtherNodesWritesCountTowardsMaxSceneBytes) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.started()) << redis.log();
+  server::ServerConfig capped = NodeConfig(redis);
+  capped.limits.max_scene_bytes = 16u << 10;  // ~240 Transform PUTs
+  TestServer a(capped);
+  TestServer b(NodeConfig(redis));
+  auto on_a = Join(a.tcp_url(), "capped");
+  auto on_b = Join(b.tcp_url(), "capped");
+  // b's writer (no cap there) grows the scene past a's cap: a merges all of it (it is in
+  // Redis; refusing it would make the nodes diverge).
+  std::vector<std::vector<uint8_t>> sent;
+  for (uint32_t frame = 0; frame < 5; ++frame) {
+    std::vector<uint8_t> dcl;
+    for (uint32_t e = 0; e < 100; ++e) AppendPut(dcl, 600 + frame * 100 + e, 1, 1.0f);
+    on_b->SendCrdt(dcl);
+    sent.push_back(dcl);
+    ASSERT_TRUE(on_b->PollUntil([&] { return on_b->pending_frames() == 0; }, 30s));
+  }
+  EXPECT_TRUE(on_b->TakeRefusals().empty());
+  const std::string expected = ReplayHash(sent);
+  ASSERT_TRUE(NodeReaches(a, "capped", expected));
+  // a's own writers may no longer grow the scene ...
+  std::vector<uint8_t> grow;
+  for (uint32_t e = 0; e < 10; ++e) AppendPut(grow, 2000 + e, 1, 2.0f);
+  on_a->SendCrdt(grow);
+  ASSERT_TRUE(on_a->PollUntil([&] { return on_a->pending_frames() == 0; }, 30s));
+  const auto refusals = on_a->TakeRefusals();
+  ASSERT_EQ(refusals.size(), 1u);
+  EXPECT_EQ(refusals[0].code, ErrorCode::kSceneTooLarge);
+  // ... but may still move what exists (no growth).
+  std::vector<uint8_t> move;
+  for (uint32_t e = 0; e < 10; ++e) AppendPut(move, 600 + e, 2, 3.0f);
+  on_a->SendCrdt(move);
+  sent.push_back(move);
+  ASSERT_TRUE(on_a->PollUntil([&] { return on_a->pending_frames() == 0; }, 30s));
+  EXPECT_TRUE(on_a->TakeRefusals().empty());
+  EXPECT_TRUE(NodeReaches(b, "capped", ReplayHash(sent)));
 }
 
 TEST(ServerClusterTest, LoadSpreadsItsClientsOverTheNodes) {

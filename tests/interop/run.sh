@@ -30,6 +30,11 @@ npm with npm ci) on random DCL streams written by @dcl/ecs's own writers.
      engines with that transport, 200 rounds of edits in systems and random disconnects, must
      all equal SCENECRDT pull; a plain WebSocket transport runs the same schedule for comparison
      (about 10 s)
+  7. cluster_interop.js (not with --model): a redis-server on a unix socket in a temporary
+     directory and three SCENECRDT serve --redis nodes; two @dcl/ecs engines with that transport
+     on nodes 1 and 2, SCENECRDT send on node 3; the engines converge with each other and with
+     pull, and every node's stateHash equals SCENECRDT replay of everything sent (about 15 s;
+     needs redis-server, scripts/deps.sh installs it)
 
 Prints "interop: N streams, M mismatches"; on mismatch also the stream, its messages
 (SCENECRDT decode), the differences and both states, and exits 1. Exit 2: setup or usage error.
@@ -42,7 +47,7 @@ Prints "interop: N streams, M mismatches"; on mismatch also the stream, its mess
   --keep DIR    write the corpus to DIR and keep it (default: a temporary directory, removed
                 when everything passes)
   --model       use the JS model in model/ instead of a binary (self-test of the harness)
-  --no-ws       skip steps 5 and 6
+  --no-ws       skip steps 5, 6 and 7
 EOF
 }
 
@@ -117,6 +122,13 @@ if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then
     { cat "$unit_log" >&2; note "ecs-transport unit tests failed (cd ecs-transport && npm test)"; status=1; }
   rm -f "$unit_log"
   [ "$status" != 0 ] || node "$INTEROP_DIR/ecs_transport.js" --bin "$bin" ${keep:+--keep "$corpus/ecs-transport"} || status=$?
+fi
+
+if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then
+  note "two @dcl/ecs engines on different cluster nodes (serve --redis) and the C++ client on a third"
+  command -v redis-server >/dev/null 2>&1 ||
+    die "redis-server not found: install it (apt-get install redis-server; scripts/deps.sh does) or skip with --no-ws"
+  node "$INTEROP_DIR/cluster_interop.js" --bin "$bin" ${keep:+--keep "$corpus/cluster"} || status=$?
 fi
 
 if [ "$status" = 0 ] && [ -z "$keep" ]; then

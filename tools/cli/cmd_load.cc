@@ -24,6 +24,7 @@
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/load_failover.h"
 #include "tools/cli/progress.h"
 
 namespace scenecrdt::cli {
@@ -68,6 +69,10 @@ options:
 Summary: clients connected, messages and bytes per second (sent, received), bytes per client
 per second, p50/p95/p99/max latency in ms, acks, refusals, and the CPU the generator (and
 --server-pid) used.
+
+Fail-over mode (cluster nodes, docs/CLUSTER.md): --kill-pid PID kills the node of the first
+--server URL under real clients and reports their time to come back on another node; see
+`scenecrdt load --kill-pid --help`.
 exit status: 0 ok; 1 not every client joined or the run failed; 2 bad usage.
 )";
 
@@ -281,6 +286,7 @@ double CpuSecondsOf(uint64_t pid) {
 }  // namespace
 
 int RunLoad(Args args) {
+  if (WantsLoadFailover(args)) return RunLoadFailover(args);
   ArgScanner scan("load", args);
   if (scan.Help()) {
     std::fputs(kHelp, stdout);
