@@ -193,7 +193,7 @@ typedef struct sc_interpolation_options {
   double jitter_multiple;       /* target >= interval + this x jitter; >= 0. 3 */
   double catch_up;              /* playback speed-up while behind target, [0, 0.5]. 0.02 */
   double slow_down;             /* playback slow-down while ahead, [0, 0.5]. 0.04 */
-  int64_t max_extrapolation_us; /* motion continues this long past the newest batch. 250 000 */
+  int64_t max_extrapolation_us; /* motion past the newest batch (then hold, return). 250 000 */
   int64_t max_interval_us;      /* longer gaps are idle periods, not intervals. 1 000 000 */
 } sc_interpolation_options;
 

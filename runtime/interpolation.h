@@ -36,7 +36,8 @@ struct InterpolationOptions {
   // Playback rate while the delay is above / below its target (Mirror: 2 % / 4 %).
   double catch_up = 0.02;   // in [0, 0.5]
   double slow_down = 0.04;  // in [0, 0.5]
-  // Past the newest batch (a stall), entities that were moving keep moving this long, then hold.
+  // Past the newest batch (a stall), entities that were moving keep moving this long, hold as
+  // long, then return to their newest sample over as long (docs/INTERPOLATION.md).
   int64_t max_extrapolation_us = 250'000;
   // A local position change larger than this (metres) between two samples is a teleport: the
   // entity snaps at the new sample's time instead of sliding. Must be > 0 (infinity: never).

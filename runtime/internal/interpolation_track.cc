@@ -207,7 +207,19 @@ Pose EntityTrack::Evaluate(const PoseParams& params) const {
                                : prev.stamp_us;
   const int64_t span_us = a.stamp_us - start_us;
   if (span_us < std::max(kMinExtrapolationSpanUs, params.interval_us / 4)) return pose;
-  const int64_t ahead_us = std::min(params.playback_us - a.stamp_us, params.max_extrapolation_us);
+  // Out for max_extrapolation, held there as long again (a late batch continues from there),
+  // then back to the newest sample over the same time: a stream that went quiet because the
+  // entity stopped (no heartbeats) ends where the entity was last seen (docs/INTERPOLATION.md).
+  const int64_t window_us = params.max_extrapolation_us;
+  const int64_t past_us = params.playback_us - a.stamp_us;
+  int64_t ahead_us = 0;
+  if (past_us <= window_us) {
+    ahead_us = past_us;
+  } else if (past_us <= 2 * window_us) {
+    ahead_us = window_us;
+  } else if (past_us < 3 * window_us) {
+    ahead_us = 3 * window_us - past_us;
+  }
   if (ahead_us <= 0) return pose;
   double f = static_cast<double>(ahead_us) / static_cast<double>(span_us);
   // Never carried further than a jump that would snap.

@@ -2,9 +2,10 @@
 // Owns EntityTrack: the bounded sample buffer of one entity and the pose it shows at a
 // playback time (docs/INTERPOLATION.md): the sample itself, a blend of the two samples around
 // the playback time (position and scale lerped, rotation slerped the short way), a bounded
-// extrapolation past the newest sample while the stream is stalled, or nothing. A pair of
-// samples that is not continuous (another parent, a jump longer than the snap distance, an
-// untimed value, an appearance or a removal) is shown as a step at the second sample's time.
+// extrapolation past the newest sample while the stream is stalled (then a hold and a return to
+// the newest sample), or nothing. A pair of samples that is not continuous (another parent, a
+// jump longer than the snap distance, an untimed value, an appearance or a removal) is shown as
+// a step at the second sample's time.
 #pragma once
 
 #include <array>

@@ -108,7 +108,7 @@ TEST(CapiInterpolationTest, SessionGivesTheRuntimesPresentation) {
   std::vector<float> matrices(16 * 16);
   for (int frame = 0; frame < 240; ++frame) {
     const int64_t render_us = 100'000 + frame * kFrameUs;
-    // Batches lost between ticks 50 and 53 (extrapolation then hold).
+    // Batches lost between ticks 50 and 53 (extrapolation, hold, return).
     while (tick < 70 && Arrival(tick) <= render_us) {
       const std::vector<uint8_t> batch = Tick(sender, tick);
       if (tick < 50 || tick > 53) {

@@ -202,7 +202,7 @@ TEST(InterpolationTrackTest, PruneKeepsTheSampleBeingLeftAndTheLastPair) {
   EXPECT_EQ(track.newest().stamp_us, 300);
 }
 
-TEST(InterpolationTrackTest, ExtrapolatesOnlyWhileStalledBoundedThenHolds) {
+TEST(InterpolationTrackTest, ExtrapolatesOnlyWhileStalledBoundedHoldsThenReturns) {
   EntityTrack track;
   track.Push(At(950'000, 0.0f), 5.0f);
   track.Push(At(1'000'000, 0.25f), 5.0f);  // 5 m/s
@@ -218,15 +218,29 @@ TEST(InterpolationTrackTest, ExtrapolatesOnlyWhileStalledBoundedThenHolds) {
   EXPECT_EQ(p.kind, PoseKind::kExtrapolated);
   EXPECT_NEAR(p.value.position.x, 0.75f, 1e-6f);
   EXPECT_FALSE(p.settled);
-  // ...for at most max_extrapolation, then holds there.
+  // ...for at most max_extrapolation, holds there as long again...
   params.playback_us = 1'000'000 + 250'000;
   const float bound = track.Evaluate(params).value.position.x;
   EXPECT_NEAR(bound, 0.25f + 5.0f * 0.25f, 1e-5f);
-  params.playback_us = 5'000'000;
+  params.playback_us = 1'000'000 + 450'000;
   EXPECT_EQ(track.Evaluate(params).value.position.x, bound);
   // Never further than the snap distance.
   params.snap_distance = 0.5f;
   EXPECT_NEAR(track.Evaluate(params).value.position.x, 0.75f, 1e-5f);
+  params.snap_distance = 5.0f;
+  // ...then goes back to the newest sample over the same time, and stays there for good.
+  params.playback_us = 1'000'000 + 625'000;
+  p = track.Evaluate(params);
+  EXPECT_EQ(p.kind, PoseKind::kExtrapolated);
+  EXPECT_NEAR(p.value.position.x, 0.25f + 5.0f * 0.125f, 1e-5f);
+  EXPECT_FALSE(p.settled);
+  for (int64_t t : {1'000'000 + 750'000, 5'000'000}) {
+    params.playback_us = t;
+    p = track.Evaluate(params);
+    EXPECT_EQ(p.kind, PoseKind::kSample);
+    EXPECT_EQ(p.value.position.x, 0.25f);
+    EXPECT_TRUE(p.settled);
+  }
   // An entity whose last update is older than one interval before the newest batch stopped.
   params = Params(1'100'000);
   params.stalled = true;
