@@ -113,4 +113,14 @@ std::unique_ptr<client::Client> JoinScene(std::string_view command, const Client
   return nullptr;
 }
 
+bool RequireLoopback(const std::vector<client::ServerUrl>& urls, std::string_view command) {
+  for (const client::ServerUrl& url : urls) {
+    if (url.host != "127.0.0.1" && url.host != "localhost" && url.host != "::1") {
+      PrintMessage(command, "runs against loopback only (127.0.0.1, localhost or ::1)");
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace scenecrdt::cli

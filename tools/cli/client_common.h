@@ -31,6 +31,10 @@ struct ClientFlags {
 // missing and returns false (the command exits 2).
 bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out);
 
+// True when every URL names a loopback host (127.0.0.1, localhost or ::1); otherwise prints
+// that `command` runs against loopback only and returns false (the command exits 2).
+bool RequireLoopback(const std::vector<client::ServerUrl>& urls, std::string_view command);
+
 struct JoinOptions {
   // After the join, reconnect with backoff and resume when the connection is lost.
   bool reconnect = false;

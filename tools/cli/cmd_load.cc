@@ -327,12 +327,7 @@ int RunLoad(Args args) {
                  "--duration (0,600], --warmup [0,60], --threads 1..64");
     return kExitBadInput;
   }
-  for (const client::ServerUrl& url : flags.urls) {
-    if (url.host != "127.0.0.1" && url.host != "localhost" && url.host != "::1") {
-      PrintMessage("load", "runs against loopback only (127.0.0.1, localhost or ::1)");
-      return kExitBadInput;
-    }
-  }
+  if (!RequireLoopback(flags.urls, "load")) return kExitBadInput;
   Run run;
   // Kernel receive stamps need plain framed TCP on every server of the list.
   run.kernel_stamps =

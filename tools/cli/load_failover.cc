@@ -158,12 +158,7 @@ int RunLoadFailover(Args args) {
                  "--clients 1..1000, --rate [0,100], --warmup [0,60]");
     return kExitBadInput;
   }
-  for (const client::ServerUrl& url : flags.urls) {
-    if (url.host != "127.0.0.1" && url.host != "localhost" && url.host != "::1") {
-      PrintMessage("load", "runs against loopback only (127.0.0.1, localhost or ::1)");
-      return kExitBadInput;
-    }
-  }
+  if (!RequireLoopback(flags.urls, "load")) return kExitBadInput;
   if (!IsClusterNode(CommandLine(*kill_pid))) {
     PrintMessage("load", "--kill-pid " + std::to_string(*kill_pid) +
                              " is not a running `scenecrdt serve --redis` process: give the pid "
