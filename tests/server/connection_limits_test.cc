@@ -22,26 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A GET on the HTTP port; the whole response ("" when none came).
-std::string HttpGet(uint16_t port, const std::string& path) {
-  RawConnection raw(port);
-  if (!raw.connected()) return {};
-  const std::string request =
-      "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-  if (!raw.Send({reinterpret_cast<const uint8_t*>(request.data()), request.size()})) return {};
-  return raw.ReadUntilClosed(10s);
-}
-
-// The value of a metrics line that starts with `series` (-1 when absent).
-double Metric(const std::string& text, const std::string& series) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
-  }
-  return -1;
-}
-
 // User plus system CPU seconds of process `pid` so far (/proc/PID/stat fields 14 and 15).
 double CpuSeconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");

@@ -71,30 +71,6 @@ bool ReceiveUntilHash(DclSocket& socket, runtime::CrdtStore& replica, const std:
   return true;
 }
 
-std::string HttpGet(uint16_t port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
-      for (;;) {
-        pollfd p{fd, POLLIN, 0};
-        if (poll(&p, 1, 10000) <= 0) break;
-        char buf[16384];
-        const ssize_t n = recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        response.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-  }
-  close(fd);
-  return response;
-}
-
 // Collects the server's event lines (the sink runs on io threads).
 class LogCapture {
  public:
@@ -129,13 +105,6 @@ class LogCapture {
 
 bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
-}
-
-// The value of one series ("name{labels}") in Prometheus text; -1 when absent.
-double Metric(const std::string& text, const std::string& series) {
-  const std::string key = "\n" + series + " ";
-  const auto at = text.find(key);
-  return at == std::string::npos ? -1.0 : std::strtod(text.c_str() + at + key.size(), nullptr);
 }
 
 TEST(DclPathTest, SnapshotIsOneChunkThenLiveChangesArriveAsPlainChunks) {

@@ -53,30 +53,6 @@ void AppendOpaque(std::vector<uint8_t>& out, uint32_t entity, uint32_t timestamp
   protocol::AppendMessage(m, out);
 }
 
-std::string HttpGet(uint16_t port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
-      for (;;) {
-        pollfd p{fd, POLLIN, 0};
-        if (poll(&p, 1, 10000) <= 0) break;
-        char buf[16384];
-        const ssize_t n = recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        response.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-  }
-  close(fd);
-  return response;
-}
-
 class Lines {
  public:
   std::function<void(std::string_view)> Sink() {

@@ -433,4 +433,22 @@ std::string ReplayHash(const std::vector<std::vector<uint8_t>>& streams) {
   return store.StateHashHex();
 }
 
+std::string HttpGet(uint16_t port, const std::string& path) {
+  RawConnection raw(port);
+  if (!raw.connected()) return {};
+  const std::string request =
+      "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (!raw.Send({reinterpret_cast<const uint8_t*>(request.data()), request.size()})) return {};
+  return raw.ReadUntilClosed(std::chrono::seconds(10));
+}
+
+double Metric(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
+}
+
 }  // namespace scenecrdt::testing

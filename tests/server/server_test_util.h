@@ -104,6 +104,11 @@ class RawConnection {
   std::vector<uint8_t> in_;
 };
 
+// A GET on the HTTP port (Connection: close); the whole response ("" when none came).
+std::string HttpGet(uint16_t port, const std::string& path);
+// The value of one series ("name{labels}") in Prometheus text; -1 when absent.
+double Metric(const std::string& text, const std::string& series);
+
 // A raw-DCL WebSocket client (ws://127.0.0.1:PORT/dcl/<scene>?token=...), like an @dcl/ecs
 // transport: binary messages are plain DCL chunks. Single-threaded: every call runs its own
 // io_context on the caller's thread until its condition or deadline.
