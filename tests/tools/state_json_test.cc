@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests the streaming state writer of `replay`/`pull` (tools/cli/state_json.h): on random
+// Tests the streaming state writer of `replay`/`pull` (replay/state_json.h): on random
 // stores (Transforms with NaN, infinities, -0 and denormals, removed registers, opaque
 // components of every size, append sets, tombstones, reserved and versioned entities) its text
 // is byte for byte the text of the former string-building writer kept below as the reference,
 // and its state hash is CrdtStore::StateHashHex; its float text is json::AppendFloat's.
-#include "tools/cli/state_json.h"
+#include "scenecrdt/replay/state_json.h"
 
 #include <gtest/gtest.h>
 
@@ -15,9 +15,9 @@
 
 #include "scenecrdt/json/values.h"
 #include "scenecrdt/protocol/hex.h"
-#include "tools/cli/chunked_text.h"
-#include "tools/cli/message_json.h"
-#include "tools/cli/state_hash.h"
+#include "scenecrdt/replay/chunked_text.h"
+#include "scenecrdt/replay/message_json.h"
+#include "scenecrdt/replay/state_hash.h"
 
 namespace scenecrdt::tools::test {
 namespace {
@@ -46,7 +46,7 @@ std::string ReferenceStateJson(const runtime::CrdtStore& store,
     out += '{';
     AppendEntityFields(r.entity, out);
     out += ",\"timestamp\":" + std::to_string(r.timestamp) + ',';
-    cli::AppendTransformJsonFields(*r.transform, out);
+    replay::AppendTransformJsonFields(*r.transform, out);
     out += ",\"dataHex\":\"";
     protocol::AppendHex(protocol::StoreTransform(*r.transform), out);
     out += "\"}";
@@ -224,7 +224,7 @@ TEST(StateJsonTest, StreamingWriterMatchesTheReferenceOnRandomStores) {
     const runtime::CrdtStore store =
         RandomStore(seed, messages, 64 + static_cast<uint32_t>(seed % 200), ids);
     std::string text;
-    cli::AppendStateJsonBody(store, ids, text);
+    replay::AppendStateJsonBody(store, ids, text);
     ASSERT_EQ(text, ReferenceStateJson(store, ids)) << "seed " << seed;
   }
 }
@@ -232,7 +232,7 @@ TEST(StateJsonTest, StreamingWriterMatchesTheReferenceOnRandomStores) {
 TEST(StateJsonTest, EmptyStore) {
   const runtime::CrdtStore store;
   std::string text;
-  cli::AppendStateJsonBody(store, {}, text);
+  replay::AppendStateJsonBody(store, {}, text);
   EXPECT_EQ(text, ReferenceStateJson(store, {}));
 }
 
@@ -260,10 +260,10 @@ TEST(StateJsonTest, LargeTransformOnlyStoreMatchesTheReference) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::string text;
-  cli::AppendStateJsonBody(store, ids, text);
+  replay::AppendStateJsonBody(store, ids, text);
   EXPECT_EQ(text, ReferenceStateJson(store, ids));
-  const auto views = cli::SortedRegisterViews(store);
-  EXPECT_EQ(cli::CanonicalStateHashHex(store, views, store.SortedAppendSets()),
+  const auto views = replay::SortedRegisterViews(store);
+  EXPECT_EQ(replay::CanonicalStateHashHex(store, views, store.SortedAppendSets()),
             store.StateHashHex());
 }
 
@@ -299,8 +299,8 @@ TEST(StateJsonTest, FloatTextIsAppendFloats) {
 TEST(StateJsonTest, ChunkedTextHandsOnEveryByteInOrder) {
   std::string got;
   std::size_t chunks = 0;
-  cli::ChunkedText text([&](std::string_view c) {
-    EXPECT_LE(c.size(), cli::ChunkedText::kCapacity);
+  replay::ChunkedText text([&](std::string_view c) {
+    EXPECT_LE(c.size(), replay::ChunkedText::kCapacity);
     got.append(c);
     ++chunks;
   });
@@ -312,7 +312,7 @@ TEST(StateJsonTest, ChunkedTextHandsOnEveryByteInOrder) {
     expected += "x";
     text.PutHex(bytes);
     protocol::AppendHex(bytes, expected);
-    const std::string big(cli::ChunkedText::kCapacity + 1000, static_cast<char>('a' + round));
+    const std::string big(replay::ChunkedText::kCapacity + 1000, static_cast<char>('a' + round));
     text.Put(big);
     expected += big;
     char* p = text.Room(20);
@@ -323,7 +323,7 @@ TEST(StateJsonTest, ChunkedTextHandsOnEveryByteInOrder) {
   }
   text.Flush();
   EXPECT_EQ(got, expected);
-  EXPECT_GE(chunks, expected.size() / cli::ChunkedText::kCapacity);
+  EXPECT_GE(chunks, expected.size() / replay::ChunkedText::kCapacity);
 }
 
 }  // namespace

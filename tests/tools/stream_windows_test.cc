@@ -11,9 +11,9 @@
 
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/transform.h"
+#include "scenecrdt/replay/state_json.h"
 #include "scenecrdt/runtime/crdt_store.h"
 #include "tests/tools/subprocess.h"
-#include "tools/cli/state_json.h"
 #include "tools/cli/stream_files.h"
 #include "tools/cli/stream_reader.h"
 
@@ -68,7 +68,7 @@ std::vector<std::string> WholeBuffer(std::span<const uint8_t> bytes) {
 
 std::string StateJson(const runtime::CrdtStore& store) {
   std::string out;
-  cli::AppendStateJsonBody(store, {}, out);
+  replay::AppendStateJsonBody(store, {}, out);
   return out;
 }
 

@@ -7,10 +7,11 @@
 #include <cstdio>
 #include <optional>
 
+#include "scenecrdt/replay/replica_sim.h"
+#include "scenecrdt/replay/split_mix64.h"
 #include "scenecrdt/runtime/crdt_store.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/progress.h"
-#include "tools/cli/replica_sim.h"
 #include "tools/cli/schedule_shrink.h"
 #include "tools/cli/stream_files.h"
 
@@ -84,14 +85,14 @@ Schedule Canonical(Schedule s) {
 }
 
 Schedule MakeSchedule(std::size_t count, uint64_t seed, double duplicate, double redeliver) {
-  SplitMix64 rng(seed);
+  replay::SplitMix64 rng(seed);
   Schedule now, later;
   for (uint32_t i = 0; i < count; ++i) {
     (rng.Chance(redeliver) ? later : now).push_back(i);
     if (rng.Chance(duplicate)) now.push_back(i);
   }
-  SeededShuffle(now, rng);
-  SeededShuffle(later, rng);
+  replay::SeededShuffle(now, rng);
+  replay::SeededShuffle(later, rng);
   now.insert(now.end(), later.begin(), later.end());
   return now;
 }
@@ -119,7 +120,7 @@ void PrintDifference(const std::string& expected, const std::string& got) {
 }
 
 int RunReplicaTrials(const std::vector<protocol::CrdtMessage>& messages, uint64_t trials,
-                     uint64_t seed, const SimOptions& options,
+                     uint64_t seed, const replay::SimOptions& options,
                      const std::optional<std::string>& failure_out) {
   std::vector<uint32_t> all(messages.size());
   for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -128,16 +129,16 @@ int RunReplicaTrials(const std::vector<protocol::CrdtMessage>& messages, uint64_
   uint64_t deliveries = 0;
   for (uint64_t t = 0; t < trials; ++t) {
     progress.Update(t, trials);
-    const SimResult r = RunReplicaSchedule(messages, all, seed + t, options);
+    const replay::SimResult r = replay::RunReplicaSchedule(messages, all, seed + t, options);
     deliveries += r.deliveries;
     if (r.converged) continue;
     progress.Done();
     std::printf("diverged: seed %llu, %u replicas: %s\n", static_cast<unsigned long long>(seed + t),
                 options.replicas, r.failure.c_str());
     const std::vector<uint32_t> shrunk = ShrinkSchedule(all, [&](const std::vector<uint32_t>& s) {
-      return !RunReplicaSchedule(messages, s, seed + t, options).converged;
+      return !replay::RunReplicaSchedule(messages, s, seed + t, options).converged;
     });
-    const SimResult again = RunReplicaSchedule(messages, shrunk, seed + t, options);
+    const replay::SimResult again = replay::RunReplicaSchedule(messages, shrunk, seed + t, options);
     std::printf("shrunk to %zu messages (indices):", shrunk.size());
     for (uint32_t i : shrunk) std::printf(" %u", i);
     std::printf("\n  %s\n", again.failure.c_str());
@@ -183,7 +184,7 @@ int RunConverge(Args args) {
   const auto failure_out = scan.Value("--failure-out");
   const auto max_memory_mb = scan.U64("--max-memory-mb");
   const auto replicas = scan.U64("--replicas");
-  SimOptions sim;
+  replay::SimOptions sim;
   sim.duplicate = duplicate;
   sim.drop = scan.Double("--drop").value_or(sim.drop);
   sim.partition = scan.Double("--partition").value_or(sim.partition);

@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/replay/message_json.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/message_json.h"
 #include "tools/cli/stream_files.h"
 
 namespace scenecrdt::cli {
@@ -59,7 +59,7 @@ int RunDecode(Args args) {
   StdoutBuffer out;
   protocol::CrdtStreamDecoder decoder(options);
   auto emit = [&](const protocol::CrdtMessage& m) {
-    AppendMessageJson(m, out.buffer());
+    replay::AppendMessageJson(m, out.buffer());
     out.buffer() += '\n';
     out.MaybeFlush();
   };

@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "scenecrdt/replay/message_json.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/message_json.h"
 
 namespace scenecrdt::cli {
 
@@ -52,8 +52,8 @@ int RunEncode(Args args) {
     PrintError("encode", "cannot read '" + path + "'", input.error());
     return kExitBadInput;
   }
-  EncodeProblem problem;
-  auto bytes = EncodeJsonText(
+  replay::EncodeProblem problem;
+  auto bytes = replay::EncodeJsonText(
       std::string_view(reinterpret_cast<const char*>(input->data()), input->size()), problem);
   if (!bytes.has_value()) {
     std::string where = path == "-" ? "stdin" : path;

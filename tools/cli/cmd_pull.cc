@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "scenecrdt/replay/state_json.h"
+#include "scenecrdt/replay/world_json.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/state_json.h"
-#include "tools/cli/world_json.h"
 
 namespace scenecrdt::cli {
 
@@ -56,11 +56,11 @@ int RunPull(Args args) {
   std::sort(entities.begin(), entities.end());
   entities.erase(std::unique(entities.begin(), entities.end()), entities.end());
   std::string out;
-  AppendStateJsonBody(store, entities, out);
+  replay::AppendStateJsonBody(store, entities, out);
   if (world) {
     c->Update();
     out += ',';
-    AppendWorldJson(c->runtime().transforms(), out);
+    replay::AppendWorldJson(c->runtime().transforms(), out);
   }
   out += "}\n";
   std::fwrite(out.data(), 1, out.size(), stdout);

@@ -10,12 +10,13 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "scenecrdt/replay/chunked_text.h"
+#include "scenecrdt/replay/split_mix64.h"
+#include "scenecrdt/replay/state_json.h"
+#include "scenecrdt/replay/world_json.h"
 #include "scenecrdt/runtime/runtime.h"
-#include "tools/cli/chunked_text.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/state_json.h"
 #include "tools/cli/stream_files.h"
-#include "tools/cli/world_json.h"
 
 namespace scenecrdt::cli {
 
@@ -131,8 +132,8 @@ int RunReplay(Args args) {
       return kExitBadInput;
     }
     std::vector<protocol::CrdtMessage>& messages = loaded->messages;
-    SplitMix64 rng(*shuffle);
-    SeededShuffle(messages, rng);
+    replay::SplitMix64 rng(*shuffle);
+    replay::SeededShuffle(messages, rng);
     for (const protocol::CrdtMessage& m : messages) {
       note(m, world ? replica.ApplyMessage(m) : plain_store.Merge(m));
     }
@@ -158,7 +159,7 @@ int RunReplay(Args args) {
   // to the descriptor directly: stdio would split each chunk into two write()s.
   std::fflush(stdout);
   int write_error = 0;  // errno of the first failed write()
-  ChunkedText out([&write_error](std::string_view chunk) {
+  replay::ChunkedText out([&write_error](std::string_view chunk) {
     while (!chunk.empty() && write_error == 0) {
       const ssize_t n = ::write(STDOUT_FILENO, chunk.data(), chunk.size());
       if (n < 0 && errno == EINTR) continue;
@@ -166,11 +167,11 @@ int RunReplay(Args args) {
       if (n > 0) chunk.remove_prefix(static_cast<std::size_t>(n));
     }
   });
-  WriteStateJsonBody(world ? replica.store() : plain_store, ids, out);
+  replay::WriteStateJsonBody(world ? replica.store() : plain_store, ids, out);
   if (world) {
     replica.Update(update);
     std::string world_json = ",";
-    AppendWorldJson(replica.transforms(), world_json);
+    replay::AppendWorldJson(replica.transforms(), world_json);
     out.Put(world_json);
   }
   out.Put("}\n");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the JSON-lines message form of `scenecrdt encode` / `decode`
-// (tools/cli/message_json.h): any text is accepted or refused cleanly, and what is accepted
+// (replay/message_json.h): any text is accepted or refused cleanly, and what is accepted
 // round trips: JSON -> message bytes -> decode -> JSON -> bytes gives the same bytes, and the
 // printed JSON is stable. A refusal always says why, and for a whole input names a line of it.
 #include <algorithm>
@@ -13,16 +13,16 @@
 
 #include "scenecrdt/json/reader.h"
 #include "scenecrdt/protocol/crdt_codec.h"
-#include "tools/cli/message_json.h"
+#include "scenecrdt/replay/message_json.h"
 
-using scenecrdt::cli::AppendMessageJson;
-using scenecrdt::cli::EncodeJsonText;
-using scenecrdt::cli::EncodeMessageJson;
-using scenecrdt::cli::EncodeProblem;
 using scenecrdt::json::ReadJson;
 using scenecrdt::protocol::CrdtMessage;
 using scenecrdt::protocol::DecodeOptions;
 using scenecrdt::protocol::DecodeStream;
+using scenecrdt::replay::AppendMessageJson;
+using scenecrdt::replay::EncodeJsonText;
+using scenecrdt::replay::EncodeMessageJson;
+using scenecrdt::replay::EncodeProblem;
 
 namespace {
 

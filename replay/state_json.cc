@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the state JSON writer: one pass per section over registers sorted once, numbers with
 // std::to_chars straight into a ChunkedText buffer (no document, no per-value allocations),
-// and the state hash computed over the same sorted registers (tools/cli/state_hash.h).
-#include "tools/cli/state_json.h"
+// and the state hash computed over the same sorted registers (replay/state_hash.h).
+#include "scenecrdt/replay/state_json.h"
 
 #include <algorithm>
 
-#include "tools/cli/state_hash.h"
+#include "scenecrdt/replay/state_hash.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 namespace {
 
 using runtime::RegisterView;
@@ -41,7 +41,7 @@ char* PutFloats(char* p, std::initializer_list<float> fs) {
   return p;
 }
 
-// The fields of AppendTransformJsonFields (tools/cli/message_json.h) and "dataHex".
+// The fields of AppendTransformJsonFields (replay/message_json.h) and "dataHex".
 char* PutTransformRecord(char* p, const RegisterView& r) {
   const protocol::Transform& t = *r.transform;
   *p++ = '{';
@@ -196,4 +196,4 @@ void AppendStateJsonBody(const runtime::CrdtStore& store,
   text.Flush();
 }
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

@@ -13,7 +13,7 @@
 
 #include "scenecrdt/protocol/crdt_message.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 
 struct SimOptions {
   uint32_t replicas = 3;
@@ -35,4 +35,4 @@ SimResult RunReplicaSchedule(const std::vector<protocol::CrdtMessage>& messages,
                              const std::vector<uint32_t>& subset, uint64_t seed,
                              const SimOptions& options);
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

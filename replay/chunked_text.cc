@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns ChunkedText's hex and float writers.
-#include "tools/cli/chunked_text.h"
+#include "scenecrdt/replay/chunked_text.h"
 
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 namespace {
 
 constexpr uint32_t kCanonicalNan = 0x7fc00000u;
@@ -73,4 +73,4 @@ char* PutFloat(char* p, float f) {
   return p;
 }
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

@@ -9,7 +9,7 @@
 // sequence, as the session protocol does. A replica resumes after a partition from the scene
 // sequence of its contiguous prefix of received transmissions and resends what the server has
 // not acknowledged. A late joiner starts from a snapshot.
-#include "tools/cli/replica_sim.h"
+#include "scenecrdt/replay/replica_sim.h"
 
 #include <algorithm>
 #include <cstring>
@@ -17,10 +17,10 @@
 #include <queue>
 #include <set>
 
+#include "scenecrdt/replay/split_mix64.h"
 #include "scenecrdt/runtime/runtime.h"
-#include "tools/cli/stream_files.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 namespace {
 
 constexpr uint32_t kServer = 0xFFFFFFFFu;
@@ -292,4 +292,4 @@ SimResult RunReplicaSchedule(const std::vector<protocol::CrdtMessage>& messages,
   return sim.Run(subset);
 }
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

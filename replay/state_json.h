@@ -7,10 +7,10 @@
 #include <span>
 #include <string>
 
+#include "scenecrdt/replay/chunked_text.h"
 #include "scenecrdt/runtime/crdt_store.h"
-#include "tools/cli/chunked_text.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 
 // Writes the state object (no trailing newline, no closing brace: callers may add members
 // such as "world" and then close it with '}'). `entities` lists the ids to report states for.
@@ -22,4 +22,4 @@ void WriteStateJsonBody(const runtime::CrdtStore& store,
 void AppendStateJsonBody(const runtime::CrdtStore& store,
                          std::span<const protocol::EntityId> entities, std::string& out);
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

@@ -15,11 +15,11 @@
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/protocol/transform.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 
 // Appends `"position":[x,y,z],"rotation":[x,y,z,w],"scale":[x,y,z],"parent":U32` (floats in
 // their shortest round-trip form): the Transform fields of `decode`; `replay`'s state writer
-// (tools/cli/state_json.cc) writes the same text in place.
+// (replay/state_json.cc) writes the same text in place.
 void AppendTransformJsonFields(const protocol::Transform& t, std::string& out);
 
 // Appends one JSON object (no newline) describing `m`.
@@ -45,4 +45,4 @@ struct EncodeProblem {
 // filled.
 Result<std::vector<uint8_t>> EncodeJsonText(std::string_view text, EncodeProblem& problem);
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

@@ -12,7 +12,7 @@
 
 #include "scenecrdt/runtime/crdt_store.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 
 // Every register of `store`, sorted by (component, entity) as CrdtStore::SortedRegisters:
 // a store holding only Transforms is sorted by a radix sort of (entity, slot) pairs.
@@ -24,4 +24,4 @@ std::string CanonicalStateHashHex(const runtime::CrdtStore& store,
                                   std::span<const runtime::RegisterView> registers,
                                   std::span<const runtime::CrdtStore::AppendSetView> sets);
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

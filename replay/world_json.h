@@ -8,9 +8,9 @@
 
 #include "scenecrdt/runtime/transform_system.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 
 // Appends `"world":[...]` (no leading comma) for every node, sorted by entity id.
 void AppendWorldJson(const runtime::TransformSystem& transforms, std::string& out);
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

@@ -2,7 +2,7 @@
 // Owns the mapping between CrdtMessage and its JSON-lines representation, both ways. Reading
 // refuses what it would otherwise have to ignore (a misspelt key would silently leave a
 // Transform at identity), and every refusal names the key and lists the accepted ones.
-#include "tools/cli/message_json.h"
+#include "scenecrdt/replay/message_json.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -12,7 +12,7 @@
 #include "scenecrdt/protocol/hex.h"
 #include "scenecrdt/protocol/transform.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 namespace {
 
 using json::Json;
@@ -513,4 +513,4 @@ Result<std::vector<uint8_t>> EncodeJsonText(std::string_view text, EncodeProblem
   return out;
 }
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

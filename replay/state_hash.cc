@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the sorted register list and the canonical state hash of the command line's state
 // output (OpenSSL EVP SHA-256 over the bytes CrdtStore::StateHash feeds its own SHA-256).
-#include "tools/cli/state_hash.h"
+#include "scenecrdt/replay/state_hash.h"
 
 #include <openssl/evp.h>
 
@@ -14,7 +14,7 @@
 #include "scenecrdt/protocol/hex.h"
 #include "scenecrdt/runtime/sha256.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 namespace {
 
 using runtime::RegisterView;
@@ -185,4 +185,4 @@ std::string CanonicalStateHashHex(const runtime::CrdtStore& store,
   return hex ? *std::move(hex) : store.StateHashHex();
 }
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the world-matrix JSON writer.
-#include "tools/cli/world_json.h"
+#include "scenecrdt/replay/world_json.h"
 
 #include "scenecrdt/json/values.h"
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 
 void AppendWorldJson(const runtime::TransformSystem& transforms, std::string& out) {
   out += "\"world\":[";
@@ -29,4 +29,4 @@ void AppendWorldJson(const runtime::TransformSystem& transforms, std::string& ou
   out += ']';
 }
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay

@@ -13,7 +13,7 @@
 #include <span>
 #include <string_view>
 
-namespace scenecrdt::cli {
+namespace scenecrdt::replay {
 
 class ChunkedText {
  public:
@@ -75,4 +75,4 @@ char* PutHexBytes(char* p, std::span<const uint8_t> bytes);
 char* PutFloat(char* p, float f);
 inline constexpr std::size_t kMaxFloatText = 32;
 
-}  // namespace scenecrdt::cli
+}  // namespace scenecrdt::replay
