@@ -269,7 +269,7 @@ TEST(StateJsonTest, LargeTransformOnlyStoreMatchesTheReference) {
 
 TEST(StateJsonTest, FloatTextIsAppendFloats) {
   std::mt19937_64 rng(5);
-  char buf[cli::kMaxFloatText];
+  char buf[replay::kMaxFloatText];
   std::vector<uint32_t> bits = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
                                 0x7fc00000u, 0xffc00000u, 0x7fc00001u, 0x7f800001u,
                                 0x00000001u, 0x80000001u, 0x007fffffu, 0x7f7fffffu,
@@ -291,7 +291,7 @@ TEST(StateJsonTest, FloatTextIsAppendFloats) {
     const float f = std::bit_cast<float>(b);
     std::string expected;
     json::AppendFloat(f, expected);
-    const char* end = cli::PutFloat(buf, f);
+    const char* end = replay::PutFloat(buf, f);
     ASSERT_EQ(std::string_view(buf, static_cast<std::size_t>(end - buf)), expected) << "bits " << b;
   }
 }
@@ -316,7 +316,7 @@ TEST(StateJsonTest, ChunkedTextHandsOnEveryByteInOrder) {
     text.Put(big);
     expected += big;
     char* p = text.Room(20);
-    text.Commit(cli::PutU64(p, 18446744073709551615ull));
+    text.Commit(replay::PutU64(p, 18446744073709551615ull));
     expected += "18446744073709551615";
     text.Put('}');
     expected += '}';
