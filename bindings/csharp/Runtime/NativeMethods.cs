@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The P/Invoke declarations of the C ABI (capi/scenecrdt.h, docs/C-ABI.md) and the native
 // struct layouts with a struct_size field. size_t is UIntPtr (C# 7 compatible), handles are
-// IntPtr, arrays of blittable types are pinned by the marshaller (no copy, no allocation).
+// IntPtr. Arrays of blittable types are pinned and passed as pointers, so the library writes
+// into them directly; no [Out]: with it mono copies the array back (a 10 000-matrix copy went
+// from 150 to 345 us, docs/BINDINGS.md "Overhead").
 using System;
 using System.Runtime.InteropServices;
 
@@ -82,23 +84,23 @@ namespace SceneCrdt
         [DllImport(Lib)] internal static extern UIntPtr sc_runtime_entity_count(IntPtr rt);
         [DllImport(Lib)]
         internal static extern int sc_runtime_world_matrix(IntPtr rt, uint e,
-                                                           [Out] float[] m16);
+                                                           float[] m16);
         [DllImport(Lib)]
-        internal static extern int sc_runtime_copy_world(IntPtr rt, [Out] uint[] ids,
-                                                         [Out] float[] m, UIntPtr cap,
+        internal static extern int sc_runtime_copy_world(IntPtr rt, uint[] ids,
+                                                         float[] m, UIntPtr cap,
                                                          out UIntPtr count);
         [DllImport(Lib)]
-        internal static extern int sc_runtime_copy_changed(IntPtr rt, [Out] uint[] ids,
+        internal static extern int sc_runtime_copy_changed(IntPtr rt, uint[] ids,
                                                            UIntPtr cap, out UIntPtr count);
         [DllImport(Lib)]
-        internal static extern int sc_runtime_copy_changed_world(IntPtr rt, [Out] uint[] ids,
-                                                                 [Out] float[] m, UIntPtr cap,
+        internal static extern int sc_runtime_copy_changed_world(IntPtr rt, uint[] ids,
+                                                                 float[] m, UIntPtr cap,
                                                                  out UIntPtr count);
         [DllImport(Lib)]
-        internal static extern int sc_runtime_copy_added(IntPtr rt, [Out] uint[] ids,
+        internal static extern int sc_runtime_copy_added(IntPtr rt, uint[] ids,
                                                          UIntPtr cap, out UIntPtr count);
         [DllImport(Lib)]
-        internal static extern int sc_runtime_copy_removed(IntPtr rt, [Out] uint[] ids,
+        internal static extern int sc_runtime_copy_removed(IntPtr rt, uint[] ids,
                                                            UIntPtr cap, out UIntPtr count);
         [DllImport(Lib)]
         internal static extern int sc_runtime_get_transform(IntPtr rt, uint e, out Transform t);
@@ -109,14 +111,14 @@ namespace SceneCrdt
         internal static extern int sc_runtime_state_hash(IntPtr rt, byte[] hex, UIntPtr cap);
         [DllImport(Lib)]
         internal static extern int sc_runtime_write_transform(IntPtr rt, uint e, ref Transform t,
-                                                              [Out] byte[] msg, UIntPtr cap,
+                                                              byte[] msg, UIntPtr cap,
                                                               out UIntPtr len);
         [DllImport(Lib)]
         internal static extern int sc_runtime_delete_transform(IntPtr rt, uint e,
-                                                               [Out] byte[] msg, UIntPtr cap,
+                                                               byte[] msg, UIntPtr cap,
                                                                out UIntPtr len);
         [DllImport(Lib)]
-        internal static extern int sc_runtime_delete_entity(IntPtr rt, uint e, [Out] byte[] msg,
+        internal static extern int sc_runtime_delete_entity(IntPtr rt, uint e, byte[] msg,
                                                             UIntPtr cap, out UIntPtr len);
 
         [DllImport(Lib)]
@@ -136,29 +138,29 @@ namespace SceneCrdt
         internal static extern UIntPtr sc_runtime_interpolated_entity_count(IntPtr rt);
         [DllImport(Lib)]
         internal static extern int sc_runtime_interpolated_world_matrix(IntPtr rt, uint e,
-                                                                        [Out] float[] m16);
+                                                                        float[] m16);
         [DllImport(Lib)]
         internal static extern int sc_runtime_copy_interpolated_world(IntPtr rt,
-                                                                      [Out] uint[] ids,
-                                                                      [Out] float[] m,
+                                                                      uint[] ids,
+                                                                      float[] m,
                                                                       UIntPtr cap,
                                                                       out UIntPtr count);
         [DllImport(Lib)]
         internal static extern int sc_runtime_copy_interpolated_changed(IntPtr rt,
-                                                                        [Out] uint[] ids,
+                                                                        uint[] ids,
                                                                         UIntPtr cap,
                                                                         out UIntPtr count);
         [DllImport(Lib)]
         internal static extern int sc_runtime_copy_interpolated_changed_world(
-            IntPtr rt, [Out] uint[] ids, [Out] float[] m, UIntPtr cap, out UIntPtr count);
+            IntPtr rt, uint[] ids, float[] m, UIntPtr cap, out UIntPtr count);
         [DllImport(Lib)]
         internal static extern int sc_runtime_copy_interpolated_added(IntPtr rt,
-                                                                      [Out] uint[] ids,
+                                                                      uint[] ids,
                                                                       UIntPtr cap,
                                                                       out UIntPtr count);
         [DllImport(Lib)]
         internal static extern int sc_runtime_copy_interpolated_removed(IntPtr rt,
-                                                                        [Out] uint[] ids,
+                                                                        uint[] ids,
                                                                         UIntPtr cap,
                                                                         out UIntPtr count);
         [DllImport(Lib)]
