@@ -140,17 +140,26 @@ std::vector<uint32_t> CopyIds(PyRuntime& self, IdsCopy copy) {
 
 // (entities uint32 (N,), matrices float32 (N, 4, 4)) with matrices[i][row][column]: the C
 // ABI's column-major floats, viewed transposed (no copy), so matrices[i] @ v transforms v.
+// The count comes from *_entity_count (cheap): a size query through the copy itself would list
+// and sort the nodes twice.
 py::tuple WorldArray(PyRuntime& self, bool interpolated) {
   WorldCopy copy = interpolated ? sc_runtime_copy_interpolated_world : sc_runtime_copy_world;
   RuntimeAccess rt(self);
-  std::size_t n = 0;
-  const int status = copy(rt.get(), nullptr, nullptr, 0, &n);
-  if (status != SC_E_BUFFER_TOO_SMALL) Check(status);
-  const auto count = static_cast<py::ssize_t>(n);
-  py::array_t<uint32_t> ids(count);
-  py::array_t<float> columns({count, py::ssize_t{4}, py::ssize_t{4}});
-  Check(copy(rt.get(), ids.mutable_data(), columns.mutable_data(), n, &n));
-  return py::make_tuple(ids, columns.attr("transpose")(0, 2, 1));
+  std::size_t n = interpolated ? sc_runtime_interpolated_entity_count(rt.get())
+                               : sc_runtime_entity_count(rt.get());
+  while (true) {
+    const auto count = static_cast<py::ssize_t>(n);
+    py::array_t<uint32_t> ids(count);
+    py::array_t<float> columns({count, py::ssize_t{4}, py::ssize_t{4}});
+    const int status = copy(rt.get(), ids.mutable_data(), columns.mutable_data(), n, &n);
+    if (status == SC_E_BUFFER_TOO_SMALL) continue;  // `n` is now the size needed
+    Check(status);
+    if (static_cast<py::ssize_t>(n) < count) {
+      ids.resize({static_cast<py::ssize_t>(n)});
+      columns.resize({static_cast<py::ssize_t>(n), py::ssize_t{4}, py::ssize_t{4}});
+    }
+    return py::make_tuple(ids, columns.attr("transpose")(0, 2, 1));
+  }
 }
 
 py::dict TransformDict(const sc_transform& t) {
@@ -164,12 +173,16 @@ py::dict TransformDict(const sc_transform& t) {
 
 py::list Nodes(PyRuntime& self) {
   RuntimeAccess rt(self);
-  std::size_t n = 0;
-  const int status = sc_runtime_copy_world(rt.get(), nullptr, nullptr, 0, &n);
-  if (status != SC_E_BUFFER_TOO_SMALL) Check(status);
-  std::vector<uint32_t> ids(n);
-  std::vector<float> matrices(16 * n);
-  Check(sc_runtime_copy_world(rt.get(), ids.data(), matrices.data(), n, &n));
+  std::size_t n = sc_runtime_entity_count(rt.get());
+  std::vector<uint32_t> ids;
+  std::vector<float> matrices;
+  int status = SC_E_BUFFER_TOO_SMALL;
+  while (status == SC_E_BUFFER_TOO_SMALL) {
+    ids.resize(n);
+    matrices.resize(16 * n);
+    status = sc_runtime_copy_world(rt.get(), ids.data(), matrices.data(), n, &n);
+  }
+  Check(status);
   py::list nodes;
   for (std::size_t i = 0; i < n; ++i) {
     sc_node_info info{};
