@@ -13,6 +13,8 @@ PACKAGES=(
   libssl-dev openssl nlohmann-json3-dev
   libzstd-dev
   emscripten chromium
+  mono-mcs mono-runtime
+  pybind11-dev python3-dev python3-pytest python3-hypothesis python3-numpy
 )
 
 missing=()
