@@ -19,6 +19,36 @@ bool IsBareByte(unsigned char c) {
   return c > 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '=';
 }
 
+// \n \r \t or \xHH for a byte that is not printable ASCII.
+void AppendByteEscape(std::string& out, unsigned char byte) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  if (byte == '\n') {
+    out += "\\n";
+  } else if (byte == '\r') {
+    out += "\\r";
+  } else if (byte == '\t') {
+    out += "\\t";
+  } else {
+    out += "\\x";
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
+  }
+}
+
+// A %s that is no field's value (not after '=' nor inside quotes: a piece of the line the
+// server chose, such as " (later refusals ...)"): kept as written, but no byte of it may
+// start a new line or hide text.
+void AppendFragment(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte > 0x7e) {
+      AppendByteEscape(out, byte);
+    } else {
+      out += c;
+    }
+  }
+}
+
 // Appends one numeric conversion (`spec`: "%...X" without the string kinds) with its value.
 template <class T>
 void AppendNumber(std::string& out, const std::string& spec, T value) {
@@ -31,9 +61,11 @@ void AppendNumber(std::string& out, const std::string& spec, T value) {
 // the length modifiers hh h l ll z j t L, conversions d i u o x X f F e E g G a A c s p %.
 void FormatFields(std::string& out, const char* format, std::va_list args) {
   bool in_quotes = false;  // inside quotes the format itself opened
+  char before = ' ';       // the format's character before the conversion
   for (const char* p = format; *p != '\0'; ++p) {
     if (*p != '%') {
       if (*p == '"') in_quotes = !in_quotes;
+      before = *p;
       out += *p;
       continue;
     }
@@ -84,9 +116,15 @@ void FormatFields(std::string& out, const char* format, std::va_list args) {
                     : std::string_view(s);
       }
       (void)star_width;
-      AppendLogValue(out, value, in_quotes);
+      if (in_quotes || before == '=') {
+        AppendLogValue(out, value, in_quotes);
+      } else {
+        AppendFragment(out, value);
+      }
+      before = ' ';
       continue;
     }
+    before = ' ';
     if (has_star_width) spec += std::to_string(star_width);
     if (precision >= 0) spec += "." + std::to_string(precision);
     spec += length;
@@ -174,33 +212,15 @@ void AppendLogValue(std::string& out, std::string_view value, bool quoted) {
     return;
   }
   if (!quoted) out += '"';
-  static constexpr char kHex[] = "0123456789abcdef";
   for (const char c : value) {
     const auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (byte < 0x20 || byte > 0x7e) {
-          out += "\\x";
-          out += kHex[byte >> 4];
-          out += kHex[byte & 0xf];
-        } else {
-          out += c;
-        }
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte > 0x7e) {
+      AppendByteEscape(out, byte);
+    } else {
+      out += c;
     }
   }
   if (!quoted) out += '"';

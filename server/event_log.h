@@ -31,8 +31,10 @@ class EventLog {
 
   bool enabled() const { return enabled_; }
   // Writes "scenecrdt serve: <UTC time> <event> <fields>\n"; `fields_format` is printf-style
-  // and written by the server (never from input); each %s / %.*s / %c value goes through
-  // AppendLogValue, numbers as printf writes them.
+  // and written by the server (never from input). A %s / %.*s / %c after '=' or inside the
+  // format's quotes is a value and goes through AppendLogValue; elsewhere it is a piece of text
+  // the server chose, written as it is but for bytes outside printable ASCII (escaped as in
+  // values). Numbers as printf writes them.
   void Write(const char* event, const char* fields_format, ...) const
       __attribute__((format(printf, 3, 4)));
 

@@ -277,10 +277,11 @@ void Server::NoteCertificate(const char* when) {
                                            std::memory_order_relaxed);
   const bool valid = std::string_view(state) == "valid";
   if (!valid) Metrics::Add(metrics_.tls_certificate_invalid);
-  log_.Write("tls_certificate", "when=%s state=%s not_before=%s not_after=%s expires_in_s=%lld%s",
-             when, state, UtcText(v.not_before).c_str(), UtcText(v.not_after).c_str(),
+  log_.Write("tls_certificate",
+             "when=%s state=%s not_before=%s not_after=%s expires_in_s=%lld warning=%s", when,
+             state, UtcText(v.not_before).c_str(), UtcText(v.not_after).c_str(),
              static_cast<long long>((v.not_after - now).count()),
-             valid ? "" : " warning=\"verifying clients refuse this certificate\"");
+             valid ? "-" : "verifying clients refuse this certificate");
 }
 
 std::size_t Server::num_scenes() const { return scenes_->size(); }
