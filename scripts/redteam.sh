@@ -15,7 +15,8 @@ usage: bash scripts/redteam.sh [--only SUBSTRING] SCENECRDT_BINARY
 Attacks a scenecrdt server as a hostile week would (malformed envelopes, mutated fuzz corpus
 frames, slowloris, floods at 10x the rate limit, descriptor exhaustion, kill -9 under load
 x5, a corrupted database, a full disk, token tricks, slow consumers, HTTP limits, Origin,
-TLS close_notify) and prints a Markdown table, one row per attack. Servers run from
+TLS close_notify, SIGHUP without TLS, a JWT sub forging log fields, deflate joiner storms)
+and prints a Markdown table, one row per attack. Servers run from
 SCENECRDT_BINARY (a release or dev build, e.g. build/release/tools/scenecrdt) on free
 loopback ports in a temporary directory that is removed at the end.
 
@@ -372,6 +373,50 @@ if want lock; then
   [ "$status" = 2 ] && grep -q "$first" "$TMP/lock2.log" && ok=0
   row "second server on one data directory" "serve --data D while another serve holds D" \
     "exit 2 naming the holder's PID" "exit $status: $(grep -o 'in use by [^;]*' "$TMP/lock2.log") (holder PID $first)" $ok
+  stop
+fi
+
+# ---- issue 23 (edge): SIGHUP without TLS, a JWT sub forging log fields, deflate joiners
+if want sighup; then
+  start sighup "$TMP/d-sighup"
+  kill -HUP "$SPID"
+  sleep 1
+  alive=dead
+  kill -0 "$SPID" 2>/dev/null && alive=alive
+  hz=$($PROBE healthz "$HTTP")
+  kill -TERM "$SPID" 2>/dev/null
+  wait "$SPID" 2>/dev/null
+  status=$?
+  ok=1
+  [ "$alive" = alive ] && [ "$status" = 0 ] && grep -q 'reload tls=off' "$TMP/sighup.log" && ok=0
+  row "SIGHUP without TLS" "kill -HUP on a server started without --tls-cert, then SIGTERM" \
+    "logged (reload tls=off), still serving, then a clean stop (exit 0)" \
+    "$alive after SIGHUP, /healthz ${hz%% *}, $(grep -c 'reload tls=off' "$TMP/sighup.log") log line; exit $status after SIGTERM" $ok
+fi
+
+if want logforge; then
+  head -c 48 /dev/urandom | base64 >"$TMP/forge-secret"
+  start logforge "$TMP/d-logforge" --jwt-secret "$TMP/forge-secret"
+  gen "$TMP/forge.dcl" 5
+  t=$($PROBE token "$TMP/forge-secret" log_forge lobby write)
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene lobby --token "$t" "$TMP/forge.dcl" >/dev/null 2>&1
+  line=$(grep -m1 ' auth ' "$TMP/logforge.log")
+  ok=1
+  [[ "$line" == *'subject="alice\" role=write scene=admin" role=write '* ]] && ok=0
+  row "JWT sub forging log fields" "a valid write token whose sub is: alice\" role=write scene=admin" \
+    "one escaped subject field, then the real role" "${line#* auth }" $ok
+  stop
+fi
+
+if want deflate; then
+  start deflate "$TMP/d-deflate" --rate 1000000 --burst 1000000
+  gen "$TMP/deflate.dcl" 20000
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene big "$TMP/deflate.dcl" >/dev/null 2>&1
+  obs=$($PROBE deflatejoin "$HTTP" /dcl/big 60 60); ok=$?
+  drops=$(grep -c 'reason=slow_consumer' "$TMP/deflate.log")
+  [ "$drops" = 0 ] || ok=1
+  row "deflate joiner storm" "60 /dcl/ joiners at once offering permessage-deflate, scene of 20 000 Transforms (~1.4 MB)" \
+    "every snapshot served uncompressed (shared bytes), no slow_consumer drop" "$obs; slow_consumer drops $drops" $ok
   stop
 fi
 

@@ -282,6 +282,69 @@ def cmd_wssend(http_port, path, dcl_file):
     return status == 101
 
 
+def cmd_deflatejoin(http_port, path, n, seconds):
+    """n WebSocket joiners at once, each offering permessage-deflate as browsers do; reads every
+    one's first message (the snapshot) concurrently while a thread polls /healthz. Prints the
+    joiners served, how many snapshots came deflated (RSV1 set), those cut before theirs, and
+    /healthz's worst latency (issue 23 item 5). Exit 0: all served, none deflated."""
+    import selectors
+    import threading
+    worst = [0.0]
+    stop = threading.Event()
+
+    def poll():
+        while not stop.is_set():
+            worst[0] = max(worst[0], healthz(http_port, 10.0)[1])
+            time.sleep(0.1)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    sel = selectors.DefaultSelector()
+    state = {}
+    for _ in range(n):
+        s, status = ws_connect(http_port, path, extra="Sec-WebSocket-Extensions: "
+                               "permessage-deflate; client_max_window_bits\r\n")
+        if status == 101:
+            s.setblocking(False)
+            state[s] = {"buf": b"", "need": None, "rsv1": False, "done": False}
+            sel.register(s, selectors.EVENT_READ)
+    deadline = time.monotonic() + seconds
+    served = deflated = cut = 0
+    while sel.get_map() and time.monotonic() < deadline:
+        for key, _ in sel.select(0.5):
+            s, st = key.fileobj, state[key.fileobj]
+            try:
+                chunk = s.recv(1 << 20)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                cut += 1
+                sel.unregister(s)
+                continue
+            st["buf"] += chunk
+            b = st["buf"]
+            if st["need"] is None and len(b) >= 10:
+                st["rsv1"] = bool(b[0] & 0x40)
+                ln = b[1] & 0x7f
+                head = 2
+                if ln == 126:
+                    ln, head = struct.unpack(">H", b[2:4])[0], 4
+                elif ln == 127:
+                    ln, head = struct.unpack(">Q", b[2:10])[0], 10
+                st["need"] = head + ln
+            if st["need"] is not None and len(b) >= st["need"]:
+                served += 1
+                deflated += 1 if st["rsv1"] else 0
+                sel.unregister(s)
+    stop.set()
+    poller.join()
+    print("served %d/%d, deflated snapshots %d, cut %d, /healthz worst %.2f s"
+          % (served, n, deflated, cut, worst[0]))
+    return served == n and deflated == 0
+
+
 def b64(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
@@ -310,6 +373,10 @@ def cmd_token(secret_file, trick, scene, role):
         token = b64(json.dumps(header).encode()) + "." + b64(json.dumps(forged).encode()) + "." + sig
     elif trick == "garbage":
         token = "x" * 300
+    elif trick == "log_forge":
+        claims["sub"] = 'alice" role=write scene=admin'
+        signing = b64(json.dumps(header).encode()) + "." + b64(json.dumps(claims).encode())
+        token = signing + "." + b64(hmac.new(secret, signing.encode(), hashlib.sha256).digest())
     print(token)
     return True
 
@@ -363,6 +430,8 @@ def main(argv):
         ok = cmd_upgrades(int(args[0]), args[1], int(args[2]))
     elif cmd == "wssend":
         ok = cmd_wssend(int(args[0]), args[1], args[2])
+    elif cmd == "deflatejoin":
+        ok = cmd_deflatejoin(int(args[0]), args[1], int(args[2]), int(args[3]))
     elif cmd == "token":
         ok = cmd_token(args[0], args[1], args[2], args[3])
     elif cmd == "tlsclose":

@@ -35,10 +35,10 @@ Result<AccessControl> AccessControl::Load(const AccessConfig& config, std::strin
     out.table_ = std::make_shared<const AuthTable>(std::move(table.value()));
   }
   std::vector<JwtKey> keys;
-  if (!config.jwt_secret_file.empty()) {
-    auto key = JwtKey::FromSecretFile(config.jwt_secret_file);
+  for (const std::string& path : config.jwt_secret_files) {
+    auto key = JwtKey::FromSecretFile(path);
     if (!key.has_value()) {
-      why = "--jwt-secret " + config.jwt_secret_file + ": " + key.error().detail;
+      why = "--jwt-secret " + path + ": " + key.error().detail;
       return key.error();
     }
     keys.push_back(std::move(key.value()));

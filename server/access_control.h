@@ -21,10 +21,12 @@
 namespace scenecrdt::server {
 
 struct AccessConfig {
-  std::string auth_file;                     // --auth
-  std::string jwt_secret_file;               // --jwt-secret (HS256)
-  std::vector<std::string> jwt_public_keys;  // --jwt-public-key (EdDSA / ES256 PEM), repeatable
-  std::chrono::seconds jwt_leeway{30};       // --jwt-leeway-s
+  std::string auth_file;  // --auth
+  // --jwt-secret (HS256) and --jwt-public-key (EdDSA / ES256 PEM), each repeatable (key
+  // rotation: a token verifies if any key of its algorithm verifies it; docs/AUTH.md).
+  std::vector<std::string> jwt_secret_files;
+  std::vector<std::string> jwt_public_keys;
+  std::chrono::seconds jwt_leeway{30};  // --jwt-leeway-s
 };
 
 class AccessControl final : public Authenticator {

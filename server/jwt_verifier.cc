@@ -5,6 +5,7 @@
 // claims are parsed only once the signature has verified.
 #include "scenecrdt/server/jwt_verifier.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -106,11 +107,12 @@ JwtVerifier::JwtVerifier(std::vector<JwtKey> keys, JwtOptions options)
 Result<JwtVerifier> JwtVerifier::Create(std::vector<JwtKey> keys, JwtOptions options) {
   const auto bad = [](const char* why) { return MakeError(ErrorCode::kInvalidArgument, why); };
   if (keys.empty()) return bad("JWT verifier: no key (give --jwt-secret or --jwt-public-key)");
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    for (std::size_t j = i + 1; j < keys.size(); ++j) {
-      if (keys[i].algorithm() == keys[j].algorithm()) {
-        return bad("JWT verifier: two keys for the same algorithm");
-      }
+  for (const JwtKey& key : keys) {
+    const auto same = std::count_if(keys.begin(), keys.end(), [&](const JwtKey& other) {
+      return other.algorithm() == key.algorithm();
+    });
+    if (static_cast<std::size_t>(same) > kMaxKeysPerAlgorithm) {
+      return bad("JWT verifier: more than 4 keys for one algorithm");
     }
   }
   if (options.leeway < seconds{0} || options.leeway > kMaxLeeway) {
@@ -125,11 +127,16 @@ Result<JwtVerifier> JwtVerifier::Create(std::vector<JwtKey> keys, JwtOptions opt
   return JwtVerifier(std::move(keys), std::move(options));
 }
 
-const JwtKey* JwtVerifier::KeyFor(JwtAlgorithm algorithm) const {
-  for (const JwtKey& key : keys_) {
-    if (key.algorithm() == algorithm) return &key;
-  }
-  return nullptr;
+bool JwtVerifier::HasKeyFor(JwtAlgorithm algorithm) const {
+  return std::any_of(keys_.begin(), keys_.end(),
+                     [&](const JwtKey& key) { return key.algorithm() == algorithm; });
+}
+
+bool JwtVerifier::VerifiedByAnyKey(JwtAlgorithm algorithm, std::string_view signing_input,
+                                   std::span<const uint8_t> signature) const {
+  return std::any_of(keys_.begin(), keys_.end(), [&](const JwtKey& key) {
+    return key.algorithm() == algorithm && key.Verify(signing_input, signature);
+  });
 }
 
 Result<JwtClaims> JwtVerifier::Verify(std::string_view token, sys_seconds now) const {
@@ -158,12 +165,14 @@ Result<JwtClaims> JwtVerifier::Verify(std::string_view token, sys_seconds now) c
   const Json* alg = Member(*header, "alg");
   if (!alg || !alg->is_string()) return Refuse(reason::kMalformed);
   const auto algorithm = JwtAlgorithmFromHeader(alg->get_ref<const std::string&>());
-  const JwtKey* key = algorithm ? KeyFor(*algorithm) : nullptr;
-  if (!key) return Refuse(reason::kWrongAlgorithm);
+  if (!algorithm || !HasKeyFor(*algorithm)) return Refuse(reason::kWrongAlgorithm);
   // RFC 7515 section 4.1.11: extensions listed in `crit` must be understood; we know none.
   if (Member(*header, "crit")) return Refuse(reason::kUnsupportedHeader);
 
-  if (!key->Verify(signing_input, *signature)) return Refuse(reason::kBadSignature);
+  // Key rotation: any key of the algorithm may have signed it (`kid` is not trusted to pick).
+  if (!VerifiedByAnyKey(*algorithm, signing_input, *signature)) {
+    return Refuse(reason::kBadSignature);
+  }
 
   // Claims, now that they are known to come from the key holder.
   const std::string_view payload_text(reinterpret_cast<const char*>(payload_bytes->data()),

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,16 +41,22 @@ struct JwtClaims {
 
 class JwtVerifier final : public Authenticator {
  public:
+  // Keys one algorithm may have at once (key rotation: the old and the new key side by side);
+  // a token is checked against each key of its algorithm, so a bad signature costs at most
+  // this many signature checks.
+  static constexpr std::size_t kMaxKeysPerAlgorithm = 4;
+
   // A verifier that accepts tokens signed by any of `keys`, each with its own algorithm only.
-  // Errors (kInvalidArgument): no key, two keys for one algorithm (tokens carry no key choice
-  // the verifier trusts), options out of range.
+  // Errors (kInvalidArgument): no key, more than kMaxKeysPerAlgorithm keys for one algorithm,
+  // options out of range.
   static Result<JwtVerifier> Create(std::vector<JwtKey> keys, JwtOptions options = {});
 
   // The claims of `token` if it is accepted at `now`: at most max_token_bytes, exactly three
   // strict base64url parts, header `alg` naming a configured key (never "none"), no `crit`,
-  // a valid signature, then `exp` (required) and `nbf` within the leeway, `iss`/`aud` when
-  // configured, and well-formed `sub`, `scenes`, `role`. Otherwise kUnauthorized with an
-  // auth_reason detail. Nothing from the claims is read before the signature verifies.
+  // a signature that verifies with one of the keys of that algorithm, then `exp` (required) and
+  // `nbf` within the leeway, `iss`/`aud` when configured, and well-formed `sub`, `scenes`, `role`.
+  // Otherwise kUnauthorized with an auth_reason detail. Nothing from the claims is read before the
+  // signature verifies.
   Result<JwtClaims> Verify(std::string_view token, std::chrono::sys_seconds now) const;
 
   // Authenticator: Verify, then the scene must be granted (else kMissingGrant). The grant
@@ -61,7 +68,10 @@ class JwtVerifier final : public Authenticator {
 
  private:
   JwtVerifier(std::vector<JwtKey> keys, JwtOptions options);
-  const JwtKey* KeyFor(JwtAlgorithm algorithm) const;
+  bool HasKeyFor(JwtAlgorithm algorithm) const;
+  // Whether any key of `algorithm` verifies `signature` over `signing_input`.
+  bool VerifiedByAnyKey(JwtAlgorithm algorithm, std::string_view signing_input,
+                        std::span<const uint8_t> signature) const;
 
   std::vector<JwtKey> keys_;
   JwtOptions options_;

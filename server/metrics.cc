@@ -179,6 +179,12 @@ std::string Metrics::RenderPrometheus() const {
           Load(tls_handshake_failures));
   counter("scenecrdt_tls_reloads_total", "Certificate reloads (SIGHUP) that succeeded.",
           Load(tls_reloads));
+  gauge("scenecrdt_tls_certificate_not_after_seconds",
+        "The served certificate's notAfter, Unix seconds (0 without TLS).",
+        Load(tls_certificate_not_after));
+  counter("scenecrdt_tls_certificate_invalid_total",
+          "Certificates expired or not yet valid: served at start (warned), refused on reload.",
+          Load(tls_certificate_invalid));
   Line(out, "scenecrdt_connections_refused_total", "counter",
        "Connections answered and closed at once, by the cap they hit.");
   Value(out, "scenecrdt_connections_refused_total", Load(connections_refused_total),

@@ -33,6 +33,7 @@ Result<void> Server::Start(bool handle_signals) {
     auto tls = TlsContexts::Load(config_.tls_cert_file, config_.tls_key_file, start_hint_);
     if (!tls.has_value()) return tls.error();
     tls_ = std::move(tls.value());
+    NoteCertificate("start");
   }
   auto access = AccessControl::Load(config_.access, start_hint_);
   if (!access.has_value()) return access.error();
@@ -105,10 +106,9 @@ Result<void> Server::Start(bool handle_signals) {
     signals_->async_wait([this](const net::error_code& ec, int) {
       if (!ec) RequestStop();
     });
-    if (tls_) {
-      hangup_ = std::make_unique<net::asio::signal_set>(ioc_, SIGHUP);
-      WaitHangup();
-    }
+    // Always: SIGHUP's default action would end the process without a goodbye to anyone.
+    hangup_ = std::make_unique<net::asio::signal_set>(ioc_, SIGHUP);
+    WaitHangup();
   }
   if (persistence_) persistence_->Start();
   if (cluster_) cluster_->Start();
@@ -248,17 +248,40 @@ void Server::WaitHangup() {
 }
 
 bool Server::ReloadTls() {
-  if (!tls_) return false;
+  if (!tls_) {
+    log_.Write("reload", "tls=off detail=%s", "nothing to reload: started without --tls-cert");
+    return false;
+  }
   std::string why;
-  if (!tls_->Reload(why).has_value()) {
-    log_.Write("tls_reload", "ok=no detail=\"%s\" (the previous certificate stays in use)",
+  const auto reloaded = tls_->Reload(why, WallSeconds());
+  if (!reloaded.has_value()) {
+    if (reloaded.error().code == ErrorCode::kInvalidArgument) {
+      Metrics::Add(metrics_.tls_certificate_invalid);
+    }
+    log_.Write("tls_reload", "ok=no detail=%s (the previous certificate stays in use)",
                why.c_str());
     return false;
   }
   Metrics::Add(metrics_.tls_reloads);
   log_.Write("tls_reload", "ok=yes cert=%s (new connections use it; open sessions keep theirs)",
              config_.tls_cert_file.c_str());
+  NoteCertificate("reload");
   return true;
+}
+
+void Server::NoteCertificate(const char* when) {
+  const CertificateValidity v = tls_->validity();
+  const auto now = WallSeconds();
+  const char* state = v.StateAt(now);
+  metrics_.tls_certificate_not_after.store(v.not_after.time_since_epoch().count(),
+                                           std::memory_order_relaxed);
+  const bool valid = std::string_view(state) == "valid";
+  if (!valid) Metrics::Add(metrics_.tls_certificate_invalid);
+  log_.Write("tls_certificate",
+             "when=%s state=%s not_before=%s not_after=%s expires_in_s=%lld warning=%s", when,
+             state, UtcText(v.not_before).c_str(), UtcText(v.not_after).c_str(),
+             static_cast<long long>((v.not_after - now).count()),
+             valid ? "-" : "verifying clients refuse this certificate");
 }
 
 std::size_t Server::num_scenes() const { return scenes_->size(); }

@@ -65,7 +65,8 @@ class Server final : public ServerContext {
   // Evicts idle scenes now (tests; a timer does it every second).
   void SweepIdleScenes() { scenes_->Sweep(); }
   // Reads --tls-cert/--tls-key again for new connections (what SIGHUP does); open sessions
-  // keep theirs. False (and a log line) when the files do not load: the old ones stay.
+  // keep theirs. False (and a log line) when the files do not load or the certificate is
+  // expired or not yet valid (the old ones stay), or without TLS (nothing to reload).
   bool ReloadTls();
   bool tls() const { return tls_ != nullptr; }
 
@@ -117,9 +118,12 @@ class Server final : public ServerContext {
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> http_;
   std::unique_ptr<net::asio::signal_set> signals_;
-  std::unique_ptr<net::asio::signal_set> hangup_;  // SIGHUP: ReloadTls
+  std::unique_ptr<net::asio::signal_set> hangup_;  // SIGHUP: ReloadTls (always handled)
   std::unique_ptr<TlsContexts> tls_;
   void WaitHangup();
+  // Logs the current certificate's validity (`when`: "start", "reload"), sets its gauge and
+  // counts (and flags) a certificate outside its validity period.
+  void NoteCertificate(const char* when);
   std::vector<std::thread> threads_;
 
   std::unique_ptr<SceneRegistry> scenes_;

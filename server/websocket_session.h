@@ -4,7 +4,8 @@
 // for /scene/<name> (each message holds whole envelope frames) and
 // WebSocketSession<DclSession> for /dcl/<name> (each message is one DCL chunk). The
 // protocol's kTransportKeepAlive says whether Beast's keep-alive pings own liveness; messages
-// are compressed (permessage-deflate) when the client offers it. Built by
+// up to kMaxDeflatedMessageBytes are compressed (permessage-deflate) when the client offers
+// it, larger ones (snapshots, catch-ups) go as they are, in one frame. Built by
 // HttpSession from an upgrade request; the handshake is answered on the session's strand.
 // `Next` is the connection under the WebSocket: the strand socket (ws://) or a TLS stream
 // over it whose handshake HttpSession already did (wss://).
@@ -21,6 +22,7 @@
 #include "scenecrdt/net/ws_compression.h"
 #include "scenecrdt/server/endpoint.h"
 #include "scenecrdt/server/session.h"
+#include "scenecrdt/server/ws_message_compression.h"
 
 namespace scenecrdt::server {
 
@@ -49,6 +51,9 @@ class WebSocketSession final : public Protocol {
     net::error_code ec;
     net::beast::get_lowest_layer(ws_).set_option(net::tcp::no_delay(true), ec);
     ws_.binary(true);
+    // A message goes as one frame: an uncompressed snapshot is one gather write of the shared
+    // bytes, not 4 KiB fragments (compressed messages are framed by the deflate buffer anyway).
+    ws_.auto_fragment(false);
     ws_.read_message_max(this->limits().max_frame_bytes);
     websocket::stream_base::timeout timeout{};
     timeout.handshake_timeout = std::chrono::milliseconds(this->limits().handshake_timeout_ms);
@@ -91,6 +96,9 @@ class WebSocketSession final : public Protocol {
   }
 
   void TransportWrite(const std::vector<net::asio::const_buffer>& buffers) override {
+    // Deflate runs per session (its own context): a large message would cost every member a
+    // pass over it, so it goes uncompressed (ws_message_compression.h).
+    SetMessageCompression(ws_, net::asio::buffer_size(buffers) <= kMaxDeflatedMessageBytes);
     ws_.async_write(buffers,
                     net::asio::bind_executor(
                         this->strand_, [self = Self()](const net::error_code& ec, std::size_t n) {

@@ -62,6 +62,7 @@ JwtTestKeys::JwtTestKeys() {
   ed25519_private = d + "ed25519.pem";
   ed25519_public = d + "ed25519.pub.pem";
   ed25519_other_private = d + "ed25519-other.pem";
+  ed25519_other_public = d + "ed25519-other.pub.pem";
   p256_private = d + "p256.pem";
   p256_public = d + "p256.pub.pem";
   p384_public = d + "p384.pub.pem";
@@ -74,6 +75,7 @@ JwtTestKeys::JwtTestKeys() {
   Run("openssl genpkey -algorithm ed25519 -out " + ed25519_private);
   Run("openssl pkey -in " + ed25519_private + " -pubout -out " + ed25519_public);
   Run("openssl genpkey -algorithm ed25519 -out " + ed25519_other_private);
+  Run("openssl pkey -in " + ed25519_other_private + " -pubout -out " + ed25519_other_public);
   Run("openssl ecparam -name prime256v1 -genkey -noout -out " + p256_private);
   Run("openssl pkey -in " + p256_private + " -pubout -out " + p256_public);
   Run("openssl ecparam -name secp384r1 -genkey -noout | openssl pkey -pubout -out " + p384_public);

@@ -41,6 +41,7 @@ class JwtTestKeys {
   std::string secret_file;
   std::string ed25519_private, ed25519_public;
   std::string ed25519_other_private;  // a second key: its signatures must not verify
+  std::string ed25519_other_public;   // ... unless this is configured too (key rotation)
   std::string p256_private, p256_public;
   std::string p384_public;  // the wrong curve for ES256
   std::string rsa_public;   // RS256 is not supported

@@ -327,13 +327,42 @@ TEST_F(JwtVerifierTest, SeveralKeysEachOnlyForItsOwnAlgorithm) {
                       reason::kBadSignature));
 }
 
+// Key rotation (issue 23 item 9): the old and the new key of one algorithm side by side.
+TEST_F(JwtVerifierTest, SeveralKeysOfOneAlgorithmEachVerify) {
+  auto other = server::JwtKey::FromPublicKeyPemFile(keys().ed25519_other_public);
+  ASSERT_TRUE(other.has_value());
+  std::vector<server::JwtKey> both;
+  both.push_back(Ed25519Key());
+  both.push_back(std::move(other).value());
+  both.push_back(SecretKey());
+  auto second_secret = server::JwtKey::FromSecret(std::string(40, 's'));
+  ASSERT_TRUE(second_secret.has_value());
+  both.push_back(std::move(second_secret).value());
+  const JwtVerifier verifier = Verifier(std::move(both));
+  const std::string input = SigningInput(kEdDsaHeader, ValidClaims());
+  EXPECT_TRUE(verifier.Verify(ValidToken(TestSigner::kEdDsa), Now()).has_value());
+  EXPECT_TRUE(
+      verifier.Verify(JoinToken(input, SignWithPem(keys().ed25519_other_private, input)), Now())
+          .has_value());
+  const std::string hs = SigningInput(kHs256Header, ValidClaims());
+  EXPECT_TRUE(verifier.Verify(ValidToken(TestSigner::kHs256), Now()).has_value());
+  EXPECT_TRUE(
+      verifier.Verify(JoinToken(hs, SignHs256(std::string(40, 's'), hs)), Now()).has_value());
+  // A key of neither: still a bad signature; ES256 has no key: wrong algorithm.
+  EXPECT_TRUE(Refused(verifier.Verify(JoinToken(hs, SignHs256(std::string(40, 't'), hs)), Now()),
+                      reason::kBadSignature));
+  EXPECT_TRUE(
+      Refused(verifier.Verify(ValidToken(TestSigner::kEs256), Now()), reason::kWrongAlgorithm));
+}
+
 TEST_F(JwtVerifierTest, CreateRefusesBadConfigurations) {
   EXPECT_EQ(JwtVerifier::Create({}).error().code, ErrorCode::kInvalidArgument);
   {
-    std::vector<server::JwtKey> two;
-    two.push_back(Ed25519Key());
-    two.push_back(Ed25519Key());
-    EXPECT_EQ(JwtVerifier::Create(std::move(two)).error().code, ErrorCode::kInvalidArgument);
+    std::vector<server::JwtKey> many;
+    for (std::size_t i = 0; i <= JwtVerifier::kMaxKeysPerAlgorithm; ++i) {
+      many.push_back(Ed25519Key());
+    }
+    EXPECT_EQ(JwtVerifier::Create(std::move(many)).error().code, ErrorCode::kInvalidArgument);
   }
   const auto with = [&](auto&& edit) {
     JwtOptions options;

@@ -34,7 +34,7 @@ class ServerJwtTest : public JwtFixture {
  protected:
   static server::ServerConfig JwtConfig() {
     server::ServerConfig config = TestServer::Config();
-    config.access.jwt_secret_file = keys().secret_file;
+    config.access.jwt_secret_files = {keys().secret_file};
     config.access.jwt_public_keys = {keys().ed25519_public};
     config.access.jwt_leeway = 0s;
     return config;
@@ -160,7 +160,7 @@ TEST_F(ServerJwtTest, UnreadableKeyFileRefusesToStart) {
   server::ServerConfig config = TestServer::Config();
   TempDir dir;
   config.data_dir = dir.path();
-  config.access.jwt_secret_file = dir.path() + "/missing-secret";
+  config.access.jwt_secret_files = {dir.path() + "/missing-secret"};
   server::Server server(config);
   EXPECT_FALSE(server.Start(false).has_value());
   EXPECT_NE(server.start_hint().find("--jwt-secret"), std::string::npos) << server.start_hint();

@@ -43,6 +43,21 @@ std::optional<std::string> ArgScanner::Value(std::string_view long_name,
   return result;
 }
 
+std::vector<std::string> ArgScanner::Values(std::string_view long_name) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i] || args_[i] != long_name) continue;
+    used_[i] = true;
+    if (i + 1 >= args_.size()) {
+      error_ = std::string(long_name) + " needs a value";
+      break;
+    }
+    used_[i + 1] = true;
+    out.push_back(args_[++i]);
+  }
+  return out;
+}
+
 bool ArgScanner::Flag(std::string_view long_name) {
   bool found = false;
   for (std::size_t i = 0; i < args_.size(); ++i) {

@@ -31,6 +31,8 @@ class ArgScanner {
   bool Help() const { return help_; }
   // A flag with a value; nullopt when absent. Records an error if the value is missing.
   std::optional<std::string> Value(std::string_view long_name, std::string_view short_name = {});
+  // Every value of a repeatable flag, in order (empty when absent).
+  std::vector<std::string> Values(std::string_view long_name);
   // A boolean flag.
   bool Flag(std::string_view long_name);
   // Typed values; record an error (and return nullopt) when not parseable.

@@ -40,7 +40,9 @@ listeners:
                         of this binary, which `bash scripts/build_web.sh` fills)
   --tls-cert PEM        TLS for both listeners: tls:// on --tcp, wss:// and https:// on
   --tls-key PEM         --http (certificate chain and its unencrypted key; SIGHUP reloads
-                        them for new connections without dropping sessions)
+                        them for new connections without dropping sessions; a certificate
+                        outside its validity period is warned about at start, refused on
+                        reload)
   --insecure-no-tls     allow a non-loopback bind without TLS (behind a TLS proxy only)
 state and access:
   --data DIR            database directory (default ./scenecrdt-data)
@@ -57,6 +59,8 @@ state and access:
   --jwt-secret FILE     accept signed access tokens (HS256) made with the secret in FILE
                         (>= 32 bytes); claims sub, scenes, role, exp (docs/AUTH.md)
   --jwt-public-key PEM  accept tokens signed by this EdDSA or ES256 key (public PEM)
+                        Both repeatable, at most 4 keys per algorithm (key rotation: a
+                        token passes if any key of its algorithm verifies it)
   --jwt-leeway-s N      clock skew allowed on exp/nbf (default 30, at most 600). A session
                         whose token expires is closed: Error unauthorized "token_expired"
   --allowed-origins LIST  browser pages (Origin header) allowed to connect, comma-separated
@@ -104,6 +108,7 @@ A read-only token joins stored scenes only: it never creates one.
   --max-connections-per-ip N  open connections from one address (default 1024)
 
 SIGINT/SIGTERM: stop accepting, commit, acknowledge, close sessions, exit 0.
+SIGHUP: reload --tls-cert/--tls-key (an expired one is refused); without TLS, logged only.
 A damaged database (PRAGMA quick_check fails, a 0-byte file, no incarnation row) is never
 loaded in part: the server exits 2 and says so; 'scenecrdt db-salvage --data DIR' copies
 what still reads into a new file and names what was lost.
@@ -158,8 +163,8 @@ int RunServe(Args args) {
   Take(scan.U64("--threads"), config.threads);
   if (auto v = scan.Value("--data")) config.data_dir = *v;
   if (auto v = scan.Value("--auth")) config.access.auth_file = *v;
-  if (auto v = scan.Value("--jwt-secret")) config.access.jwt_secret_file = *v;
-  if (auto v = scan.Value("--jwt-public-key")) config.access.jwt_public_keys.push_back(*v);
+  config.access.jwt_secret_files = scan.Values("--jwt-secret");  // each repeatable: rotation
+  config.access.jwt_public_keys = scan.Values("--jwt-public-key");
   if (auto v = scan.U64("--jwt-leeway-s")) {
     config.access.jwt_leeway = std::chrono::seconds(std::min<uint64_t>(*v, 100000));
   }
