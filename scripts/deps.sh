@@ -13,6 +13,7 @@ PACKAGES=(
   libssl-dev openssl nlohmann-json3-dev
   libzstd-dev
   emscripten chromium
+  dpkg-dev file systemd curl
 )
 
 missing=()
