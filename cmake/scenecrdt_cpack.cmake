@@ -37,6 +37,10 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# A shlibs file for the package holding a shared library (libscenecrdt1): packages built
+# against it get `libscenecrdt1 (>= version)` from their own dpkg-shlibdeps.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Executables and shared libraries stripped (static archives keep their symbols).
 set(CPACK_STRIP_FILES ON)
@@ -52,19 +56,18 @@ set(CPACK_DEBIAN_SERVER_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
 set(CPACK_DEBIAN_SERVER_DESCRIPTION
     "scene server and command line of scenecrdt
- `scenecrdt serve` keeps 3D scenes (Decentraland SDK7 CRDT messages) in SQLite or Redis and
- relays every winning change to the clients that joined them, over framed TCP and WebSocket,
- with a live 3D viewer in the browser. Ships the systemd units scenecrdt.service and
- scenecrdt@.service. The same binary replays, converts, records and load-tests streams.")
+`scenecrdt serve` keeps 3D scenes (Decentraland SDK7 CRDT messages) in SQLite or Redis and
+relays every winning change to the clients that joined them, over framed TCP and WebSocket,
+with a live 3D viewer in the browser. Ships the systemd units scenecrdt.service and
+scenecrdt@.service. The same binary replays, converts, records and load-tests streams.")
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME ${SCENECRDT_PACKAGE_LIB})
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)
-set(CPACK_DEBIAN_LIB_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_LIB_DESCRIPTION
     "scenecrdt C ABI: replicated 3D scene transforms for engines
- libscenecrdt.so.${abi}: the CRDT store, scene graph and world matrices of scenecrdt, and its
- network client, behind a stable C ABI for engines and other languages (C#, Python ctypes,
- GDExtension).")
+libscenecrdt.so.${abi}: the CRDT store, scene graph and world matrices of scenecrdt, and its
+network client, behind a stable C ABI for engines and other languages (C#, Python ctypes,
+GDExtension).")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME ${SCENECRDT_PACKAGE_DEV})
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
@@ -74,8 +77,8 @@ set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
 set(CPACK_COMPONENT_DEV_DEPENDS lib)
 set(CPACK_DEBIAN_DEV_DESCRIPTION
     "scenecrdt development files: headers, C++ libraries, CMake package, pkg-config
- The C ABI header <scenecrdt/scenecrdt.h> with scenecrdt.pc, the C++20 libraries
- scenecrdt::protocol, scenecrdt::runtime and scenecrdt::client (static), and the CMake
- package: find_package(scenecrdt CONFIG REQUIRED).")
+The C ABI header <scenecrdt/scenecrdt.h> with scenecrdt.pc, the C++20 libraries
+scenecrdt::protocol, scenecrdt::runtime and scenecrdt::client (static), and the CMake
+package: find_package(scenecrdt CONFIG REQUIRED).")
 
 include(CPack)

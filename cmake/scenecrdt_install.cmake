@@ -102,26 +102,25 @@ function(scenecrdt_install_c_library target)
 endfunction()
 
 # lib/pkgconfig/scenecrdt.pc: the C ABI for `cc $(pkg-config --cflags --libs scenecrdt)`.
-# Relocatable: its prefix is found from the file's own folder (${pcfiledir}), so it stays
-# right under `cmake --install --prefix`; a system install (prefix /usr, the Debian packages)
-# names /usr, which pkg-config leaves out of the flags (a sysroot: PKG_CONFIG_SYSROOT_DIR).
+# Its prefix is the one installed to, written at install time (`cmake --install --prefix P`
+# gives P; the Debian packages /usr, for which pkg-config prints no -I/-L at all). The build
+# tree's copy names CMAKE_INSTALL_PREFIX.
 function(scenecrdt_install_pkgconfig)
   set(pcdir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
-  if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}" OR
-     CMAKE_INSTALL_PREFIX STREQUAL "/usr")
-    set(PC_PREFIX ${CMAKE_INSTALL_PREFIX})
-  else()
-    file(RELATIVE_PATH up /root/${pcdir} /root)
-    string(REGEX REPLACE "/$" "" up "${up}")
-    set(PC_PREFIX "\${pcfiledir}/${up}")
-  endif()
+  set(PC_PREFIX ${CMAKE_INSTALL_PREFIX})
   set(PC_LIBS_EXTRA "")
   if(SCENECRDT_SANITIZE)  # a sanitized library needs the runtimes in whatever links it
     set(PC_LIBS_EXTRA " -fsanitize=${SCENECRDT_SANITIZE}")
   endif()
-  configure_file(${PROJECT_SOURCE_DIR}/cmake/scenecrdt.pc.in
-                 ${PROJECT_BINARY_DIR}/scenecrdt.pc @ONLY)
-  install(FILES ${PROJECT_BINARY_DIR}/scenecrdt.pc DESTINATION ${pcdir} COMPONENT dev)
+  set(pc ${PROJECT_BINARY_DIR}/scenecrdt.pc)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/scenecrdt.pc.in ${pc} @ONLY)
+  set(staged ${PROJECT_BINARY_DIR}/pkgconfig-install/scenecrdt.pc)
+  install(CODE "
+    file(READ \"${pc}\" text)
+    string(REGEX REPLACE \"(^|\\n)prefix=[^\\n]*\" \"\\\\1prefix=\${CMAKE_INSTALL_PREFIX}\" text \"\${text}\")
+    file(WRITE \"${staged}\" \"\${text}\")
+    file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${pcdir}\" TYPE FILE
+         FILES \"${staged}\")" COMPONENT dev)
 endfunction()
 
 # The package files; called once, after every library is defined.

@@ -189,8 +189,8 @@ curl -sf --max-time 5 "http://127.0.0.1:$http/web/scenecrdt.wasm" |
   >"$work/send.txt" 2>&1 || { cat "$work/send.txt"; fail "send"; }
 "$bin" pull --server "tcp://127.0.0.1:$tcp" --scene pkg --timeout 20 >"$work/pull.json" ||
   fail "pull"
-hash() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["stateHash"])' "$1"; }
-[ "$(hash "$work/pull.json")" = "$(hash "$work/scene.world.json")" ] ||
+state_hash() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["stateHash"])' "$1"; }
+[ "$(state_hash "$work/pull.json")" = "$(state_hash "$work/scene.world.json")" ] ||
   fail "pull's stateHash differs from replay's"
 kill -TERM "$server_pid"
 status=0
