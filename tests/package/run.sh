@@ -51,8 +51,8 @@ fi
 
 step "install $build to a temporary prefix"
 quiet cmake --install "$build" --prefix "$prefix"
-lib="$prefix/lib"
-[ -d "$lib" ] || lib="$prefix/lib64"
+# GNUInstallDirs: lib, lib64, or lib/<multiarch> for a tree configured with prefix /usr.
+lib="$prefix/$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build/CMakeCache.txt")"
 for f in "$lib/libscenecrdt.so" "$lib/libscenecrdt.so.1" "$lib/cmake/scenecrdt/scenecrdtConfig.cmake" \
          "$lib/cmake/scenecrdt/scenecrdtConfigVersion.cmake" "$prefix/include/scenecrdt/scenecrdt.h"; do
   [ -e "$f" ] || fail "not installed: ${f#$prefix/}"
