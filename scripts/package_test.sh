@@ -131,8 +131,14 @@ root=$work/root
 for d in "$server" "$lib" "$dev"; do dpkg -x "$d" "$root"; done
 bin=$root/usr/bin/scenecrdt
 
-step "systemd units: verify, security exposure below 2.0"
+step "systemd units: verify, security exposure below 2.0; the system user"
 command -v systemd-analyze >/dev/null || fail "systemd-analyze is missing: bash scripts/deps.sh"
+# What postinst runs (systemd-sysusers scenecrdt.conf), on the scratch root's own /etc.
+mkdir -p "$root/etc" && touch "$root/etc/passwd" "$root/etc/group" "$root/etc/shadow" "$root/etc/gshadow"
+systemd-sysusers --root="$root" scenecrdt.conf >/dev/null 2>&1 ||
+  fail "systemd-sysusers scenecrdt.conf failed on the scratch root"
+grep -q '^scenecrdt:x:[0-9]*:[0-9]*:.*:/var/lib/scenecrdt:' "$root/etc/passwd" ||
+  fail "systemd-sysusers did not create the system user scenecrdt: $(cat "$root/etc/passwd")"
 units=$root/usr/lib/systemd/system
 grep -q "^ExecStart=/usr/bin/scenecrdt serve --data /var/lib/scenecrdt " "$units/scenecrdt.service" ||
   fail "scenecrdt.service does not start /usr/bin/scenecrdt serve --data /var/lib/scenecrdt"
