@@ -102,9 +102,9 @@ for d in "$server" "$lib" "$dev"; do
       # The package installed here that ships .../<multiarch>/<soname> (the runtime package).
       owner=$( (dpkg -S "$soname" 2>/dev/null || true) | grep "/$multiarch/$soname\$" | head -1 |
         cut -d: -f1)
-      [ -n "$owner" ] || fail "$name: ${f#$work/x/} needs $soname, which no installed package ships"
+      [ -n "$owner" ] || fail "$name: ${f#"$work"/x/} needs $soname, which no installed package ships"
       [[ ", $depends," == *", $owner "* || ", $depends," == *", $owner,"* ]] ||
-        fail "$name: ${f#$work/x/} needs $soname from $owner, which Depends does not name"
+        fail "$name: ${f#"$work"/x/} needs $soname from $owner, which Depends does not name"
     done
   done < <(find "$work/x" -type f)
 done
