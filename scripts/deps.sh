@@ -15,6 +15,7 @@ PACKAGES=(
   emscripten chromium
   mono-mcs mono-runtime
   pybind11-dev python3-dev python3-pytest python3-hypothesis python3-numpy
+  dpkg-dev file systemd curl
 )
 
 missing=()

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds scenecrdt and passes every test: formatting, the GoogleTest suites under ASan+UBSan
 # (warnings are errors), each libFuzzer target for a bounded time with clang, and the
-# interop tests against the real @dcl/ecs and the C# and Python bindings' tests (mono,
-# pytest + Hypothesis). Installs its own dependencies first.
+# interop tests against the real @dcl/ecs, the C# and Python bindings' tests (mono, pytest +
+# Hypothesis) and the Debian packages. Installs its own dependencies first.
 # Environment: FUZZ_SECONDS (default 20) per fuzz target, FUZZ_JOBS (default nproc) at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,5 +53,8 @@ bash tests/interop/run.sh build/asan/tools/scenecrdt
 
 step "browser: wasm runtime, TypeScript client, viewer in headless chromium"
 bash tests/web/run.sh build/asan/tools/scenecrdt
+
+step "Debian packages: build, extract, run (scripts/package_test.sh; own build folder and ports)"
+timeout 3600 bash scripts/package_test.sh
 
 step "all tests passed"

@@ -6,8 +6,10 @@
 
 #include "tools/cli/commands.h"
 
+// project(VERSION) in CMakeLists.txt, the one source of the version (tools/CMakeLists.txt
+// passes it; tests/package/version_check.sh checks that the packages agree).
 #ifndef SCENECRDT_VERSION
-#define SCENECRDT_VERSION "0.0.0"
+#error "SCENECRDT_VERSION is not defined: build with CMake (tools/CMakeLists.txt sets it)"
 #endif
 
 namespace {

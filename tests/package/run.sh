@@ -4,11 +4,14 @@
 # Installs BUILD_DIR (a configured and built tree with the tools) to a temporary prefix and
 # checks: the installed files (headers of every library folder, only the internal headers
 # public ones include, each header compiling alone, scenecrdt.h as strict C11 and C++, a
-# library exporting only sc_* symbols); a C consumer and a C++ consumer built with plain cmake
+# library exporting only sc_* symbols; bin/scenecrdt with the project's version, the systemd
+# units and scenecrdt.pc); a C consumer and a C++ consumer built with plain cmake
 # against the prefix give, for random streams, bit for bit the world matrices, effective
 # parents, flags and state hash of `scenecrdt replay --world`; the C consumer with
-# COMPONENTS c needs no GLM; C++ (scenecrdt::client) and C (sc_client_*) client consumers see
-# each other's writes through a `scenecrdt serve`; Python ctypes calls the installed library
+# COMPONENTS c needs no GLM; the C consumer again built with `cc $(pkg-config --cflags --libs
+# scenecrdt)`; the installed `scenecrdt serve` finds the viewer in PREFIX/share/scenecrdt/web;
+# C++ (scenecrdt::client) and C (sc_client_*) client consumers see each other's writes
+# through it; Python ctypes calls the installed library
 # (the client too); and scenecrdt as a
 # subproject configures and builds without SQLite, Boost, flatbuffers, nlohmann-json or
 # GoogleTest. Exits non-zero on the first failure. Environment: KEEP=1 keeps the work folder.
@@ -48,8 +51,8 @@ fi
 
 step "install $build to a temporary prefix"
 quiet cmake --install "$build" --prefix "$prefix"
-lib="$prefix/lib"
-[ -d "$lib" ] || lib="$prefix/lib64"
+# GNUInstallDirs: lib, lib64, or lib/<multiarch> for a tree configured with prefix /usr.
+lib="$prefix/$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' "$build/CMakeCache.txt")"
 for f in "$lib/libscenecrdt.so" "$lib/libscenecrdt.so.1" "$lib/cmake/scenecrdt/scenecrdtConfig.cmake" \
          "$lib/cmake/scenecrdt/scenecrdtConfigVersion.cmake" "$prefix/include/scenecrdt/scenecrdt.h"; do
   [ -e "$f" ] || fail "not installed: ${f#$prefix/}"
@@ -57,6 +60,13 @@ done
 ls "$lib"/libscenecrdt_protocol.* "$lib"/libscenecrdt_runtime.* >/dev/null ||
   fail "the C++ libraries are not installed"
 [ "$(readlink "$lib/libscenecrdt.so")" = libscenecrdt.so.1 ] || fail "libscenecrdt.so -> .so.1"
+version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
+[ "$("$prefix/bin/scenecrdt" --version)" = "scenecrdt $version" ] ||
+  fail "bin/scenecrdt is not installed or does not say version $version"
+for f in lib/systemd/system/scenecrdt.service lib/systemd/system/scenecrdt@.service \
+         lib/sysusers.d/scenecrdt.conf "${lib#$prefix/}/pkgconfig/scenecrdt.pc"; do
+  [ -f "$prefix/$f" ] || fail "not installed: $f"
+done
 
 step "installed headers: every public one, only the internals they include"
 for folder in protocol runtime; do
@@ -136,6 +146,15 @@ if [ "$(sed -n 's/^SCENECRDT_SHARED:BOOL=//p' "$build/CMakeCache.txt")" != ON ];
     fail "consumer_c (COMPONENTS c)"
 fi
 
+step "C consumer built with pkg-config (cc \$(pkg-config --cflags --libs scenecrdt))"
+export PKG_CONFIG_PATH="$lib/pkgconfig"
+[ "$(pkg-config --modversion scenecrdt)" = "$version" ] || fail "scenecrdt.pc: not version $version"
+# shellcheck disable=SC2046  # pkg-config's output is meant to be split into words
+quiet cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$here/consumer_c/main.c" \
+  $(pkg-config --cflags --libs scenecrdt) -Wl,-rpath,"$lib" -o "$work/consumer_pc"
+"$work/consumer_pc" "$work/ops3.dcl" "$work/ops3.expected" || fail "consumer_pc (pkg-config)"
+unset PKG_CONFIG_PATH
+
 step "C++ consumer (find_package, scenecrdt::runtime)"
 quiet cmake -S "$here/consumer_cxx" -B "$work/consumer_cxx"
 quiet cmake --build "$work/consumer_cxx"
@@ -144,9 +163,14 @@ for s in "${streams[@]}"; do
     fail "consumer_cxx on $s"
 done
 
-step "a scene server for the client consumers"
-"$cli" serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data "$work/serve" --no-fsync \
-  2>"$work/serve.log" &
+step "the installed scenecrdt serve, its viewer assets found under its prefix"
+# A tree built without scripts/build_web.sh installs no viewer: a stand-in page then.
+web="$prefix/share/scenecrdt/web"
+if [ ! -f "$web/view.html" ]; then
+  mkdir -p "$web" && echo "<!-- stand-in viewer page -->" >"$web/view.html"
+fi
+"$prefix/bin/scenecrdt" serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data "$work/serve" \
+  --no-fsync 2>"$work/serve.log" &
 server_pid=$!
 cleanup_server() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
 trap 'cleanup_server; cleanup' EXIT
@@ -160,6 +184,16 @@ for _ in $(seq 1 300); do
 done
 [ -n "$port" ] || { cat "$work/serve.log" >&2; fail "scenecrdt serve did not start"; }
 url="tcp://127.0.0.1:$port"
+http=""
+for _ in $(seq 1 100); do
+  http=$(sed -n 's|^scenecrdt serve: viewer http://127\.0\.0\.1:\([0-9]*\)/ (assets \(.*\))$|\1 \2|p' \
+    "$work/serve.log" | head -1)
+  [ -n "$http" ] && break
+  sleep 0.1
+done
+[ "${http#* }" = "$web" ] || { cat "$work/serve.log" >&2; fail "serve's default web root is not $web"; }
+curl -sf "http://127.0.0.1:${http%% *}/web/view.html" | cmp -s - "$web/view.html" ||
+  fail "GET /web/view.html is not $web/view.html"
 
 step "client consumers (scenecrdt::client in C++, sc_client_* in C) against the server"
 quiet cmake -S "$here/consumer_client" -B "$work/consumer_client"

@@ -36,8 +36,9 @@ listeners:
                         tcp:// on the --http port, or ws:// on the --tcp port, is refused
                         with a message naming the right port.
   --threads N           io_context threads (default 1)
-  --web-root DIR        the viewer's assets (default: build/web next to the build folder
-                        of this binary, which `bash scripts/build_web.sh` fills)
+  --web-root DIR        the viewer's assets (default: PREFIX/share/scenecrdt/web for an
+                        installed PREFIX/bin/scenecrdt; in a build tree, build/web next to
+                        the build folder of this binary, which scripts/build_web.sh fills)
   --tls-cert PEM        TLS for both listeners: tls:// on --tcp, wss:// and https:// on
   --tls-key PEM         --http (certificate chain and its unencrypted key; SIGHUP reloads
                         them for new connections without dropping sessions; a certificate
@@ -123,12 +124,17 @@ bool ListenFlag(ArgScanner& scan, const char* name, std::string& out) {
   return false;
 }
 
-// build/<preset>/tools/scenecrdt -> build/web (where scripts/build_web.sh writes the viewer).
+// Installed, PREFIX/bin/scenecrdt -> PREFIX/share/scenecrdt/web (docs/PACKAGING.md); in a
+// build tree, build/<preset>/tools/scenecrdt -> build/web (where scripts/build_web.sh writes).
 std::string DefaultWebRoot() {
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return std::string();
-  return (exe.parent_path().parent_path().parent_path() / "web").lexically_normal().string();
+  const std::filesystem::path dir = exe.parent_path();
+  const std::filesystem::path root = dir.filename() == "bin"
+                                         ? dir.parent_path() / "share" / "scenecrdt" / "web"
+                                         : dir.parent_path().parent_path() / "web";
+  return root.lexically_normal().string();
 }
 
 template <class T>
