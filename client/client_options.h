@@ -65,6 +65,10 @@ struct ReconnectOptions {
   // Consecutive connections that end before their state is applied, after which the client
   // gives up (closed()); 0 = never.
   uint32_t max_failed_attempts = 0;
+  // A join refused with `unavailable` ("retry": e.g. a cluster node that cannot load the scene
+  // from Redis now) is retried with `backoff` delays even when reconnecting is off or before
+  // the first state, up to this many refusals in a row (then closed()); 0 = never retried.
+  uint32_t max_unavailable_retries = 10;
   BackoffOptions backoff;
   // With several servers: whether a connection to another server than the one whose state
   // the replica holds still sends the resume position. On (default): the servers of the list

@@ -41,6 +41,7 @@ bool IsViolation(ErrorCode code) {
     case ErrorCode::kShuttingDown:
     case ErrorCode::kSlowConsumer:
     case ErrorCode::kSceneFull:
+    case ErrorCode::kUnavailable:
     case ErrorCode::kOk:
       return false;
     default:
@@ -284,6 +285,7 @@ void Client::Impl::OnStateApplied(uint64_t scene_sequence) {
   state_server_ = server_;
   synced_ = true;
   failed_attempts_ = 0;
+  unavailable_retries_ = 0;
   if (!last_end_was_violation_) backoff_.Reset();
   stats_.last_state_bytes = connection_state_bytes_;
   const bool resumed = welcome_ && welcome_->resumed;
@@ -361,22 +363,29 @@ void Client::Impl::OnDisconnected(const Error& error) {
   const char* why_not = nullptr;
   // Before the first join, every server of the list gets one try, even without reconnect.
   const bool untried = !state_ready_ && failed_attempts_ < servers_.size();
+  // The server said "retry" (unavailable: it cannot serve the scene now, e.g. a cluster node
+  // whose Redis is away): not fatal to the client, whatever the reconnect options.
+  const bool retry_unavailable = session_fatal_ && *session_fatal_ == ErrorCode::kUnavailable &&
+                                 unavailable_retries_ < r.max_unavailable_retries;
   if (session_fatal_ && IsPermanent(*session_fatal_)) {
     why_not = "the server's refusal is permanent";
-  } else if (!r.enabled && !untried) {
-    why_not = "reconnect is off";
-  } else if (!state_ready_ && !r.retry_first_connect && !untried) {
+  } else if (!r.enabled && !untried && !retry_unavailable) {
+    why_not = session_fatal_ && *session_fatal_ == ErrorCode::kUnavailable
+                  ? "the server stayed unavailable"
+                  : "reconnect is off";
+  } else if (!state_ready_ && !r.retry_first_connect && !untried && !retry_unavailable) {
     why_not = servers_.size() > 1 ? "no server of the list could be joined"
                                   : "the first connection failed";
   } else if (r.max_failed_attempts != 0 && failed_attempts_ >= r.max_failed_attempts) {
     why_not = "too many failed attempts";
   }
+  if (!why_not && retry_unavailable) ++unavailable_retries_;
   std::string reason = error.detail ? error.detail : "closed";
   if (session_fatal_) reason += std::string(" after ") + ErrorCodeName(*session_fatal_);
   if (why_not) {
     closed_ = true;
     close_error_ = error;
-    if (r.enabled || servers_.size() > 1) {
+    if (r.enabled || servers_.size() > 1 || unavailable_retries_ > 0) {
       Log(Format("connection ended (%s); giving up: %s", reason.c_str(), why_not));
     }
     return;

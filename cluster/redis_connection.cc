@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the hiredis connection lifecycle. A lost connection is never retried within the same
-// call: the command may or may not have reached Redis, so the caller gets kUnavailable and
-// decides (an append is simply not acknowledged; re-sending it is harmless, LWW merges are
-// idempotent). The first reconnect after a loss is immediate; failed connects back off.
+// Owns the hiredis connection lifecycle. A connection lost during a command is retried within
+// the same call only when it was reused and Redis closed it (EOF, reset, broken pipe): that is
+// a connection that went stale while idle (Redis restarted), found on use. Then the command
+// may have reached the old Redis or not; it is sent once more on a new connection (appends
+// may be duplicated, which LWW merges make harmless). Any other loss (a timeout, a connection
+// made in this call) gives kUnavailable and the caller decides. The first reconnect after a
+// loss is immediate; failed connects back off.
 #include "scenecrdt/cluster/redis_connection.h"
 
+#include <errno.h>
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/time.h>
@@ -197,12 +202,87 @@ void RedisConnection::PrepareArgs(std::span<const std::string_view> args) {
   }
 }
 
+void RedisConnection::NoteFailure() {
+  const int saved = errno;  // right after the failing hiredis call
+  const redisContext* c = context_.get();
+  closed_by_peer_ =
+      c != nullptr && (c->err == REDIS_ERR_EOF ||
+                       (c->err == REDIS_ERR_IO && (saved == ECONNRESET || saved == EPIPE)));
+}
+
+void* RedisConnection::ReadReply(std::size_t max_bytes) {
+  redisContext* c = context_.get();
+  void* reply = nullptr;
+  if (redisGetReplyFromReader(c, &reply) != REDIS_OK) {
+    NoteFailure();
+    return nullptr;
+  }
+  if (reply != nullptr) return reply;  // already read with an earlier reply of a pipeline
+  int done = 0;
+  do {
+    if (redisBufferWrite(c, &done) != REDIS_OK) {
+      NoteFailure();
+      return nullptr;
+    }
+  } while (done == 0);
+  do {
+    // redisBufferRead feeds what read(2) returned to the reader: its buffer grows by that much.
+    const std::size_t before = c->reader->len;
+    if (redisBufferRead(c) != REDIS_OK) {
+      NoteFailure();
+      return nullptr;
+    }
+    last_reply_bytes_ += c->reader->len - before;
+    if (max_bytes > 0 && last_reply_bytes_ > max_bytes) {
+      reply_over_ = true;
+      return nullptr;
+    }
+    if (redisGetReplyFromReader(c, &reply) != REDIS_OK) {
+      NoteFailure();
+      return nullptr;
+    }
+  } while (reply == nullptr);
+  return reply;
+}
+
+bool RedisConnection::PeerClosed() const {
+  pollfd p{};
+  p.fd = context_->fd;
+  p.events = POLLIN | POLLRDHUP;
+  if (poll(&p, 1, 0) <= 0) return false;  // nothing pending (a failed poll: the command tells)
+  // Anything readable on an idle connection is Redis closing it (EOF, or an error line before
+  // the close) or bytes out of step with our commands: either way it cannot be used as it is.
+  return (p.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
+Result<void> RedisConnection::ConnectFresh(bool& reused) {
+  reused = context_ != nullptr;
+  if (reused && PeerClosed()) {
+    stale_.fetch_add(1, std::memory_order_relaxed);
+    errors_.fetch_add(1, std::memory_order_relaxed);
+    last_error_text_ = "closed by Redis while idle";
+    context_.reset();
+    next_attempt_ms_ = 0;
+    reused = false;
+    Log("connection to " + FormatRedisUrl(options_.endpoint, false) +
+        " lost while idle (closed by Redis: a restart?); reconnecting");
+  }
+  return Connect();
+}
+
 Result<RedisReply> RedisConnection::RawCommand(std::span<const std::string_view> args) {
   PrepareArgs(args);
   commands_.fetch_add(1, std::memory_order_relaxed);
+  last_reply_bytes_ = 0;
+  closed_by_peer_ = false;
+  reply_over_ = false;
+  if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv_.size()), argv_.data(),
+                             argv_len_.data()) != REDIS_OK) {
+    last_error_text_ = context_->errstr;
+    return Unavailable("redis connection lost or command timed out");
+  }
   const SigpipeGuard no_sigpipe;
-  void* raw = redisCommandArgv(context_.get(), static_cast<int>(argv_.size()), argv_.data(),
-                               argv_len_.data());
+  void* raw = ReadReply(0);
   if (raw == nullptr) {
     last_error_text_ = context_->errstr;
     return Unavailable("redis connection lost or command timed out");
@@ -212,54 +292,100 @@ Result<RedisReply> RedisConnection::RawCommand(std::span<const std::string_view>
   freeReplyObject(reply);
   if (!converted.has_value()) {
     last_error_text_ = "unexpected reply shape";
+    closed_by_peer_ = false;
     return Unavailable("redis connection lost or command timed out");
   }
   return converted;  // an error reply is counted by the caller (once, even in the handshake)
 }
 
 Result<RedisReply> RedisConnection::Command(std::span<const std::string_view> args) {
-  if (auto c = Connect(); !c.has_value()) return c.error();
-  Result<RedisReply> reply = RawCommand(args);
-  if (!reply.has_value()) return LoseConnection(last_error_text_);
-  if (reply->is_error()) {
-    errors_.fetch_add(1, std::memory_order_relaxed);
-    last_error_text_ = reply->str;
-    Log(std::string("command ") + std::string(args.empty() ? "" : args[0]) +
-        " failed: " + reply->str);
-    return ErrorFromRedisError(reply->str);
+  for (int attempt = 0;; ++attempt) {
+    bool reused = false;
+    if (auto c = ConnectFresh(reused); !c.has_value()) return c.error();
+    Result<RedisReply> reply = RawCommand(args);
+    if (!reply.has_value()) {
+      const bool retry = attempt == 0 && reused && closed_by_peer_;
+      const Error lost = LoseConnection(last_error_text_);
+      if (!retry) return lost;
+      retries_.fetch_add(1, std::memory_order_relaxed);
+      Log(std::string("sending ") + std::string(args.empty() ? "" : args[0]) +
+          " again on a new connection");
+      continue;
+    }
+    if (reply->is_error()) {
+      errors_.fetch_add(1, std::memory_order_relaxed);
+      last_error_text_ = reply->str;
+      Log(std::string("command ") + std::string(args.empty() ? "" : args[0]) +
+          " failed: " + reply->str);
+      return ErrorFromRedisError(reply->str);
+    }
+    return reply;
   }
-  return reply;
 }
 
-Result<std::vector<RedisReply>> RedisConnection::Pipeline(std::span<const RedisArgs> commands) {
-  if (auto c = Connect(); !c.has_value()) return c.error();
+bool RedisConnection::SendPipeline(std::span<const RedisArgs> commands, std::size_t max_reply_bytes,
+                                   std::vector<RedisReply>& replies) {
   for (const RedisArgs& args : commands) {
     PrepareArgs(args);
     if (redisAppendCommandArgv(context_.get(), static_cast<int>(argv_.size()), argv_.data(),
                                argv_len_.data()) != REDIS_OK) {
-      return LoseConnection(context_->errstr);
+      last_error_text_ = context_->errstr;
+      return false;
     }
   }
   commands_.fetch_add(commands.size(), std::memory_order_relaxed);
-  const SigpipeGuard no_sigpipe;  // the first redisGetReply writes the whole pipeline
-  std::vector<RedisReply> replies;
+  const SigpipeGuard no_sigpipe;  // the first read writes the whole pipeline
   replies.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) {
-    void* raw = nullptr;
-    if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) {
-      return LoseConnection(context_->errstr);
+    void* raw = ReadReply(max_reply_bytes);
+    if (raw == nullptr) {
+      if (!reply_over_) last_error_text_ = context_->errstr;
+      return false;
     }
     auto* reply = static_cast<redisReply*>(raw);
     Result<RedisReply> converted = internal::ConvertReply(*reply);
     freeReplyObject(reply);
-    if (!converted.has_value()) return LoseConnection("unexpected reply shape");
+    if (!converted.has_value()) {
+      last_error_text_ = "unexpected reply shape";
+      closed_by_peer_ = false;
+      return false;
+    }
     if (converted->is_error()) {
       errors_.fetch_add(1, std::memory_order_relaxed);
       last_error_text_ = converted->str;
     }
     replies.push_back(std::move(converted).value());
   }
-  return replies;
+  return true;
+}
+
+Result<std::vector<RedisReply>> RedisConnection::Pipeline(std::span<const RedisArgs> commands,
+                                                          std::size_t max_reply_bytes) {
+  for (int attempt = 0;; ++attempt) {
+    bool reused = false;
+    if (auto c = ConnectFresh(reused); !c.has_value()) return c.error();
+    last_reply_bytes_ = 0;
+    closed_by_peer_ = false;
+    reply_over_ = false;
+    std::vector<RedisReply> replies;
+    if (SendPipeline(commands, max_reply_bytes, replies)) return replies;
+    if (reply_over_) return ReplyTooLarge(max_reply_bytes);
+    const bool retry = attempt == 0 && reused && closed_by_peer_;
+    const Error lost = LoseConnection(last_error_text_);
+    if (!retry) return lost;
+    retries_.fetch_add(1, std::memory_order_relaxed);
+    Log("sending a pipeline of " + std::to_string(commands.size()) +
+        " commands again on a new connection");
+  }
+}
+
+Error RedisConnection::ReplyTooLarge(std::size_t max_bytes) {
+  context_.reset();  // the rest of the replies is still on the socket: never read
+  next_attempt_ms_ = 0;
+  last_error_text_ = "replies over " + std::to_string(max_bytes) + " bytes";
+  Log("replies over the budget of " + std::to_string(max_bytes) +
+      " bytes: connection dropped, the rest not read");
+  return MakeError(ErrorCode::kPayloadTooLarge, "redis replies over the read budget");
 }
 
 RedisCounters RedisConnection::counters() const {
@@ -268,6 +394,8 @@ RedisCounters RedisConnection::counters() const {
   c.errors = errors_.load(std::memory_order_relaxed);
   c.connects = connects_.load(std::memory_order_relaxed);
   c.reconnects = reconnects_.load(std::memory_order_relaxed);
+  c.stale = stale_.load(std::memory_order_relaxed);
+  c.retries = retries_.load(std::memory_order_relaxed);
   return c;
 }
 

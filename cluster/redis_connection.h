@@ -4,6 +4,14 @@
 // exponential backoff. Every failure is a Result: kUnavailable while Redis cannot be reached
 // (nothing sent is known to have been applied), the ErrorFromRedisError code for an error reply.
 //
+// Stale connections: a connection that sat idle may have been closed by Redis meanwhile (a Redis
+// restart). Before reusing one, the socket is checked (a zero-timeout poll); one found closed is
+// re-established at once. A reused connection whose command then fails because Redis closed it
+// is re-established and the command sent once more (at most one retry per call; never after a
+// timeout): the command may run twice, which the cluster's commands tolerate (docs/CLUSTER.md).
+// Reply budget: Pipeline() may bound the bytes its replies take (the read loop's round);
+// replies read past it are not kept: the connection is dropped (kPayloadTooLarge).
+//
 // One thread uses a connection at a time (the cluster gives each thread its own: the append
 // path, the read loop, the compactor); counters() may be read from any thread.
 #pragma once
@@ -50,6 +58,8 @@ struct RedisCounters {
   uint64_t errors = 0;      // failed connects, lost connections, timeouts, error replies
   uint64_t connects = 0;    // successful connects, the first included
   uint64_t reconnects = 0;  // successful connects after the first
+  uint64_t stale = 0;       // connections found closed by Redis on reuse (then re-established)
+  uint64_t retries = 0;     // commands sent again after their reused connection was closed
 };
 
 // One command's arguments; binary safe (a DCL chunk is one argument).
@@ -80,7 +90,14 @@ class RedisConnection {
   }
   // Several commands in one round trip; error replies stay in the result as kError replies so
   // the caller can isolate them. Fails as a whole only when the connection does.
-  Result<std::vector<RedisReply>> Pipeline(std::span<const RedisArgs> commands);
+  // `max_reply_bytes` > 0: the replies together may take at most that many bytes of RESP; once
+  // a socket read (at most 16 KiB, hiredis's) goes past it, reading stops, the connection is
+  // dropped and the call fails with kPayloadTooLarge (not a Redis failure: not counted in
+  // errors, the next call reconnects at once).
+  Result<std::vector<RedisReply>> Pipeline(std::span<const RedisArgs> commands,
+                                           std::size_t max_reply_bytes = 0);
+  // RESP bytes read by the last Command() or Pipeline() (what its replies took).
+  std::size_t last_reply_bytes() const { return last_reply_bytes_; }
 
   RedisCounters counters() const;
   const RedisOptions& options() const { return options_; }
@@ -98,8 +115,23 @@ class RedisConnection {
   int64_t Now() const;
   Result<void> Handshake();
   Result<RedisReply> RawCommand(std::span<const std::string_view> args);
+  // Sends what is buffered and reads one reply, counting its bytes in last_reply_bytes_; null
+  // on a connection failure (context_->err set) or past `max_bytes` (> 0; reply_over_ set).
+  void* ReadReply(std::size_t max_bytes);
+  // Connects; drops and re-establishes a reused connection Redis closed while it was idle.
+  // `reused` tells whether the connection was already open (a retry is then allowed).
+  Result<void> ConnectFresh(bool& reused);
+  bool PeerClosed() const;
+  // One pipeline on the open connection; false on a failure (closed_by_peer_ / reply_over_ say
+  // which), the connection not dropped yet.
+  bool SendPipeline(std::span<const RedisArgs> commands, std::size_t max_reply_bytes,
+                    std::vector<RedisReply>& replies);
+  // The failure just seen was Redis closing the connection (EOF, reset, broken pipe), not a
+  // timeout: a reused connection may then be re-established and the command sent again.
+  void NoteFailure();
   Error FailConnect(std::string_view why);
   Error LoseConnection(std::string why);
+  Error ReplyTooLarge(std::size_t max_bytes);
   void PrepareArgs(std::span<const std::string_view> args);
 
   RedisOptions options_;
@@ -111,11 +143,16 @@ class RedisConnection {
   std::string last_error_text_;
   std::vector<const char*> argv_;  // scratch for hiredis's argv form
   std::vector<std::size_t> argv_len_;
+  std::size_t last_reply_bytes_ = 0;
+  bool closed_by_peer_ = false;  // the last failure was Redis closing the connection
+  bool reply_over_ = false;      // the last ReadReply stopped at its byte budget
 
   std::atomic<uint64_t> commands_{0};
   std::atomic<uint64_t> errors_{0};
   std::atomic<uint64_t> connects_{0};
   std::atomic<uint64_t> reconnects_{0};
+  std::atomic<uint64_t> stale_{0};
+  std::atomic<uint64_t> retries_{0};
 };
 
 }  // namespace scenecrdt::cluster

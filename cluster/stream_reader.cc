@@ -4,6 +4,8 @@
 // Redis fails the whole command for it), the same round re-reads every healthy scene with its
 // own non-blocking XREAD in one pipeline, which tells the failing scenes from the others. The
 // failing ones wait out a per-scene backoff and are retried alone; the others never wait.
+// Every read is bounded by max_round_bytes (the connection stops past it); a read that went
+// over switches the loop to sized rounds (stream_reader_sized.cc) until every scene caught up.
 #include "scenecrdt/cluster/stream_reader.h"
 
 #include <algorithm>
@@ -42,7 +44,7 @@ int64_t StreamReader::Now() const {
       .count();
 }
 
-Result<void> StreamReader::AddScene(std::string_view scene, StreamId cursor) {
+Result<void> StreamReader::AddScene(std::string_view scene, StreamId cursor, bool wake) {
   auto keys = MakeSceneKeys(config_.key_prefix, scene);
   if (!keys.has_value()) return keys.error();
   {
@@ -50,17 +52,17 @@ Result<void> StreamReader::AddScene(std::string_view scene, StreamId cursor) {
     pending_.push_back(PendingChange{std::string(scene), cursor, false});
   }
   wake_.notify_all();
-  Wake();
+  if (wake) Wake();
   return {};
 }
 
-void StreamReader::RemoveScene(std::string_view scene) {
+void StreamReader::RemoveScene(std::string_view scene, bool wake) {
   {
     std::lock_guard lock(mutex_);
     pending_.push_back(PendingChange{std::string(scene), StreamId{}, true});
   }
   wake_.notify_all();
-  Wake();
+  if (wake) Wake();
 }
 
 void StreamReader::ApplyPending() {
@@ -150,8 +152,14 @@ Result<void> StreamReader::ReadEach(std::span<SceneState* const> scenes, ReadRou
   for (std::size_t i = 0; i < scenes.size(); ++i) {
     commands.push_back(ReadArgs(std::span<SceneState* const>(&scenes[i], 1), 0, storage[i]));
   }
-  auto replies = connection_.Pipeline(commands);
-  if (!replies.has_value()) return replies.error();
+  auto replies = connection_.Pipeline(commands, options_.max_round_bytes);
+  NoteReadBytes();
+  if (!replies.has_value()) {
+    if (replies.error().code != ErrorCode::kPayloadTooLarge) return replies.error();
+    round_overflows_.fetch_add(1, std::memory_order_relaxed);
+    bool caught_up = false;
+    return ReadSized(scenes, round, caught_up);
+  }
   for (std::size_t i = 0; i < scenes.size(); ++i) {
     SceneState& state = *scenes[i];
     RedisReply& reply = (*replies)[i];
@@ -167,17 +175,26 @@ Result<void> StreamReader::ReadEach(std::span<SceneState* const> scenes, ReadRou
     MarkHealthy(state);
     ++round.scenes;
     for (StreamBatch& batch : *batches) {
-      if (batch.key == state.log_key) HandleEntries(state, std::move(batch.entries), round);
+      if (batch.key == state.log_key) {
+        const bool caught_up = batch.entries.size() < options_.count;
+        HandleEntries(state, std::move(batch.entries), round, caught_up);
+      }
     }
   }
   return {};
 }
 
+void StreamReader::NoteReadBytes() {
+  const uint64_t bytes = connection_.last_reply_bytes();
+  uint64_t seen = largest_read_bytes_.load(std::memory_order_relaxed);
+  while (bytes > seen && !largest_read_bytes_.compare_exchange_weak(seen, bytes)) {
+  }
+}
+
 void StreamReader::HandleEntries(SceneState& state, std::vector<StreamEntry>&& entries,
-                                 ReadRound& round) {
+                                 ReadRound& round, bool caught_up) {
   if (entries.empty()) return;
   state.gaps.NoteRead(state.cursor, entries.front().id);
-  const bool caught_up = entries.size() < options_.count;
   std::size_t kept = 0;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     StreamEntry& e = entries[i];
@@ -259,7 +276,16 @@ Result<ReadRound> StreamReader::RunOnce(uint32_t block_ms) {
   }
   if (auto r = ReloadSnapshots(); !r.has_value()) return fail(r.error());
 
-  if (!healthy.empty()) {
+  if (!healthy.empty() && sized_) {
+    // A read went over max_round_bytes: sized rounds (no blocking) until every scene caught up.
+    bool caught_up = false;
+    if (auto r = ReadSized(healthy, round, caught_up); !r.has_value()) return fail(r.error());
+    if (caught_up) {
+      sized_ = false;
+      connection_.Log("every scene caught up: back to the shared XREAD");
+    }
+    if (auto r = ReloadSnapshots(); !r.has_value()) return fail(r.error());
+  } else if (!healthy.empty()) {
     // Block only when nothing is ready, and never past the next failing scene's retry.
     uint32_t block = round.entries > 0 ? 0 : block_ms;
     now = Now();
@@ -277,36 +303,50 @@ Result<ReadRound> StreamReader::RunOnce(uint32_t block_ms) {
     if (block == 0) blocked_.store(false);
     std::vector<std::string> storage;
     const RedisArgs args = ReadArgs(healthy, block, storage);
-    auto replies = connection_.Pipeline(std::span<const RedisArgs>(&args, 1));
+    auto replies =
+        connection_.Pipeline(std::span<const RedisArgs>(&args, 1), options_.max_round_bytes);
     blocked_.store(false);
-    if (!replies.has_value()) return fail(replies.error());
-    RedisReply& reply = replies->front();
-    std::string refusal = reply.is_error() ? reply.str : std::string();
-    Result<std::vector<StreamBatch>> batches =
-        reply.is_error() ? Result<std::vector<StreamBatch>>(ErrorFromRedisError(refusal))
-                         : ParseXreadReply(std::move(reply), config_.decode);
-    if (!batches.has_value()) {
-      // Redis refused the shared read as a whole: find the culprits scene by scene.
-      const uint32_t failing_before = CountFailing();
-      if (auto r = ReadEach(healthy, round); !r.has_value()) return fail(r.error());
-      round.shared_read_refused = CountFailing() == failing_before;
-      if (round.shared_read_refused && !shared_read_refused_) {
-        connection_.Log("the shared XREAD is refused though each scene reads alone (" +
-                        (refusal.empty() ? std::string(batches.error().detail) : refusal) +
-                        "); reading scene by scene");
-      }
+    NoteReadBytes();
+    if (!replies.has_value() && replies.error().code == ErrorCode::kPayloadTooLarge) {
+      // More than the budget was new: nothing of it is kept; read what fits, scene by scene.
+      round_overflows_.fetch_add(1, std::memory_order_relaxed);
+      sized_ = true;
+      connection_.Log("the shared XREAD went over " + std::to_string(options_.max_round_bytes) +
+                      " bytes: reading in sized rounds until every scene caught up");
+      bool caught_up = false;
+      if (auto r = ReadSized(healthy, round, caught_up); !r.has_value()) return fail(r.error());
+      if (auto r = ReloadSnapshots(); !r.has_value()) return fail(r.error());
     } else {
-      round.scenes += static_cast<uint32_t>(healthy.size());
-      for (StreamBatch& batch : *batches) {
-        for (SceneState* state : healthy) {
-          if (state->log_key == batch.key) {
-            HandleEntries(*state, std::move(batch.entries), round);
-            break;
+      if (!replies.has_value()) return fail(replies.error());
+      RedisReply& reply = replies->front();
+      std::string refusal = reply.is_error() ? reply.str : std::string();
+      Result<std::vector<StreamBatch>> batches =
+          reply.is_error() ? Result<std::vector<StreamBatch>>(ErrorFromRedisError(refusal))
+                           : ParseXreadReply(std::move(reply), config_.decode);
+      if (!batches.has_value()) {
+        // Redis refused the shared read as a whole: find the culprits scene by scene.
+        const uint32_t failing_before = CountFailing();
+        if (auto r = ReadEach(healthy, round); !r.has_value()) return fail(r.error());
+        round.shared_read_refused = CountFailing() == failing_before;
+        if (round.shared_read_refused && !shared_read_refused_) {
+          connection_.Log("the shared XREAD is refused though each scene reads alone (" +
+                          (refusal.empty() ? std::string(batches.error().detail) : refusal) +
+                          "); reading scene by scene");
+        }
+      } else {
+        round.scenes += static_cast<uint32_t>(healthy.size());
+        for (StreamBatch& batch : *batches) {
+          for (SceneState* state : healthy) {
+            if (state->log_key == batch.key) {
+              const bool caught_up = batch.entries.size() < options_.count;
+              HandleEntries(*state, std::move(batch.entries), round, caught_up);
+              break;
+            }
           }
         }
       }
+      if (auto r = ReloadSnapshots(); !r.has_value()) return fail(r.error());
     }
-    if (auto r = ReloadSnapshots(); !r.has_value()) return fail(r.error());
   }
 
   if (shared_read_refused_ && !round.shared_read_refused) {
@@ -354,6 +394,9 @@ ReaderCounters StreamReader::counters() const {
   c.stream_failures = stream_failures_.load(std::memory_order_relaxed);
   c.snapshot_reloads = snapshot_reloads_.load(std::memory_order_relaxed);
   c.read_errors = read_errors_.load(std::memory_order_relaxed);
+  c.round_overflows = round_overflows_.load(std::memory_order_relaxed);
+  c.oversized_entries = oversized_entries_.load(std::memory_order_relaxed);
+  c.largest_read_bytes = largest_read_bytes_.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -392,6 +435,8 @@ void StreamReader::Loop() {
       wait_ms = round->next_retry_in_ms;  // every scene is failing: wait for the first retry
     } else if (round->shared_read_refused) {
       wait_ms = options_.retry_initial_ms;  // per-scene reads do not block: pace them
+    } else if (sized_ && round->entries == 0) {
+      wait_ms = options_.retry_initial_ms;  // sized rounds do not block either
     }
     lock.lock();
     if (wait_ms > 0) {

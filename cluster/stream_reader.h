@@ -6,6 +6,11 @@
 // Bad entries are reported and skipped; the node's own entries are skipped (it merged them
 // when it wrote them); a trim that removed entries this reader never read is repaired by
 // reading the snapshot (GapTracker).
+// Memory: a round reads at most max_round_bytes of replies. XREAD cannot be bounded in bytes,
+// so the connection stops reading past the budget (the reply is dropped with the connection);
+// the loop then reads in "sized" rounds until every scene has caught up: a script returns the
+// IDs and sizes of each scene's next entries (not their data), and XRANGE reads as many as fit
+// the budget, scene by scene in turn. An entry larger than the budget alone is skipped as bad.
 //
 // Threads: RunOnce() is the loop body, for a caller that drives the loop itself (tests);
 // Start() runs it on a thread of its own. Sink callbacks run on that thread, with no lock held.
@@ -14,6 +19,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,8 +41,13 @@
 namespace scenecrdt::cluster {
 
 struct ReaderOptions {
-  uint32_t block_ms = 500;          // longest XREAD BLOCK wait (Start()'s loop)
-  uint32_t count = 64;              // entries per scene per read (memory: x max_entry_bytes)
+  uint32_t block_ms = 500;  // longest XREAD BLOCK wait (Start()'s loop)
+  uint32_t count = 64;      // entries per scene per read, at most
+  // RESP bytes the replies of one read may take (the shared XREAD, a pipeline of per-scene
+  // reads), plus the one 16 KiB socket read that goes past it; 0: unbounded. Peak memory of a
+  // round is about twice this (hiredis's reply and our copy of it) plus the entries handed to
+  // the Sink.
+  std::size_t max_round_bytes = 16u << 20;
   uint32_t retry_initial_ms = 100;  // a failing scene is retried alone after this ...
   uint32_t retry_max_ms = 5000;     // ... doubling up to this
   bool skip_own = true;             // drop entries written by config.node_id
@@ -50,13 +61,16 @@ struct SceneFault {
 };
 
 struct ReaderCounters {
-  uint64_t rounds = 0;            // RunOnce calls that reached Redis
-  uint64_t entries = 0;           // data entries delivered
-  uint64_t own_skipped = 0;       // own entries skipped
-  uint64_t bad_entries = 0;       // kBad entries reported and skipped
-  uint64_t stream_failures = 0;   // scene reads that failed (each retry counts)
-  uint64_t snapshot_reloads = 0;  // gaps repaired with the snapshot
-  uint64_t read_errors = 0;       // rounds failed as a whole (Redis unreachable)
+  uint64_t rounds = 0;              // RunOnce calls that reached Redis
+  uint64_t entries = 0;             // data entries delivered
+  uint64_t own_skipped = 0;         // own entries skipped
+  uint64_t bad_entries = 0;         // kBad entries reported and skipped
+  uint64_t stream_failures = 0;     // scene reads that failed (each retry counts)
+  uint64_t snapshot_reloads = 0;    // gaps repaired with the snapshot
+  uint64_t read_errors = 0;         // rounds failed as a whole (Redis unreachable)
+  uint64_t round_overflows = 0;     // reads stopped at max_round_bytes (then sized rounds)
+  uint64_t oversized_entries = 0;   // entries larger than max_round_bytes, skipped (also bad)
+  uint64_t largest_read_bytes = 0;  // the most RESP bytes one read's replies took
 };
 
 struct ReadRound {
@@ -89,11 +103,15 @@ class StreamReader {
   StreamReader& operator=(const StreamReader&) = delete;
 
   // Follows `scene` from `cursor` (LoadedScene::last_id after a load; a scene already followed
-  // moves to the new cursor). Takes effect at the next round; a blocked read is woken.
-  // kInvalidArgument for a name the key layout refuses.
-  Result<void> AddScene(std::string_view scene, StreamId cursor);
+  // moves to the new cursor). Takes effect at the next round; a blocked read is woken unless
+  // `wake` is false (a caller holding a lock wakes it with Wake() afterwards).
+  // kInvalidArgument for a name the key layout refuses. Calls apply in the order made.
+  Result<void> AddScene(std::string_view scene, StreamId cursor, bool wake = true);
   // Stops following `scene` from the next round on (a round under way may still deliver it).
-  void RemoveScene(std::string_view scene);
+  void RemoveScene(std::string_view scene, bool wake = true);
+  // Wakes a blocked read (CLIENT UNBLOCK, a Redis round trip): pending changes apply now
+  // rather than after block_ms. Best effort.
+  void Wake();
 
   // One round: apply AddScene/RemoveScene, retry failing scenes that are due, read the healthy
   // ones (XREAD BLOCK block_ms when block_ms > 0 and nothing else is ready), deliver.
@@ -136,14 +154,22 @@ class StreamReader {
   RedisArgs ReadArgs(std::span<SceneState* const> scenes, uint32_t block_ms,
                      std::vector<std::string>& storage) const;
   // Individual, non-blocking reads of `scenes` (pipelined): failures are isolated per scene.
+  // Past max_round_bytes: a sized read instead.
   Result<void> ReadEach(std::span<SceneState* const> scenes, ReadRound& round);
-  void HandleEntries(SceneState& state, std::vector<StreamEntry>&& entries, ReadRound& round);
+  // A round within max_round_bytes (stream_reader_sized.cc): the next entries' sizes first,
+  // then XRANGE of what fits, scene by scene; failures isolated per scene. True in `caught_up`
+  // when every scene read reached its stream's end.
+  Result<void> ReadSized(std::span<SceneState* const> scenes, ReadRound& round, bool& caught_up);
+  // The connection's last replies took this many bytes (counters).
+  void NoteReadBytes();
+  // `caught_up`: the read reached the stream's end (fewer entries than asked for).
+  void HandleEntries(SceneState& state, std::vector<StreamEntry>&& entries, ReadRound& round,
+                     bool caught_up);
   void MarkFailed(SceneState& state, const Error& error);
   void MarkHealthy(SceneState& state);
   uint32_t CountFailing() const;
   Result<void> ReloadSnapshots();
   void Publish();
-  void Wake();
   void Loop();
 
   ClusterConfig config_;
@@ -154,6 +180,8 @@ class StreamReader {
   std::map<std::string, SceneState, std::less<>> scenes_;  // loop thread only
   uint64_t client_id_epoch_ = 0;
   bool shared_read_refused_ = false;  // last round's state, to log changes only
+  bool sized_ = false;                // reading in sized rounds (a read went over the budget)
+  std::size_t sized_start_ = 0;       // the scene that reads first in the next sized round
   std::atomic<int64_t> client_id_{-1};
   std::atomic<bool> blocked_{false};
 
@@ -168,7 +196,8 @@ class StreamReader {
   RedisConnection control_;   // CLIENT UNBLOCK for the loop's connection
 
   std::atomic<uint64_t> rounds_{0}, entries_{0}, own_skipped_{0}, bad_entries_{0},
-      stream_failures_{0}, snapshot_reloads_{0}, read_errors_{0};
+      stream_failures_{0}, snapshot_reloads_{0}, read_errors_{0}, round_overflows_{0},
+      oversized_entries_{0}, largest_read_bytes_{0};
 };
 
 }  // namespace scenecrdt::cluster

@@ -15,8 +15,9 @@ usage: bash scripts/redteam.sh [--only SUBSTRING] SCENECRDT_BINARY
 Attacks a scenecrdt server as a hostile week would (malformed envelopes, mutated fuzz corpus
 frames, slowloris, floods at 10x the rate limit, descriptor exhaustion, kill -9 under load
 x5, a corrupted database, a full disk, token tricks, slow consumers, HTTP limits, Origin,
-TLS close_notify, SIGHUP without TLS, a JWT sub forging log fields, deflate joiner storms)
-and prints a Markdown table, one row per attack. Servers run from
+TLS close_notify, SIGHUP without TLS, a JWT sub forging log fields, deflate joiner storms,
+a cluster node's scene cap and Redis restart) and prints a Markdown table, one row per attack.
+Servers run from
 SCENECRDT_BINARY (a release or dev build, e.g. build/release/tools/scenecrdt) on free
 loopback ports in a temporary directory that is removed at the end.
 
@@ -25,7 +26,8 @@ options:
   --keep            keep the temporary directory (server logs) and print its path
   --help            print this help
 
-needs: python3, curl, openssl. Takes about 2 minutes on a loaded 2-core machine.
+needs: python3, curl, openssl (and redis-server for the cluster rows). Takes about 2 minutes
+on a loaded 2-core machine.
 exit status: 0 every row passed; 1 a row failed; 2 bad usage or a missing tool.
 EOF
 }
@@ -417,6 +419,61 @@ if want deflate; then
   [ "$drops" = 0 ] || ok=1
   row "deflate joiner storm" "60 /dcl/ joiners at once offering permessage-deflate, scene of 20 000 Transforms (~1.4 MB)" \
     "every snapshot served uncompressed (shared bytes), no slow_consumer drop" "$obs; slow_consumer drops $drops" $ok
+  stop
+fi
+
+# ---- cluster node (serve --redis, issue 23): read tokens, idle scenes, a Redis restart
+# start_redis: a redis-server on a unix socket in $TMP/redis (AOF, appendfsync always); RPID.
+start_redis() {
+  mkdir -p "$TMP/redis"
+  redis-server --port 0 --unixsocket "$TMP/redis/sock" --dir "$TMP/redis" --appendonly yes \
+    --appendfsync always --save '' >>"$TMP/redis.log" 2>&1 &
+  RPID=$!
+  PIDS+=("$RPID")
+  for _ in $(seq 1 200); do grep -q 'Ready to accept' "$TMP/redis.log" 2>/dev/null && break; sleep 0.05; done
+}
+if want cluster && command -v redis-server >/dev/null; then
+  start_redis
+  R="unix://$TMP/redis/sock"
+  printf '%s' '{"tokens":[{"token":"w","scenes":["*"],"role":"write"},{"token":"r","scenes":["*"],"role":"read"}]}' \
+    >"$TMP/cluster-auth.json"
+  gen "$TMP/cluster.dcl" 10
+  start cluster "$TMP/d-cluster" --redis "$R" --auth "$TMP/cluster-auth.json" --max-scenes-in-memory 100
+  codes=$($PROBE upgrades "$HTTP" "/dcl/new%d?token=r" 1010)
+  scenes=$(metric 'scenecrdt_scenes ')
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene made --token w "$TMP/cluster.dcl" >"$TMP/cluster-send.out" 2>&1
+  s=$?
+  names=$(curl -s "http://127.0.0.1:$HTTP/metrics" | grep -c 'scene="')
+  ok=1
+  [ "$codes" = "404 x1010" ] && [ "${scenes:-1}" = 1 ] && [ "$s" = 0 ] && [ "$names" = 0 ] && ok=0
+  row "cluster: read token fills the scene cap" "serve --redis --auth --max-scenes-in-memory 100: 1010 /dcl/ upgrades to new scenes with a read token for *, then a writer's new scene" \
+    "each 404 before the upgrade, no scene held; the writer gets in; /metrics names no scene" \
+    "HTTP $codes; scenes in memory ${scenes:-?} (the writer's); send exit $s; scene labels on /metrics $names" $ok
+  stop
+  start cluster-open "$TMP/d-cluster-open" --redis "$R" --max-scenes-in-memory 100 --scene-idle-evict-ms 200
+  codes=$($PROBE upgrades "$HTTP" "/dcl/open%d" 300)
+  sleep 1  # the idle time, a few sweeps
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene another "$TMP/cluster.dcl" >"$TMP/cluster-open.out" 2>&1
+  s=$?
+  evicted=$(metric 'scenecrdt_scene_evictions_total')
+  ok=1
+  [ "$s" = 0 ] && [ "${evicted:-0}" -ge 100 ] && ok=0
+  row "cluster: open mode fills the scene cap" "serve --redis, cap 100, idle eviction 200 ms: 300 /dcl/ upgrades to new scenes (open mode creates them), then a new scene" \
+    "idle scenes evicted; the new scene gets in" "HTTP $codes; evicted ${evicted:-0}; send exit $s" $ok
+  # Redis killed with -9 and restarted from its AOF; the first joiners of a new scene.
+  kill -9 "$RPID"
+  wait "$RPID" 2>/dev/null
+  start_redis
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene another "$TMP/cluster.dcl" >"$TMP/cluster-again.out" 2>&1
+  a=$?
+  timeout 120 "$BIN" load --server "tcp://127.0.0.1:$TCP" --scene after-restart --clients 50 --movers 5 \
+    --rate 5 --duration 1 --warmup 0 >"$TMP/cluster-load.out" 2>&1
+  l=$?
+  failures=$(metric 'scenecrdt_cluster_scene_load_failures_total')
+  ok=1
+  [ "$a" = 0 ] && [ "$l" = 0 ] && [ "${failures:-1}" = 0 ] && ok=0
+  row "cluster: Redis restart, then a new scene" "redis-server killed -9 and restarted (AOF); a write acked again; load --clients 50 on a new scene" \
+    "every client joins; no scene load fails" "send exit $a; load exit $l; scene load failures ${failures:-?}" $ok
   stop
 fi
 

@@ -3,6 +3,7 @@
 // scene loads and periodic compaction, and the node's metrics.
 #include "scenecrdt/server/cluster_node.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -58,14 +59,40 @@ Result<std::unique_ptr<ClusterNode>> ClusterNode::Open(const ServerConfig& confi
   // Fail fast at start: a wrong URL or password is a configuration error, not an outage.
   auto pong = node->control_connection_.Command({"PING"});
   if (!pong.has_value()) {
-    node->Log("Redis at " + cluster::FormatRedisUrl(redis.endpoint, false) +
-              " does not answer: " + node->control_connection_.last_error_text());
+    const std::string url = cluster::FormatRedisUrl(redis.endpoint, false);
+    const std::string text = node->control_connection_.last_error_text();
+    if (pong.error().code == ErrorCode::kUnauthorized) {
+      // NOAUTH / WRONGPASS: Redis's credentials, nothing to do with the server's own --auth.
+      node->Log("Redis at " + url + " refused the credentials (" + text +
+                "): check the password (and user) in the --redis URL or "
+                "--redis-password-file against the Redis server's requirepass or ACL user");
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "Redis refused the password: check the password in the --redis URL or "
+                       "--redis-password-file against the Redis server's requirepass");
+    }
+    if (text.find("without any password configured") != std::string::npos) {
+      node->Log("Redis at " + url + " has no password but one was given (" + text + ")");
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "Redis has no password (requirepass) but one was given: remove it from "
+                       "the --redis URL / --redis-password-file or set requirepass in Redis");
+    }
+    node->Log("Redis at " + url + " does not answer: " + text);
     return MakeError(pong.error().code,
                      "Redis does not answer: start redis-server or fix --redis / "
                      "--redis-password-file");
   }
   return node;
 }
+
+namespace {
+
+cluster::RedisOptions ProbeOptions(cluster::RedisOptions redis) {
+  redis.connect_timeout_ms = std::min(redis.connect_timeout_ms, ClusterNode::kProbeTimeoutMs);
+  redis.command_timeout_ms = std::min(redis.command_timeout_ms, ClusterNode::kProbeTimeoutMs);
+  return redis;
+}
+
+}  // namespace
 
 ClusterNode::ClusterNode(const ServerConfig& server, cluster::RedisOptions redis, Metrics& metrics)
     : redis_(std::move(redis)),
@@ -80,11 +107,15 @@ ClusterNode::ClusterNode(const ServerConfig& server, cluster::RedisOptions redis
       append_log_(append_connection_, config_),
       control_connection_(redis_),
       control_log_(control_connection_, config_),
-      compactor_(control_connection_, config_, [&] {
-        cluster::CompactionOptions o;
-        o.retain_ms = server.compact_retain_ms;
-        return o;
-      }()) {
+      compactor_(control_connection_, config_,
+                 [&] {
+                   cluster::CompactionOptions o;
+                   o.retain_ms = server.compact_retain_ms;
+                   return o;
+                 }()),
+      probe_connection_(ProbeOptions(redis_)),
+      scene_labels_(server.access.auth_file.empty() && server.access.jwt_secret_file.empty() &&
+                    server.access.jwt_public_keys.empty()) {
   cluster::ReaderOptions reader;
   reader.skip_own = false;  // own entries' IDs move the resume marks (ClusterSceneSync)
   reader_ = std::make_unique<cluster::StreamReader>(redis_, config_, reader, *this);
@@ -127,9 +158,42 @@ void ClusterNode::Stop() {
 void ClusterNode::Host(Scene* scene) {
   {
     std::lock_guard lock(mu_);
-    scenes_.emplace(scene->name(), scene);
+    scenes_.insert_or_assign(scene->name(), scene);
   }
   RequestLoad(scene);
+}
+
+void ClusterNode::Unhost(Scene* scene) {
+  std::lock_guard lock(mu_);
+  auto it = scenes_.find(scene->name());
+  if (it == scenes_.end() || it->second != scene) return;
+  scenes_.erase(it);
+  read_lag_ms_.erase(scene->name());
+  stream_length_.erase(scene->name());
+  // Under mu_, so it is ordered with a load's AddScene (Load); no wake: a removed scene only
+  // costs its place in the XREAD until the next round.
+  reader_->RemoveScene(scene->name(), /*wake=*/false);
+}
+
+Result<bool> ClusterNode::SceneStored(std::string_view scene, std::string* why) {
+  auto keys = cluster::MakeSceneKeys(config_.key_prefix, scene);
+  if (!keys.has_value()) return false;  // no key can hold it
+  const std::vector<cluster::RedisArgs> commands = {{"EXISTS", keys->snapshot},
+                                                    {"XLEN", keys->log}};
+  std::lock_guard lock(probe_mu_);
+  auto replies = probe_connection_.Pipeline(commands);
+  if (!replies.has_value()) {
+    if (why) *why = "Redis: " + probe_connection_.last_error_text();
+    return replies.error();
+  }
+  for (const cluster::RedisReply& r : *replies) {
+    if (r.type != cluster::RedisReply::Type::kInteger) {
+      if (why) *why = "Redis: " + (r.is_error() ? r.str : std::string("unexpected reply"));
+      return r.is_error() ? cluster::ErrorFromRedisError(r.str)
+                          : MakeError(ErrorCode::kIo, "redis: unexpected reply");
+    }
+  }
+  return (*replies)[0].integer > 0 || (*replies)[1].integer > 0;
 }
 
 void ClusterNode::RequestLoad(Scene* scene) {
@@ -138,12 +202,6 @@ void ClusterNode::RequestLoad(Scene* scene) {
     loads_.push_back(scene);
   }
   control_cv_.notify_all();
-}
-
-Scene* ClusterNode::Find(std::string_view name) {
-  std::lock_guard lock(mu_);
-  auto it = scenes_.find(name);
-  return it == scenes_.end() ? nullptr : it->second;
 }
 
 void ClusterNode::Submit(CommitJob job) {
@@ -211,7 +269,10 @@ void ClusterNode::AppendLoop() {
       }
       first = last_piece[i];
       if (ok && !last.is_zero()) {
-        if (Scene* scene = Find(jobs[i].scene)) scene->ClusterAppended(last);
+        std::lock_guard lock(mu_);  // posts only; a hosted scene is never destroyed under mu_
+        if (auto it = scenes_.find(jobs[i].scene); it != scenes_.end()) {
+          it->second->ClusterAppended(last);
+        }
       }
       if (!ok) append_failures_.fetch_add(1, std::memory_order_relaxed);
       jobs[i].done(ok);  // posts to the scene strand after ClusterAppended: ordered
@@ -250,10 +311,14 @@ void ClusterNode::ControlLoop() {
 }
 
 void ClusterNode::Load(Scene* scene) {
-  auto loaded = control_log_.LoadScene(scene->name());
+  // `scene` lives until its ClusterLoaded / ClusterLoadFailed ran (a scene waiting for its load
+  // is never evicted), not after: its name is kept.
+  const std::string name = scene->name();
+  auto loaded = control_log_.LoadScene(name);
   if (!loaded.has_value()) {
     load_failures_.fetch_add(1, std::memory_order_relaxed);
-    Log("load of scene " + scene->name() + " failed: " + loaded.error().detail);
+    Log("load of scene " + name + " failed: " + loaded.error().detail + " (" +
+        control_connection_.last_error_text() + ")");
     scene->ClusterLoadFailed(loaded.error().detail);
     return;
   }
@@ -269,11 +334,21 @@ void ClusterNode::Load(Scene* scene) {
     chunks.push_back(std::move(e.chunk));
     ids.push_back(e.id);
   }
+  const cluster::StreamId last = loaded->last_id;
   // Posted before the reader follows the scene: its entries merge after the loaded state.
-  scene->ClusterLoaded(std::move(chunks), std::move(ids), loaded->last_id);
-  if (auto r = reader_->AddScene(scene->name(), loaded->last_id); !r.has_value()) {
-    Log("cannot follow scene " + scene->name() + ": " + r.error().detail);
+  scene->ClusterLoaded(std::move(chunks), std::move(ids), last);
+  // Followed only while still hosted: an eviction may have come since (Unhost, under mu_).
+  Result<void> followed;
+  bool added = false;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = scenes_.find(name); it != scenes_.end() && it->second == scene) {
+      followed = reader_->AddScene(name, last, /*wake=*/false);
+      added = followed.has_value();
+    }
   }
+  if (added) reader_->Wake();
+  if (!followed.has_value()) Log("cannot follow scene " + name + ": " + followed.error().detail);
   loads_done_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -292,7 +367,7 @@ void ClusterNode::CompactAll() {
     if (r->outcome == cluster::CompactionResult::Outcome::kCompacted) {
       compactions_.fetch_add(1, std::memory_order_relaxed);
       std::lock_guard lock(mu_);
-      stream_length_[name] = r->stream_length;
+      if (scenes_.count(name) != 0) stream_length_[name] = r->stream_length;  // still hosted
     }
   }
 }
@@ -315,8 +390,6 @@ void ClusterNode::ReleasePosted(std::size_t bytes) {
 
 void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::StreamEntry> entries) {
   if (entries.empty()) return;
-  Scene* scene = Find(name);
-  if (!scene) return;
   std::vector<std::string> chunks;
   std::size_t bytes = 0;
   for (const cluster::StreamEntry& e : entries) {
@@ -324,22 +397,37 @@ void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::Stre
     chunks.push_back(e.chunk);
     bytes += e.chunk.size();
   }
-  entries_applied_.fetch_add(chunks.size(), std::memory_order_relaxed);
+  Reserve(bytes);
   {
     std::lock_guard lock(mu_);
-    read_lag_ms_[std::string(name)] = WallMs() - static_cast<int64_t>(entries.back().id.ms);
+    if (auto it = scenes_.find(name); it != scenes_.end()) {
+      entries_applied_.fetch_add(chunks.size(), std::memory_order_relaxed);
+      read_lag_ms_[std::string(name)] = WallMs() - static_cast<int64_t>(entries.back().id.ms);
+      // Posted under mu_: after Unhost (under mu_) nothing reaches the scene any more.
+      it->second->ClusterApply(std::move(chunks), entries.back().id, bytes);
+      return;
+    }
+    // Not hosted (evicted while this round read it): stop following it.
+    posted_bytes_ -= std::min(posted_bytes_, bytes);
+    reader_->RemoveScene(name, /*wake=*/false);
   }
-  Reserve(bytes);
-  scene->ClusterApply(std::move(chunks), entries.back().id, bytes);
+  posted_cv_.notify_all();
 }
 
 void ClusterNode::OnSnapshot(std::string_view name, const cluster::SceneSnapshot& snapshot) {
-  Scene* scene = Find(name);
-  if (!scene) return;
-  Log("scene " + std::string(name) +
-      ": entries trimmed before this node read them; merging the snapshot");
   Reserve(snapshot.data.size());
-  scene->ClusterApply({snapshot.data}, cluster::StreamId{}, snapshot.data.size());
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = scenes_.find(name); it != scenes_.end()) {
+      Log("scene " + std::string(name) +
+          ": entries trimmed before this node read them; merging the snapshot");
+      it->second->ClusterApply({snapshot.data}, cluster::StreamId{}, snapshot.data.size());
+      return;
+    }
+    posted_bytes_ -= std::min(posted_bytes_, snapshot.data.size());
+    reader_->RemoveScene(name, /*wake=*/false);
+  }
+  posted_cv_.notify_all();
 }
 
 void ClusterNode::OnFault(std::string_view name, const cluster::SceneFault& fault) {
@@ -370,6 +458,7 @@ void ClusterNode::RenderPrometheus(std::string& out) const {
   const cluster::RedisCounters a = append_connection_.counters();
   const cluster::RedisCounters c = control_connection_.counters();
   const cluster::RedisCounters r = reader_->redis_counters();
+  const cluster::RedisCounters p = probe_connection_.counters();
   const cluster::ReaderCounters rc = reader_->counters();
   metric("scenecrdt_cluster_appends_total", "counter", "entries appended to scene streams",
          appends_.load());
@@ -391,9 +480,22 @@ void ClusterNode::RenderPrometheus(std::string& out) const {
          compaction_failures_.load());
   metric("scenecrdt_cluster_redis_errors_total", "counter",
          "Redis failures (connects, lost connections, timeouts, error replies)",
-         a.errors + c.errors + r.errors);
+         a.errors + c.errors + r.errors + p.errors);
   metric("scenecrdt_cluster_redis_reconnects_total", "counter", "Redis reconnects",
-         a.reconnects + c.reconnects + r.reconnects);
+         a.reconnects + c.reconnects + r.reconnects + p.reconnects);
+  metric("scenecrdt_cluster_redis_stale_total", "counter",
+         "connections found closed by Redis on reuse (a restart), re-established",
+         a.stale + c.stale + r.stale + p.stale);
+  metric("scenecrdt_cluster_redis_retries_total", "counter",
+         "commands sent again after Redis closed their reused connection",
+         a.retries + c.retries + r.retries + p.retries);
+  metric("scenecrdt_cluster_read_bytes_max", "gauge",
+         "the most RESP bytes one read of the read loop took (bounded by its round budget)",
+         rc.largest_read_bytes);
+  metric("scenecrdt_cluster_read_overflows_total", "counter",
+         "reads stopped at the round budget (followed by sized rounds)", rc.round_overflows);
+  metric("scenecrdt_cluster_oversized_entries_total", "counter",
+         "entries larger than the round budget, skipped", rc.oversized_entries);
   out +=
       "# HELP scenecrdt_cluster_append_seconds AppendBatch round trips\n"
       "# TYPE scenecrdt_cluster_append_seconds histogram\n";
@@ -414,7 +516,23 @@ void ClusterNode::RenderPrometheus(std::string& out) const {
     }
     out += line;
   }
+  metric("scenecrdt_cluster_streams_read", "gauge",
+         "scene streams in the read loop (published after each round)", reader_->Cursors().size());
   std::lock_guard lock(mu_);
+  int64_t lag_max = 0;
+  for (const auto& [scene, lag] : read_lag_ms_) lag_max = std::max(lag_max, lag);
+  uint64_t length_max = 0;
+  for (const auto& [scene, length] : stream_length_) length_max = std::max(length_max, length);
+  metric("scenecrdt_cluster_scenes_followed", "gauge", "scenes this node hosts and follows",
+         scenes_.size());
+  metric("scenecrdt_cluster_read_lag_ms_max", "gauge",
+         "the largest read_lag_ms over the scenes (entry ID time to delivery)",
+         static_cast<uint64_t>(std::max<int64_t>(lag_max, 0)));
+  metric("scenecrdt_cluster_stream_length_max", "gauge",
+         "the largest stream_length over the scenes this node compacted", length_max);
+  // Per-scene series name scenes: shown only where every caller may list every scene (open
+  // mode; /metrics carries no token). docs/SERVER.md "Metrics".
+  if (!scene_labels_) return;
   out +=
       "# HELP scenecrdt_cluster_read_lag_ms entry ID time to delivery, last read per scene\n"
       "# TYPE scenecrdt_cluster_read_lag_ms gauge\n";

@@ -10,6 +10,9 @@
 //    entries to the scene strand, where they merge and fan out like local writes;
 //  - the control thread loads a scene (snapshot + tail) before its first member is welcomed,
 //    and compacts the hosted scenes periodically (the lease makes one node do the work).
+// A fourth connection answers SceneStored (whether Redis holds anything of a scene) for the
+// registry, from any thread, one at a time. Every connection re-establishes itself when Redis
+// closed it while idle (a Redis restart), before anyone is refused (redis_connection.h).
 // Memory: the append queue holds at most one job per scene; entries posted to scene strands
 // wait for merging, bounded by kMaxPostedBytes (the read loop pauses above it).
 #pragma once
@@ -50,6 +53,8 @@ struct ClusterCounters {
 class ClusterNode final : public CommitSink, public cluster::StreamReader::Sink {
  public:
   static constexpr std::size_t kMaxPostedBytes = 64u << 20;
+  // Connect and reply timeout of SceneStored's connection (it runs on the I/O threads).
+  static constexpr uint32_t kProbeTimeoutMs = 500;
 
   // Parses the URL (config.redis_url, config.redis_password) and checks that Redis answers.
   static Result<std::unique_ptr<ClusterNode>> Open(const ServerConfig& config, Metrics& metrics);
@@ -61,6 +66,13 @@ class ClusterNode final : public CommitSink, public cluster::StreamReader::Sink 
 
   // A scene this node hosts from now on: loaded from Redis, then followed. Any thread.
   void Host(Scene* scene);
+  // The registry evicted `scene` (quiescent): the read loop stops following it and nothing is
+  // posted to it any more; its per-scene metrics go. Any thread (the registry's mutex held).
+  void Unhost(Scene* scene);
+  // Whether Redis holds anything of `scene` (its stream or its snapshot key: EXISTS), on the
+  // probe connection (shorter timeouts: kProbeTimeoutMs). An error when Redis cannot tell now
+  // (`why` gets its text). Any thread; calls are serialised.
+  Result<bool> SceneStored(std::string_view scene, std::string* why);
   // Loads `scene` again after a failed load (its next join asks). Any thread.
   void RequestLoad(Scene* scene);
 
@@ -87,7 +99,6 @@ class ClusterNode final : public CommitSink, public cluster::StreamReader::Sink 
   void ControlLoop();
   void Load(Scene* scene);
   void CompactAll();
-  Scene* Find(std::string_view name);
   void Log(const std::string& line) const;
   void ObserveAppend(double seconds);
   // Waits while too many bytes are posted and not merged yet (read loop thread).
@@ -104,6 +115,11 @@ class ClusterNode final : public CommitSink, public cluster::StreamReader::Sink 
   cluster::SceneLog control_log_;
   cluster::Compactor compactor_;
   std::unique_ptr<cluster::StreamReader> reader_;
+  std::mutex probe_mu_;  // guards probe_connection_
+  cluster::RedisConnection probe_connection_;
+  // Per-scene series (scene names) on GET /metrics only in open mode: /metrics carries no
+  // token, and under --auth/JWT a scene is named only to callers who may read it.
+  bool scene_labels_ = true;
 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable append_cv_, control_cv_, posted_cv_;

@@ -283,10 +283,11 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
     return;
   }
   const Role role = grant->role;
-  if (role == Role::kRead && ctx_.cluster() == nullptr) {
-    // A read-only token may not create the scene: a scene with nothing stored is refused
-    // here (404), as are a full scene cap and a scene that cannot be read (503), rather than
-    // after the upgrade. The scene stays loaded (unreferenced, until idle) for the join.
+  if (role == Role::kRead) {
+    // A read-only token may not create the scene: a scene with nothing stored (in Redis too,
+    // on a cluster node) is refused here (404), as are a full scene cap and a scene that
+    // cannot be read now (503), rather than after the upgrade. The scene stays in memory
+    // (unreferenced, until idle) for the join.
     auto held = ctx_.AcquireScene(scene, /*may_create=*/false);
     if (!held.has_value()) {
       const ErrorCode code = held.error().code;

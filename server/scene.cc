@@ -265,7 +265,7 @@ void Scene::RetireIfQuiescent(std::function<void(bool)> done) {
     const bool quiescent = members_.empty() && !commit_in_flight_ && !retry_armed_ &&
                            !flush_scheduled_ && rate_timer_at_ms_ == 0 &&
                            durable_ == store_.sequence() && pending_acks_.empty() &&
-                           flush_waiters_.empty();
+                           flush_waiters_.empty() && ClusterIdle();
     done(quiescent);  // may destroy this scene: nothing of it is touched afterwards
   });
 }

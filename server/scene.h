@@ -104,6 +104,10 @@ class Scene {
                     std::size_t posted_bytes);
   // The flush in flight is in Redis with (last) entry ID `id` (posted before its done).
   void ClusterAppended(cluster::StreamId id);
+  // On the strand, once the registry evicted the scene and the node stopped following it:
+  // what the read loop posted before is ignored from now on, and `then` runs on the strand
+  // after it (the last use of the scene: it may destroy it).
+  void ClusterRetire(std::function<void()> then);
 
  private:
   struct Member {
@@ -156,6 +160,8 @@ class Scene {
   // Cluster mode: joins wait for the load; writers hear once per outage that Redis is away.
   bool HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
                 std::optional<uint64_t> resume);
+  // Cluster mode: no load pending and no join held (always true without a cluster).
+  bool ClusterIdle() const;
   void NotifyUnavailable();
   // Commits fail: tells each envelope writer waiting for an ack (once per episode).
   void TellStorageUnavailable();
@@ -203,6 +209,7 @@ class Scene {
   bool load_requested_ = false;
   std::vector<HeldJoin> held_joins_;  // bounded by max_sessions_per_scene
   bool unavailable_notified_ = false;
+  bool retired_ = false;  // evicted: posted entries are only released (ClusterRetire)
   SceneBytes bytes_;
   // Snapshot frames handed to joiners at snapshot_sequence_ (weak: freed once sent).
   uint64_t snapshot_sequence_ = ~uint64_t{0};

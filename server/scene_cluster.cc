@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the cluster half of Scene (docs/CLUSTER.md "Server integration"): joins held until the
 // scene is loaded from Redis, other nodes' entries merged and fanned out as local writes, the
-// stream positions that give the scene sequence its cluster-wide meaning, and the typed
-// `unavailable` notice while Redis refuses the scene's flushes.
+// stream positions that give the scene sequence its cluster-wide meaning, the typed
+// `unavailable` notice while Redis refuses the scene's flushes, and the end of an evicted scene
+// (entries posted before the node stopped following it are released, not merged).
 #include "scenecrdt/server/cluster_node.h"
 #include "scenecrdt/server/scene.h"
 #include "scenecrdt/server/session.h"
@@ -22,6 +23,15 @@ bool Scene::HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
     ctx_.cluster()->RequestLoad(this);
   }
   return true;
+}
+
+bool Scene::ClusterIdle() const { return !sync_ || (!load_requested_ && held_joins_.empty()); }
+
+void Scene::ClusterRetire(std::function<void()> then) {
+  // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
+  // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
+  retired_ = true;
+  net::asio::post(strand_, std::move(then));
 }
 
 void Scene::ClusterLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
@@ -83,6 +93,10 @@ void Scene::ClusterLoadFailed(std::string why) {
 void Scene::ClusterApply(std::vector<std::string> chunks, cluster::StreamId last,
                          std::size_t posted_bytes) {
   net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes] {
+    if (retired_) {
+      ctx_.cluster()->ReleasePosted(posted_bytes);  // evicted: the entries are in Redis
+      return;
+    }
     Metrics& metrics = ctx_.metrics();
     // Nothing of ours is waiting to be appended: the merged entries are in Redis already, so
     // the durable point moves with them. Otherwise the next flush carries them again, which

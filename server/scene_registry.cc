@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/server/cluster_node.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/scene.h"
 
@@ -20,8 +21,7 @@ SceneRegistry::SceneRegistry(ServerContext& ctx) : ctx_(ctx), sweep_timer_(ctx.i
 
 SceneRegistry::~SceneRegistry() = default;
 
-Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bool from_client) {
-  std::lock_guard<std::mutex> lock(mu_);
+Result<Scene*> SceneRegistry::FindLocked(std::string_view name, bool from_client) {
   if (frozen_) return MakeError(ErrorCode::kShuttingDown, "the server is stopping");
   if (auto it = scenes_.find(name); it != scenes_.end()) {
     ++it->second.refs;
@@ -34,18 +34,53 @@ Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bo
     return MakeError(ErrorCode::kSceneFull,
                      "the server holds its maximum number of scenes in memory; retry later");
   }
-  const std::string key(name);
-  if (ctx_.cluster()) {
-    // Cluster mode: the scene loads itself from Redis before welcoming anyone
-    // (docs/CLUSTER.md); it is never evicted (the node follows it).
-    Entry entry;
-    entry.scene = std::make_unique<Scene>(ctx_, key);
-    entry.refs = 1;
-    Scene* raw = entry.scene.get();
-    scenes_.emplace(key, std::move(entry));
-    Metrics::Add(ctx_.metrics().scenes, 1);
-    return raw;
+  return static_cast<Scene*>(nullptr);
+}
+
+Result<Scene*> SceneRegistry::AcquireCluster(std::string_view name, bool may_create,
+                                             bool from_client) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto found = FindLocked(name, from_client);
+    if (!found.has_value() || found.value() != nullptr) return found;
   }
+  if (!may_create) {
+    // A read-only token never creates a scene: one with nothing in Redis is refused. Checked
+    // outside the mutex (a Redis round trip; its timeouts bound it).
+    std::string why;
+    auto stored = ctx_.cluster()->SceneStored(name, &why);
+    if (!stored.has_value()) {
+      ctx_.log().Write("scene_load_failed", "scene=%.*s error=\"%s\"",
+                       static_cast<int>(name.size()), name.data(), why.c_str());
+      return MakeError(ErrorCode::kUnavailable,
+                       "the cluster's Redis cannot tell whether the scene exists now; retry");
+    }
+    if (!stored.value()) {
+      if (from_client) Metrics::Add(ctx_.metrics().scene_create_refusals);
+      return MakeError(ErrorCode::kUnauthorized,
+                       "no such scene, and a read-only token may not create one");
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto found = FindLocked(name, from_client);  // another join may have created it meanwhile
+  if (!found.has_value() || found.value() != nullptr) return found;
+  // The scene loads itself from Redis before welcoming anyone (docs/CLUSTER.md).
+  const std::string key(name);
+  Entry entry;
+  entry.scene = std::make_unique<Scene>(ctx_, key);
+  entry.refs = 1;
+  Scene* raw = entry.scene.get();
+  scenes_.emplace(key, std::move(entry));
+  Metrics::Add(ctx_.metrics().scenes, 1);
+  return raw;
+}
+
+Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bool from_client) {
+  if (ctx_.cluster()) return AcquireCluster(name, may_create, from_client);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto found = FindLocked(name, from_client);
+  if (!found.has_value() || found.value() != nullptr) return found;
+  const std::string key(name);
   std::string why;
   auto stored = ctx_.persistence().LoadScene(key, &why);
   if (!stored.has_value()) {
@@ -86,7 +121,16 @@ void SceneRegistry::Release(Scene* scene) {
 }
 
 bool SceneRegistry::WithScene(std::string_view name, const std::function<void(Scene&)>& fn) {
-  auto scene = Acquire(name, /*may_create=*/false, /*from_client=*/false);
+  Result<Scene*> scene = static_cast<Scene*>(nullptr);
+  if (ctx_.cluster()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = scenes_.find(name);
+    if (frozen_ || it == scenes_.end()) return false;
+    ++it->second.refs;
+    scene = it->second.scene.get();
+  } else {
+    scene = Acquire(name, /*may_create=*/false, /*from_client=*/false);
+  }
   if (!scene.has_value()) return false;
   fn(*scene.value());
   Release(scene.value());
@@ -149,7 +193,6 @@ void SceneRegistry::EvictForRoom(std::size_t n) {
 }
 
 void SceneRegistry::BeginEviction(const std::string& name, Entry& entry) {
-  if (ctx_.cluster()) return;  // cluster scenes stay: the node's read loop follows them
   entry.evicting = true;
   Scene* scene = entry.scene.get();
   scene->RetireIfQuiescent(
@@ -168,17 +211,43 @@ void SceneRegistry::FinishEviction(const std::string& name, Scene* scene, bool q
     if (!quiescent || entry.refs > 0 || frozen_) return;
     dropped = std::move(entry.scene);
     scenes_.erase(it);
-    if (evicted_names_.size() >= kMaxEvictedNames) {
-      evicted_names_.clear();
-      fresh_incarnation_always_ = true;
+    if (ClusterNode* node = ctx_.cluster()) {
+      // Under mu_: a later Acquire of the name hosts its own scene after this one is gone
+      // from the node. The read loop stops following it and posts nothing more to it.
+      node->Unhost(scene);
+      retiring_.push_back(std::move(dropped));
+    } else {
+      if (evicted_names_.size() >= kMaxEvictedNames) {
+        evicted_names_.clear();
+        fresh_incarnation_always_ = true;
+      }
+      if (!fresh_incarnation_always_) evicted_names_.insert(name);
     }
-    if (!fresh_incarnation_always_) evicted_names_.insert(name);
   }
   Metrics::Add(ctx_.metrics().scenes, -1);
   Metrics::Add(ctx_.metrics().scene_evictions);
+  if (ctx_.cluster()) {
+    // We are on its strand: entries the read loop posted before Unhost are released, then the
+    // scene goes.
+    scene->ClusterRetire([this, scene] { DropRetired(scene); });
+    return;
+  }
   // `dropped` is destroyed here, on its strand: nothing of it is pending (quiescent: no
   // member, no armed timer, no commit in flight), and the running handler holds its own
   // reference to the strand.
+}
+
+void SceneRegistry::DropRetired(Scene* scene) {
+  std::unique_ptr<Scene> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(retiring_.begin(), retiring_.end(),
+                           [&](const std::unique_ptr<Scene>& s) { return s.get() == scene; });
+    if (it == retiring_.end()) return;
+    dropped = std::move(*it);
+    retiring_.erase(it);
+  }
+  // Destroyed here, on its strand, by the last handler queued there.
 }
 
 std::vector<Scene*> SceneRegistry::Freeze() {

@@ -17,6 +17,13 @@
 // - A scene loaded again after an eviction numbers its sequences with a fresh incarnation
 //   (Persistence::NextIncarnation): no resume position of its earlier life is mistaken.
 //
+// - Cluster mode (docs/CLUSTER.md "Scenes in memory"): the same rules. "Nothing stored" is
+//   checked in Redis (ClusterNode::SceneStored: EXISTS on the scene's stream and snapshot keys,
+//   outside the mutex; unreachable: kUnavailable, retry); the state loads asynchronously
+//   (joins wait on the scene's strand). An evicted scene is dropped once its node stopped
+//   following it (ClusterNode::Unhost) and the entries posted before are released on its
+//   strand (Scene::ClusterRetire); acquiring it again loads it from Redis (snapshot + tail).
+//
 // Thread-safe (one mutex). Loading a scene reads SQLite under the mutex: other joins wait for
 // it (bounded by --max-scene-bytes).
 #pragma once
@@ -50,7 +57,8 @@ class SceneRegistry {
   Result<Scene*> Acquire(std::string_view name, bool may_create, bool from_client = true);
   void Release(Scene* scene);
   // Runs `fn` with the scene loaded (not created), referenced meanwhile. False when nothing
-  // is stored under `name` or it cannot be loaded.
+  // is stored under `name` or it cannot be loaded. Cluster mode: only a scene in memory (a
+  // load from Redis is asynchronous).
   bool WithScene(std::string_view name, const std::function<void(Scene&)>& fn);
 
   // Starts the eviction sweep (after the io threads run).
@@ -73,6 +81,12 @@ class SceneRegistry {
   };
   void ArmSweep();     // under mu_
   void SweepLocked();  // under mu_
+  Result<Scene*> AcquireCluster(std::string_view name, bool may_create, bool from_client);
+  // Under mu_: the scene in memory (referenced), or an error (stopping, the cap), or nullptr
+  // (not in memory, room for it).
+  Result<Scene*> FindLocked(std::string_view name, bool from_client);
+  // Cluster mode: an evicted scene's last handler on its strand destroys it.
+  void DropRetired(Scene* scene);
   // Under mu_: starts the quiescence check of `entry`.
   void BeginEviction(const std::string& name, Entry& entry);
   void FinishEviction(const std::string& name, Scene* scene, bool quiescent);
@@ -82,6 +96,8 @@ class SceneRegistry {
   ServerContext& ctx_;
   mutable std::mutex mu_;
   std::map<std::string, Entry, std::less<>> scenes_;
+  // Cluster mode: evicted scenes waiting for their strand's last handler (DropRetired).
+  std::vector<std::unique_ptr<Scene>> retiring_;
   // Names evicted in this run: loading one again takes a fresh incarnation. Bounded: past
   // kMaxEvictedNames every later load takes a fresh incarnation.
   std::set<std::string, std::less<>> evicted_names_;

@@ -120,6 +120,7 @@ struct Client::Impl {
   std::optional<TimePoint> reconnect_at_;
   Backoff backoff_;
   uint32_t failed_attempts_ = 0;
+  uint32_t unavailable_retries_ = 0;        // joins refused `unavailable` in a row (retried anyway)
   std::optional<ErrorCode> session_fatal_;  // fatal Error received on the current connection
   bool last_end_was_violation_ = false;     // don't reset the backoff after a protocol error
   uint64_t bytes_sent_closed_ = 0;          // transport bytes of ended connections

@@ -53,6 +53,22 @@ end
 return {trimmed, redis.call('XLEN', KEYS[3])}
 )lua";
 
+// KEYS: log. ARGV: exclusive start ('(' .. cursor), count. Returns {{id, bytes}, ...} for the
+// next `count` entries: each ID and about the RESP bytes an XRANGE of it takes (its fields plus
+// 16 bytes of framing each; the caller adds the ID's framing), never the fields themselves, so
+// the read loop can plan reads within its byte budget (docs/CLUSTER.md "The read loop").
+inline constexpr const char* kEntrySizesScript = R"lua(
+local r = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])
+local out = {}
+for i = 1, #r do
+  local n = 0
+  local f = r[i][2]
+  for j = 1, #f do n = n + #f[j] + 16 end
+  out[i] = {r[i][1], n}
+end
+return out
+)lua";
+
 // KEYS: lease. ARGV: token, ttl ms. 1 when the lease was ours and is extended, else 0.
 inline constexpr const char* kRenewLeaseScript = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then

@@ -117,6 +117,50 @@ TEST_F(RedisConnectionTest, UnreachableRedisGivesUnavailableThenRecovers) {
   EXPECT_EQ(c.retry_in_ms(), 0);
 }
 
+TEST_F(RedisConnectionTest, AConnectionRedisClosedIsReestablishedOnUse) {
+  RedisConnection idle(testing::TestRedisOptions(redis_.url(), &clock_, &log_));
+  RedisConnection piped(testing::TestRedisOptions(redis_.url(), &clock_, &log_));
+  ASSERT_TRUE(idle.Command({"SET", "kept", "1"}).has_value());
+  ASSERT_TRUE(piped.Command({"PING"}).has_value());
+  // Redis restarts while both sit idle: their sockets are closed, they do not know yet.
+  redis_.Kill(SIGKILL);
+  ASSERT_TRUE(redis_.Restart()) << redis_.log();
+  // The first use finds out, reconnects and answers: nobody is refused.
+  auto back = idle.Command({"GET", "kept"});
+  ASSERT_TRUE(back.has_value()) << back.error().detail << " " << idle.last_error_text();
+  EXPECT_EQ(back->str, "1");
+  const std::vector<RedisArgs> commands = {{"INCR", "n"}, {"GET", "kept"}};
+  auto replies = piped.Pipeline(commands);
+  ASSERT_TRUE(replies.has_value()) << replies.error().detail;
+  EXPECT_EQ((*replies)[0].integer, 1);
+  EXPECT_EQ((*replies)[1].str, "1");
+  for (const RedisConnection* c : {&idle, &piped}) {
+    EXPECT_EQ(c->counters().stale + c->counters().retries, 1u);
+    EXPECT_EQ(c->counters().reconnects, 1u);
+  }
+  EXPECT_TRUE(log_.Contains("lost while idle"));
+}
+
+TEST_F(RedisConnectionTest, APipelineStopsReadingAtItsReplyBudget) {
+  RedisConnection c(testing::TestRedisOptions(redis_.url(), &clock_, &log_));
+  const std::string big(300u << 10, 'v');
+  ASSERT_TRUE(c.Command({"SET", "big", big}).has_value());
+  const std::vector<RedisArgs> two = {{"GET", "big"}, {"GET", "big"}};
+  auto fits = c.Pipeline(two, 1u << 20);
+  ASSERT_TRUE(fits.has_value());
+  EXPECT_GT(c.last_reply_bytes(), 2 * big.size());
+  auto over = c.Pipeline(two, 400u << 10);
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().code, ErrorCode::kPayloadTooLarge);
+  EXPECT_FALSE(c.connected());  // the rest was never read
+  EXPECT_LE(c.last_reply_bytes(), (400u << 10) + (64u << 10));
+  EXPECT_TRUE(log_.Contains("over the budget"));
+  // Not an outage: the next call reconnects at once.
+  auto next = c.Command({"STRLEN", "big"});
+  ASSERT_TRUE(next.has_value()) << next.error().detail;
+  EXPECT_EQ(next->integer, static_cast<int64_t>(big.size()));
+}
+
 TEST_F(RedisConnectionTest, BackoffDoublesUpToItsCap) {
   RedisConnection c(testing::TestRedisOptions(redis_.url(), &clock_, &log_));
   redis_.Kill(SIGKILL);

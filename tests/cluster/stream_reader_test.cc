@@ -304,6 +304,63 @@ TEST_F(StreamReaderTest, PagedReaderRecoversFromTrimsBetweenItsPages) {
   EXPECT_EQ(sink.Hash("s"), testing::ReferenceHash(chunks_["s"]));
 }
 
+TEST_F(StreamReaderTest, ARoundReadsAtMostItsByteBudget) {
+  RedisConnection c(Redis());
+  ClusterConfig writer_config = Config("writer");
+  SceneLog w(c, writer_config);
+  testing::StoreSink sink;
+  ReaderOptions options = Options(64);
+  options.max_round_bytes = 256u << 10;
+  StreamReader reader(Redis(), Config("reader"), options, sink);
+  ASSERT_TRUE(reader.AddScene("a", StreamId{}).has_value());
+  ASSERT_TRUE(reader.AddScene("b", StreamId{}).has_value());
+  ASSERT_TRUE(reader.RunOnce(0).has_value());
+  // 30 entries of ~40 KB per scene (2.4 MB in all: one XREAD COUNT 64 would take all of it),
+  // with an entry over the whole budget in the middle of scene a.
+  runtime::CrdtStore& wa = writers_["writer/a"];
+  runtime::CrdtStore& wb = writers_["writer/b"];
+  StreamId oversized;
+  for (uint32_t i = 0; i < 30; ++i) {
+    chunks_["a"].push_back(testing::TransformChunk(wa, 600 + i * 600, 600, 1.0f));
+    ASSERT_TRUE(w.Append("a", chunks_["a"].back()).has_value());
+    chunks_["b"].push_back(testing::TransformChunk(wb, 600 + i * 600, 600, 2.0f));
+    ASSERT_TRUE(w.Append("b", chunks_["b"].back()).has_value());
+    if (i == 10) {
+      auto big = c.Command(
+          {"XADD", "test:{a}:log", "*", "n", "intruder", "d", std::string(300u << 10, 'x')});
+      ASSERT_TRUE(big.has_value());
+      oversized = ParseStreamId(big->str).value();
+    }
+  }
+  for (int round = 0; round < 100 && (sink.Ids("a").size() < 30 || sink.Ids("b").size() < 30);
+       ++round) {
+    ASSERT_TRUE(reader.RunOnce(0).has_value());
+  }
+  EXPECT_EQ(sink.Ids("a").size(), 30u);
+  EXPECT_EQ(sink.Ids("b").size(), 30u);
+  EXPECT_EQ(sink.Hash("a"), testing::ReferenceHash(chunks_["a"]));
+  EXPECT_EQ(sink.Hash("b"), testing::ReferenceHash(chunks_["b"]));
+  const ReaderCounters counters = reader.counters();
+  // The budget, plus at most the one 16 KiB read that went past it.
+  EXPECT_LE(counters.largest_read_bytes, options.max_round_bytes + (16u << 10));
+  EXPECT_GE(counters.round_overflows, 1u);
+  EXPECT_EQ(counters.oversized_entries, 1u);
+  bool reported = false;
+  for (const auto& f : sink.Faults()) reported = reported || f.fault.id == oversized;
+  EXPECT_TRUE(reported) << "the oversized entry was not reported";
+  // Caught up: back to the shared XREAD, which reads a new entry of each scene in one round.
+  Write(w, "a", 50000, 3.0f);
+  Write(w, "b", 50000, 4.0f);
+  for (int round = 0; round < 5 && sink.Ids("b").size() < 31; ++round) {
+    ASSERT_TRUE(reader.RunOnce(0).has_value());
+  }
+  auto last = reader.RunOnce(0);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(sink.Ids("a").size(), 31u);
+  EXPECT_EQ(sink.Ids("b").size(), 31u);
+  EXPECT_TRUE(log_.Contains("back to the shared XREAD"));
+}
+
 TEST_F(StreamReaderTest, RedisOutageIsAnErrorAndLosesNothing) {
   RedisConnection c(Redis());
   SceneLog w(c, Config("writer"));
