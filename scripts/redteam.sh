@@ -16,8 +16,8 @@ Attacks a scenecrdt server as a hostile week would (malformed envelopes, mutated
 frames, slowloris, floods at 10x the rate limit, descriptor exhaustion, kill -9 under load
 x5, a corrupted database, a full disk, token tricks, slow consumers, HTTP limits, Origin,
 TLS close_notify, SIGHUP without TLS, a JWT sub forging log fields, deflate joiner storms,
-a cluster node's scene cap and Redis restart) and prints a Markdown table, one row per attack.
-Servers run from
+a cluster node's scene cap and Redis restart, DNS rebinding, idle connections holding the
+/healthz reserve) and prints a Markdown table, one row per attack. Servers run from
 SCENECRDT_BINARY (a release or dev build, e.g. build/release/tools/scenecrdt) on free
 loopback ports in a temporary directory that is removed at the end.
 
@@ -474,6 +474,46 @@ if want cluster && command -v redis-server >/dev/null; then
   [ "$a" = 0 ] && [ "$l" = 0 ] && [ "${failures:-1}" = 0 ] && ok=0
   row "cluster: Redis restart, then a new scene" "redis-server killed -9 and restarted (AOF); a write acked again; load --clients 50 on a new scene" \
     "every client joins; no scene load fails" "send exit $a; load exit $l; scene load failures ${failures:-?}" $ok
+  stop
+fi
+
+# ---- DNS rebinding (issue 23 item 6)
+if want rebinding; then
+  start rebinding "$TMP/d-rebinding"
+  evil="evil.example:$HTTP"
+  up=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Host: $evil" -H "Origin: http://$evil" \
+    -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' \
+    -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "http://127.0.0.1:$HTTP/dcl/lobby")
+  list=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Host: $evil" "http://127.0.0.1:$HTTP/api/scenes")
+  met=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -H "Host: $evil" "http://127.0.0.1:$HTTP/metrics")
+  own=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://localhost:$HTTP/api/scenes")
+  refused=$(metric 'scenecrdt_http_host_refused_total')
+  ok=1
+  [ "$up" = 403 ] && [ "$list" = 403 ] && [ "$met" = 403 ] && [ "$own" = 200 ] &&
+    [ "${refused:-0}" = 3 ] && grep -q 'reason=host_not_allowed' "$TMP/rebinding.log" && ok=0
+  row "DNS rebinding" "open mode; Host $evil + Origin http://$evil: /dcl/ upgrade, /api/scenes, /metrics; then http://localhost" \
+    "403 x3 (logged, counted); localhost 200" \
+    "upgrade $up; /api/scenes $list; /metrics $met; localhost $own; host_refused ${refused:-?}" $ok
+  stop
+fi
+
+# ---- the /healthz reserve under idle connections (issue 23 item 7)
+if want reserve; then
+  start reserve "$TMP/d-reserve" --max-connections 4
+  plain=$($PROBE reserve "$HTTP" 40 30 -); ok_plain=$?
+  ev=$(metric 'scenecrdt_http_reserve_evictions_total')
+  stop
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+    -keyout "$TMP/reserve.key" -out "$TMP/reserve.crt" >/dev/null 2>&1
+  start reserve-tls "$TMP/d-reserve-tls" --max-connections 4 --tls-cert "$TMP/reserve.crt" \
+    --tls-key "$TMP/reserve.key"
+  tls=$($PROBE reserve "$HTTP" 40 30 "$TMP/reserve.crt"); ok_tls=$?
+  ok=1
+  [ "$ok_plain" = 0 ] && [ "$ok_tls" = 0 ] && ok=0
+  row "/healthz reserve" "--max-connections 4; 40 idle HTTP connections (slow headers), then 30 /healthz; again over TLS with 40 handshakes never started" \
+    "every /healthz answered 200 (unread reserve connections give way)" \
+    "plain: $plain (evictions ${ev:-?}); TLS: $tls" $ok
   stop
 fi
 

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The raw-traffic probes of scripts/redteam.sh (python3 standard library only): malformed
 # framed-TCP envelopes, mutated fuzz corpus frames, slowloris, idle connection floods, raw
-# HTTP requests, a minimal WebSocket client, HS256 token minting (good and tricked) and a TLS
-# close check. Each subcommand prints one line of findings; exit 0 when what it saw matches
+# HTTP requests, a minimal WebSocket client, HS256 token minting (good and tricked), a TLS
+# close check and the /healthz reserve under idle connections. Each subcommand prints one line of findings; exit 0 when what it saw matches
 # what the caller expects (docs/REDTEAM.md explains each attack).
 import base64
 import hashlib
@@ -61,7 +61,7 @@ def http_raw(port, data, timeout=5.0):
 
 
 def healthz(port, timeout=5.0):
-    return http_raw(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout)
+    return http_raw(port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", timeout)
 
 
 def frame(body):
@@ -77,7 +77,7 @@ def malformed_cases():
         ("size 4", frame(b"SCRD")),
         ("size above the limit", struct.pack("<I", (1 << 20) + 5) + b"x" * 64),
         ("size 0xffffffff", struct.pack("<I", 0xFFFFFFFF)),
-        ("HTTP on the TCP port", b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+        ("HTTP on the TCP port", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
         ("identifier only", frame(b"\x08\x00\x00\x00SCRD")),
         ("zero table offset", frame(b"\x00\x00\x00\x00SCRD" + b"\x00" * 16)),
         ("offset past the end", frame(b"\xff\xff\x00\x00SCRD" + b"\x00" * 16)),
@@ -196,7 +196,7 @@ def cmd_fuzzframes(tcp_port, http_port, corpus_dir, count):
     for _ in range(count - 2 * per):  # HTTP requests
         data = mutate(rng.choice(seeds["fuzz_web_request"]), rng)
         http_raw(http_port, b"GET /" + data.replace(b"\r", b"").replace(b"\n", b"") +
-                 b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 2.0)
+                 b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 2.0)
         sent += 1
     code, _ = healthz(http_port)
     print("%d mutated frames sent (envelope, DCL, HTTP); server up, /healthz %d" % (sent, code))
@@ -214,7 +214,7 @@ def cmd_slowloris(http_port, n, seconds):
     for _ in range(n):
         try:
             s = connect(http_port)
-            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             socks.append(s)
         except OSError:
             break
@@ -404,14 +404,50 @@ def cmd_tlsclose(tcp_port, ca):
 
 def cmd_rawhttp(http_port, kind):
     if kind == "headers":
-        data = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n"
+        data = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n"
     elif kind == "path":
-        data = b"GET /" + b"p" * (1 << 20) + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+        data = b"GET /" + b"p" * (1 << 20) + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
     else:
-        data = b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+        data = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello"
     code, _ = http_raw(http_port, data, 10.0)
     print(code)
     return True
+
+
+def cmd_reserve(http_port, idle, probes, ca):
+    """Opens `idle` connections that never finish (slow headers; with `ca`, TLS handshakes
+    never started), then sends `probes` /healthz requests one after the other (over TLS with
+    `ca`); prints how many were answered 200."""
+    raise_nofile(idle + probes + 64)
+    held = []
+    for _ in range(idle):
+        try:
+            s = connect(http_port)
+            if ca == "-":
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            held.append(s)
+        except OSError:
+            break
+    ctx = ssl.create_default_context(cafile=ca) if ca != "-" else None
+    answered = 0
+    for _ in range(probes):
+        try:
+            s = socket.create_connection((HOST, http_port), timeout=5)
+            if ctx:
+                s = ctx.wrap_socket(s, server_hostname="127.0.0.1")
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            reply = b""
+            while b"\r\n" not in reply:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+            s.close()
+            answered += reply.startswith(b"HTTP/1.1 200")
+        except OSError:
+            pass
+    print("%d idle held; /healthz %d/%d answered 200" % (len(held), answered, probes))
+    return answered == probes
 
 
 def main(argv):
@@ -438,6 +474,8 @@ def main(argv):
         ok = cmd_tlsclose(int(args[0]), args[1])
     elif cmd == "rawhttp":
         ok = cmd_rawhttp(int(args[0]), args[1])
+    elif cmd == "reserve":
+        ok = cmd_reserve(int(args[0]), int(args[1]), int(args[2]), args[3])
     elif cmd == "healthz":
         code, took = healthz(int(args[0]))
         print("%d %.3f" % (code, took))

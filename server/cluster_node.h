@@ -88,6 +88,7 @@ class ClusterNode final : public CommitSink, public cluster::StreamReader::Sink 
   void ReleasePosted(std::size_t bytes);
 
   const std::string& node_id() const { return config_.node_id; }
+  const std::string& key_prefix() const { return config_.key_prefix; }
   std::string redis_url_for_logs() const;
   ClusterCounters counters() const;
   // The node's Prometheus series (docs/CLUSTER.md "Metrics"), appended to `out`.

@@ -73,6 +73,10 @@ struct ServerConfig {
   // --allowed-origins: browser origins allowed besides same-origin pages (comma-separated,
   // "*" for any); requests without an Origin header are always allowed.
   std::string allowed_origins;
+  // --allowed-hosts: Host names answered besides localhost, *.localhost and IP literals
+  // (comma-separated, ".example.com" for a domain and its subdomains, "*" for any): the
+  // DNS-rebinding guard (docs/SERVER.md "Browser origins").
+  std::string allowed_hosts;
   // --tls-cert / --tls-key (PEM): both listeners speak TLS (tls://, https://, wss://). Both or
   // neither. SIGHUP reloads them for new connections.
   std::string tls_cert_file;

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns ConnectionLimiter: the caps on open connections, total (--max-connections) and per
 // source address (--max-connections-per-ip), and the small HTTP reserve above the total so
-// /healthz and /metrics still answer when the cap is reached (a reserve connection may not
-// upgrade to a WebSocket). A connection holds a ConnectionTicket for its lifetime (through
-// the HTTP -> WebSocket hand-over); dropping the ticket frees its place. Thread-safe.
+// /healthz and /metrics still answer when the cap is reached. A reserve place is lent before
+// the request is read: until its request names /healthz or /metrics (Confirm) it is the
+// first to go, the oldest unconfirmed one closed for a newer connection when the reserve is
+// full, so half-open TLS handshakes and slow headers cannot hold it. A connection holds a
+// ConnectionTicket for its lifetime (through the HTTP -> WebSocket hand-over); dropping the
+// ticket frees its place. Thread-safe.
 // Bounds and defaults: docs/SERVER.md "Connections and file descriptors".
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "scenecrdt/net/net.h"
 
@@ -32,7 +38,9 @@ class ConnectionTicket;
 
 class ConnectionLimiter {
  public:
-  enum class Verdict : uint8_t { kAdmitted, kReserve, kTotal, kPerIp };
+  // kReserveEvicting: admitted into the reserve in the place of its oldest unconfirmed
+  // connection, which is being closed.
+  enum class Verdict : uint8_t { kAdmitted, kReserve, kReserveEvicting, kTotal, kPerIp };
   static constexpr uint32_t kOwnFds = 64;
 
   explicit ConnectionLimiter(ConnectionCaps caps);
@@ -52,7 +60,13 @@ class ConnectionLimiter {
     uint32_t total = 0;
     uint32_t reserve = 0;
     std::map<net::asio::ip::address, uint32_t> per_ip;  // at most max_total + reserve entries
+    // Reserve tickets in admission order, the unconfirmed ones first to go; stale entries are
+    // pruned on admission (at most 2 x http_reserve + 1 entries).
+    std::deque<std::weak_ptr<ConnectionTicket>> unconfirmed;
   };
+  // The oldest live unconfirmed reserve ticket, marked evicted; nullptr when none. Under the
+  // lock; every ticket it locked is added to `seen`, released by the caller after unlocking.
+  ConnectionTicket* TakeUnconfirmedLocked(std::vector<std::shared_ptr<ConnectionTicket>>& seen);
   ConnectionCaps caps_;
   std::shared_ptr<State> state_;
 };
@@ -62,8 +76,15 @@ class ConnectionTicket {
   ~ConnectionTicket();
   ConnectionTicket(const ConnectionTicket&) = delete;
   ConnectionTicket& operator=(const ConnectionTicket&) = delete;
-  // Admitted into the HTTP reserve: may be answered, may not become a WebSocket session.
+  // Admitted into the HTTP reserve: only /healthz and /metrics are answered, once Confirmed;
+  // never a WebSocket session.
   bool reserve() const { return reserve_; }
+  // A reserve connection whose request names /healthz or /metrics keeps its place. False
+  // when it was evicted meanwhile (close it).
+  bool Confirm();
+  // Runs (once, on the admitting thread, or at once if already evicted) when this
+  // unconfirmed reserve connection is evicted for a newer one: it must close the connection.
+  void OnEvict(std::function<void()> evict);
 
  private:
   friend class ConnectionLimiter;
@@ -73,6 +94,10 @@ class ConnectionTicket {
   std::shared_ptr<ConnectionLimiter::State> state_;
   net::asio::ip::address address_;
   bool reserve_;
+  // Guarded by state_->mu.
+  bool confirmed_ = false;
+  bool evicted_ = false;  // its reserve place went to another ticket
+  std::function<void()> evict_;
 };
 
 }  // namespace scenecrdt::server

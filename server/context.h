@@ -22,6 +22,7 @@ class ClusterNode;
 class CommitSink;
 class Persistence;
 class Scene;
+class SceneDirectory;
 class Session;
 
 // One encoded, size-prefixed envelope frame, built once and shared by every session queue
@@ -54,6 +55,9 @@ class ServerContext {
   virtual CommitSink& commits() = 0;
   // The cluster membership with --redis; nullptr without (the embedded default).
   virtual ClusterNode* cluster() { return nullptr; }
+  // The stored scene names for the viewer's list, read off the network threads (SQLite or
+  // Redis); nullptr: list the scenes in memory only.
+  virtual SceneDirectory* scene_directory() { return nullptr; }
   virtual uint64_t incarnation() const = 0;
   // The bound listener ports (0: that listener is off); hints for peers on the wrong port.
   virtual uint16_t tcp_port() const = 0;

@@ -58,6 +58,16 @@ std::optional<std::string> QueryParam(std::string_view query, std::string_view k
   return std::nullopt;
 }
 
+// An attacker-chosen header value made safe to quote in a log line or an answer: printable
+// ASCII without '"' and '\\', at most 100 characters.
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (const char c : text.substr(0, 100)) {
+    out += c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? c : '?';
+  }
+  return out;
+}
+
 }  // namespace
 
 HttpSession::HttpSession(ServerContext& ctx, StrandSocket socket,
@@ -72,6 +82,18 @@ HttpSession::HttpSession(ServerContext& ctx, StrandSocket socket,
 }
 
 void HttpSession::Start() {
+  if (ticket_ && ticket_->reserve()) {
+    // Over the cap, this connection holds a reserve place only until its request is read and
+    // names /healthz or /metrics; before that a newer connection may take the place.
+    ticket_->OnEvict([weak = weak_from_this(), executor = lowest().get_executor()] {
+      net::asio::post(executor, [weak] {
+        if (auto self = weak.lock()) {
+          net::error_code ignored;
+          self->lowest().close(ignored);
+        }
+      });
+    });
+  }
   if (!tls_) {
     Read();
     return;
@@ -183,8 +205,42 @@ void HttpSession::Route() {
       origin_field == req.end() ? std::nullopt
                                 : std::optional<std::string_view>(std::string_view(
                                       origin_field->value().data(), origin_field->value().size()));
-  const auto host = req[http::field::host];
-  if (!ctx_.origins().Allows(origin, std::string_view(host.data(), host.size()))) {
+  const auto host_field = req[http::field::host];
+  const std::string_view host(host_field.data(), host_field.size());
+  if (ticket_ && ticket_->reserve()) {
+    // Above --max-connections: the reserve answers one /healthz or /metrics request, then
+    // closes; anything else is refused as at the cap.
+    req.keep_alive(false);
+    const bool monitoring =
+        !websocket::is_upgrade(req) && (path == "/healthz" || path == "/metrics");
+    if (!monitoring || !ticket_->Confirm()) {
+      Metrics::Add(ctx_.metrics().connections_refused_total);
+      Metrics::Add(ctx_.metrics().http_reserve_refused);
+      Respond(http::status::service_unavailable,
+              "the server is at its connection limit (--max-connections): above it only "
+              "/healthz and /metrics are answered; retry later\n",
+              req);
+      return;
+    }
+  }
+  if (!ctx_.origins().AllowsHost(host)) {
+    // DNS rebinding: a page on a name the attacker points at this machine sends that name.
+    const std::string shown = Printable(host);
+    ctx_.metrics().CountRefusal(ErrorCode::kUnauthorized);
+    Metrics::Add(ctx_.metrics().http_host_refused);
+    ctx_.log().Write("refusal",
+                     "scene=- session=- kind=http peer=%s reason=host_not_allowed fatal=yes "
+                     "messages=0 detail=\"Host %s\" http=403",
+                     EndpointText(peer_).c_str(), shown.c_str());
+    req.keep_alive(false);
+    Respond(http::status::forbidden,
+            "this server does not answer to the host name '" + shown +
+                "' (DNS-rebinding guard): use localhost or an IP address, or start it with "
+                "--allowed-hosts NAME\n",
+            req);
+    return;
+  }
+  if (!ctx_.origins().Allows(origin, host)) {
     // A page from another site: no WebSocket, no metrics (a browser would otherwise let any
     // page it shows write to a local server).
     ctx_.metrics().CountRefusal(ErrorCode::kUnauthorized);
@@ -195,13 +251,6 @@ void HttpSession::Route() {
                      static_cast<int>(std::min<std::size_t>(origin->size(), 200)), origin->data());
     Respond(http::status::forbidden,
             "this Origin may not use this server: add it to the server's --allowed-origins\n", req);
-    return;
-  }
-  if (websocket::is_upgrade(req) && ticket_ && ticket_->reserve()) {
-    // Admitted above --max-connections for health and metrics only.
-    Metrics::Add(ctx_.metrics().connections_refused_total);
-    Respond(http::status::service_unavailable,
-            "the server is at its connection limit (--max-connections); retry later\n", req);
     return;
   }
   if (websocket::is_upgrade(req)) {
@@ -248,7 +297,7 @@ void HttpSession::Route() {
   } else if (path == "/metrics") {
     Respond(http::status::ok, ctx_.metrics().RenderPrometheus(), req, "text/plain; version=0.0.4");
   } else if (IsWebPath(path)) {  // the viewer (web_routes.h); answers may come from a scene
-    ServeWeb(ctx_, target, EndpointText(peer_), [self = shared_from_this(), req](WebResponse r) {
+    ServeWeb(ctx_, target, peer_, [self = shared_from_this(), req](WebResponse r) {
       net::asio::post(self->socket_.get_executor(), [self, req, r = std::move(r)]() mutable {
         self->Respond(static_cast<http::status>(r.status), std::move(r.body), req, r.content_type);
       });

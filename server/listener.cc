@@ -95,6 +95,16 @@ void Listener::Admit(StrandSocket socket) {
     Refuse(std::move(socket), verdict);
     return;
   }
+  if (verdict == ConnectionLimiter::Verdict::kReserveEvicting) {
+    Metrics::Add(ctx_.metrics().http_reserve_evictions);
+    uint64_t suppressed = 0;
+    if (refusal_log_.Allow(NowMs(), suppressed)) {
+      ctx_.log().Write("http_reserve_eviction",
+                       "new_peer=%s detail=\"the reserve is full: its oldest connection with no "
+                       "/healthz or /metrics request read yet was closed\" suppressed=%llu",
+                       EndpointText(peer).c_str(), U(suppressed));
+    }
+  }
   // The context current now: a certificate reload (SIGHUP) applies to later connections.
   std::shared_ptr<net::ssl::context> tls = tls_ ? tls_->current() : nullptr;
   if (kind_ == ListenerKind::kFramedTcp) {

@@ -171,6 +171,23 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_snapshot_shares_total",
           "Joins served state frames built for an earlier joiner at the same sequence.",
           Load(snapshot_shares));
+  counter("scenecrdt_http_host_refused_total",
+          "HTTP requests refused (403) for a Host header not allowed (--allowed-hosts).",
+          Load(http_host_refused));
+  counter("scenecrdt_http_reserve_refused_total",
+          "Connections of the HTTP reserve refused (503) for a path other than /healthz and "
+          "/metrics.",
+          Load(http_reserve_refused));
+  counter("scenecrdt_http_reserve_evictions_total",
+          "Reserve connections closed before their request was read, for a newer one.",
+          Load(http_reserve_evictions));
+  counter("scenecrdt_scene_listings_total", "Scene listings served (/ and /api/scenes).",
+          Load(scene_listings));
+  counter("scenecrdt_scene_listings_limited_total",
+          "Scene listings refused (429) by the per-address rate.", Load(scene_listings_limited));
+  counter("scenecrdt_scene_list_failures_total",
+          "Reads of the stored scene names (SQLite or Redis) that failed.",
+          Load(scene_list_failures));
   counter("scenecrdt_accept_errors_total",
           "Failed accepts (out of file descriptors ...); each pauses the accept loop.",
           Load(accept_errors));

@@ -155,6 +155,13 @@ class Metrics {
   Counter scene_cap_refusals{0};     // joins refused at --max-scenes-in-memory
   Counter scene_create_refusals{0};  // joins of a missing scene by a read-only token
   Counter snapshot_shares{0};        // joins served a snapshot another joiner's build made
+  // The web surface (issue 23: docs/SERVER.md "Browser origins", "Connections ...", WEB.md).
+  Counter http_host_refused{0};       // requests naming a Host not allowed (DNS rebinding)
+  Counter http_reserve_refused{0};    // reserve connections asking for more than health/metrics
+  Counter http_reserve_evictions{0};  // reserve connections closed unread for a newer one
+  Counter scene_listings{0};          // scene listings served (/, /api/scenes)
+  Counter scene_listings_limited{0};  // scene listings refused (429) by the per-address rate
+  Counter scene_list_failures{0};     // stored-scene reads (SQLite / Redis) that failed
 
  private:
   static constexpr std::array<double, 10> kCommitBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01,

@@ -34,6 +34,27 @@ CREATE TABLE IF NOT EXISTS appends(
   number INTEGER NOT NULL, version INTEGER NOT NULL, timestamp INTEGER NOT NULL,
   data BLOB NOT NULL,
   PRIMARY KEY(scene, component, entity, timestamp, data)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS scene_names(scene TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS scene_names_registers AFTER INSERT ON registers BEGIN
+  INSERT INTO scene_names(scene) SELECT NEW.scene
+  WHERE NOT EXISTS (SELECT 1 FROM scene_names WHERE scene = NEW.scene); END;
+CREATE TRIGGER IF NOT EXISTS scene_names_tombstones AFTER INSERT ON tombstones BEGIN
+  INSERT INTO scene_names(scene) SELECT NEW.scene
+  WHERE NOT EXISTS (SELECT 1 FROM scene_names WHERE scene = NEW.scene); END;
+CREATE TRIGGER IF NOT EXISTS scene_names_appends AFTER INSERT ON appends BEGIN
+  INSERT INTO scene_names(scene) SELECT NEW.scene
+  WHERE NOT EXISTS (SELECT 1 FROM scene_names WHERE scene = NEW.scene); END;
+)sql";
+
+// A database written before scene_names existed gets it filled once, at open (one scan of
+// the three tables, as ListScenes does); the meta row says it was done. The triggers keep it
+// whoever writes the rows (this server, db-salvage, an older binary on the same file).
+constexpr const char* kFillSceneNames = R"sql(
+BEGIN IMMEDIATE;
+INSERT OR IGNORE INTO scene_names(scene)
+  SELECT scene FROM registers UNION SELECT scene FROM tombstones UNION SELECT scene FROM appends;
+INSERT OR REPLACE INTO meta(key, value) VALUES('scene_names', 1);
+COMMIT;
 )sql";
 
 uint32_t ColumnU32(sqlite3_stmt* s, int i) {
@@ -88,6 +109,7 @@ std::string QuickCheck(sqlite3* db) {
 
 Persistence::~Persistence() {
   Stop();
+  sqlite3_close(lister_);
   sqlite3_close(reader_);
   sqlite3_close(db_);
 }
@@ -170,6 +192,14 @@ Result<std::unique_ptr<Persistence>> Persistence::Open(const PersistenceOptions&
     Say(diagnostic, "cannot update the incarnation row in " + path + ": " + f.text);
     return FailureError(f, "the database is corrupt", "cannot update the incarnation row");
   }
+  if (Statement filled(db, "SELECT value FROM meta WHERE key = 'scene_names';");
+      !filled.ok() || filled.Step() != SQLITE_ROW) {
+    if (const SqliteFailure f = ExecSql(db, kFillSceneNames); f.failed()) {
+      (void)ExecSql(db, "ROLLBACK;");
+      Say(diagnostic, "cannot fill the scene_names table of " + path + ": " + f.text);
+      return FailureError(f, "the database is corrupt", "cannot initialise the SQLite database");
+    }
+  }
   Statement q(db, "SELECT value FROM meta WHERE key = 'incarnation';");
   if (!q.ok() || q.Step() != SQLITE_ROW) {
     Say(diagnostic, "cannot read the incarnation row in " + path + ": " + q.failure().text);
@@ -177,11 +207,29 @@ Result<std::unique_ptr<Persistence>> Persistence::Open(const PersistenceOptions&
   }
   p->incarnation_ = static_cast<uint64_t>(sqlite3_column_int64(q.get(), 0));
   p->reader_ = OpenConnection(path, SQLITE_OPEN_READWRITE, &failure);
-  if (!p->reader_) {
+  if (p->reader_) p->lister_ = OpenConnection(path, SQLITE_OPEN_READONLY, &failure);
+  if (!p->reader_ || !p->lister_) {
     Say(diagnostic, "cannot open a second connection to " + path + ": " + failure.text);
     return MakeError(ErrorCode::kIo, "cannot open the SQLite database in --data");
   }
   return p;
+}
+
+Result<std::vector<std::string>> Persistence::ListSceneNames(std::size_t limit,
+                                                             std::string* diagnostic) {
+  std::lock_guard<std::mutex> lock(lister_mu_);
+  Statement q(lister_, "SELECT scene FROM scene_names ORDER BY scene LIMIT ?1;");
+  std::vector<std::string> names;
+  int rc = SQLITE_ERROR;
+  if (q.ok()) {
+    q.Int(1, static_cast<int64_t>(std::min<std::size_t>(limit, INT64_MAX)));
+    while ((rc = q.Step()) == SQLITE_ROW) names.push_back(ColumnText(q.get(), 0));
+  }
+  if (rc != SQLITE_DONE) {
+    Say(diagnostic, "cannot list the stored scene names: " + q.failure().text);
+    return FailureError(q.failure(), "the database is corrupt", "cannot read the database");
+  }
+  return names;
 }
 
 Result<std::vector<std::string>> Persistence::ListScenes(std::string* diagnostic) {

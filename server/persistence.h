@@ -3,7 +3,9 @@
 // thread that runs group commits off the fan-out's latency path.
 //
 // Schema (docs/SERVER.md): one row per register (scene, component, entity), per tombstone
-// (scene, number) and per append element; a meta row with the server incarnation. A scene
+// (scene, number) and per append element; a meta row with the server incarnation; the
+// scene_names table, one row per stored scene, kept by triggers on the three row tables
+// (filled once at open for a database that predates it). A scene
 // hands over "everything that changed since my last durable point" as a DCL stream (its
 // CrdtStore's coalesced ExportChangesSince), so a commit writes each changed key once however
 // often it changed. Loading turns the rows back into a DCL stream that rebuilds the state.
@@ -81,8 +83,13 @@ class Persistence final : public CommitSink {
   static std::string DatabasePath(const std::string& dir);
   // The schema's SQL (CREATE ... IF NOT EXISTS), for tools that build a database.
   static const char* Schema();
-  // The names of the stored scenes (sorted).
+  // The names of the stored scenes (sorted), read from every row: a scan of the whole
+  // database (start-up, tools). Any thread.
   Result<std::vector<std::string>> ListScenes(std::string* diagnostic = nullptr);
+  // The first `limit` stored scene names (sorted) from the scene_names table: an index read
+  // on a connection of its own, waiting for neither commits nor scene loads. Any thread.
+  Result<std::vector<std::string>> ListSceneNames(std::size_t limit,
+                                                  std::string* diagnostic = nullptr);
   // One stored scene as a DCL stream (rows == 0: nothing stored). Any thread; reads what is
   // committed. kCorruptData / kIo with `diagnostic` on a failing read: never a partial load.
   Result<PersistedScene> LoadScene(const std::string& name, std::string* diagnostic = nullptr);
@@ -113,6 +120,8 @@ class Persistence final : public CommitSink {
   sqlite3* db_;
   sqlite3* reader_;
   std::mutex reader_mu_;
+  sqlite3* lister_ = nullptr;  // ListSceneNames only
+  std::mutex lister_mu_;
   Metrics& metrics_;
   StorageHealth health_;
   uint64_t incarnation_ = 0;

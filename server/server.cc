@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/server/cluster_scene_list.h"
 #include "scenecrdt/server/endpoint.h"
 
 namespace scenecrdt::server {
@@ -38,7 +39,7 @@ Result<void> Server::Start(bool handle_signals) {
   auto access = AccessControl::Load(config_.access, start_hint_);
   if (!access.has_value()) return access.error();
   auth_ = std::move(access.value());
-  auto origins = OriginPolicy::Parse(config_.allowed_origins);
+  auto origins = OriginPolicy::Parse(config_.allowed_origins, config_.allowed_hosts);
   if (!origins.has_value()) return origins.error();
   origins_ = std::move(origins.value());
   std::optional<net::tcp::endpoint> tcp_endpoint;
@@ -88,6 +89,13 @@ Result<void> Server::Start(bool handle_signals) {
     if (!stored.has_value()) return stored.error();
     stored_scenes_ = stored->size();
   }
+  if (cluster_) {
+    auto source = ClusterSceneNames(config_, cluster_->key_prefix());
+    if (!source.has_value()) return source.error();
+    directory_ = std::make_unique<SceneDirectory>(std::move(source.value()), metrics_, log_);
+  } else {
+    directory_ = std::make_unique<SceneDirectory>(StoredSceneNames(*persistence_), metrics_, log_);
+  }
   const Limits& l = config_.limits;
   limiter_ = std::make_unique<ConnectionLimiter>(
       ConnectionCaps{l.max_connections != 0 ? l.max_connections
@@ -112,6 +120,7 @@ Result<void> Server::Start(bool handle_signals) {
   }
   if (persistence_) persistence_->Start();
   if (cluster_) cluster_->Start();
+  directory_->Start();
   work_.emplace(ioc_.get_executor());
   scenes_->StartSweeper();
   if (tcp_) tcp_->Start();
@@ -184,6 +193,7 @@ int Server::Wait() {
   // 1. Stop accepting and writing the demo.
   if (tcp_) tcp_->Stop();
   if (http_) http_->Stop();
+  if (directory_) directory_->Stop();  // listings still waiting are answered now
   if (signals_) {
     net::asio::post(ioc_, [this] {
       net::error_code ec;

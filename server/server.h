@@ -28,6 +28,7 @@
 #include "scenecrdt/server/listener.h"
 #include "scenecrdt/server/persistence.h"
 #include "scenecrdt/server/scene.h"
+#include "scenecrdt/server/scene_directory.h"
 #include "scenecrdt/server/scene_registry.h"
 #include "scenecrdt/server/session.h"
 #include "scenecrdt/server/tls_context.h"
@@ -87,6 +88,7 @@ class Server final : public ServerContext {
     return cluster_ ? static_cast<CommitSink&>(*cluster_) : *persistence_;
   }
   ClusterNode* cluster() override { return cluster_.get(); }
+  SceneDirectory* scene_directory() override { return directory_.get(); }
   uint64_t incarnation() const override { return persistence_ ? persistence_->incarnation() : 0; }
   uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }
   uint16_t http_port() const override { return http_ ? http_->port() : 0; }
@@ -112,8 +114,9 @@ class Server final : public ServerContext {
   std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
   std::unique_ptr<DataDirLock> data_lock_;  // held from Start to the end of Wait (no --redis)
   std::string start_hint_;
-  std::unique_ptr<Persistence> persistence_;  // without --redis
-  std::unique_ptr<ClusterNode> cluster_;      // with --redis (then no SQLite)
+  std::unique_ptr<Persistence> persistence_;   // without --redis
+  std::unique_ptr<ClusterNode> cluster_;       // with --redis (then no SQLite)
+  std::unique_ptr<SceneDirectory> directory_;  // reads persistence_ or Redis: declared after
   std::unique_ptr<ConnectionLimiter> limiter_;
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> http_;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the viewer's HTTP routes (see web_routes.h, docs/WEB.md): the scene list (HTML and
-// JSON), the viewer page and its static assets from --web-root, and the 404 that says how to
-// build missing assets.
+// JSON: the scenes in memory plus the stored names of the SceneDirectory, per-address rate,
+// at most kMaxListedScenes), the viewer page and its static assets from --web-root, and the
+// 404 that says how to build missing assets (the web root's path only in the log).
 #include "scenecrdt/server/web_routes.h"
 
 #include <algorithm>
@@ -14,8 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "scenecrdt/server/persistence.h"
+#include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/server/endpoint.h"
 #include "scenecrdt/server/scene.h"
+#include "scenecrdt/server/scene_directory.h"
 #include "scenecrdt/server/web_request.h"
 
 namespace scenecrdt::server {
@@ -76,7 +79,7 @@ const char* ContentType(std::string_view name) {
   return "application/octet-stream";
 }
 
-WebResponse Asset(ServerContext& ctx, std::string_view name, std::string_view peer) {
+WebResponse Asset(ServerContext& ctx, std::string_view name, const std::string& peer) {
   const std::string& root = ctx.config().web_root;
   const std::string path = root + "/" + std::string(name);
   std::ifstream in(path, std::ios::binary);
@@ -92,23 +95,30 @@ WebResponse Asset(ServerContext& ctx, std::string_view name, std::string_view pe
   }
   if (body) return {200, std::move(*body), ContentType(name)};
   const std::string where = root.empty() ? std::string("(no --web-root)") : root;
-  ctx.log().Write("web_asset_missing", "peer=%.*s asset=%.*s web_root=\"%s\"",
-                  static_cast<int>(peer.size()), peer.data(), static_cast<int>(name.size()),
-                  name.data(), where.c_str());
+  ctx.log().Write("web_asset_missing", "peer=%s asset=%.*s web_root=\"%s\"", peer.c_str(),
+                  static_cast<int>(name.size()), name.data(), where.c_str());
+  // The server's folders are its operator's business: the path goes to the log only.
   return {404,
-          "viewer asset '" + std::string(name) + "' not found in " + where +
-              ": build the viewer with `bash scripts/build_web.sh` (it writes "
-              "build/web) or start `scenecrdt serve --web-root DIR` with a folder "
-              "holding view.html, viewer.js, scenecrdt.js and scenecrdt.wasm (docs/WEB.md)\n",
+          "viewer asset '" + std::string(name) +
+              "' not found in the server's --web-root (its log names the folder): build the "
+              "viewer with `bash scripts/build_web.sh` (it writes build/web) or start "
+              "`scenecrdt serve --web-root DIR` with a folder holding view.html, viewer.js, "
+              "scenecrdt.js and scenecrdt.wasm (docs/WEB.md)\n",
           "text/plain"};
 }
 
+struct Listing {
+  std::vector<Scene::Summary> scenes;  // name order, at most kMaxListedScenes
+  bool complete = true;                // false: cut at the cap, or stored names unreadable
+  std::string error;                   // why the stored names could not be read
+};
+
 // Summaries of the scenes `token` may read, gathered from each loaded scene's strand (each
-// held by a reference until it answered, so eviction cannot drop it meanwhile) plus the stored
-// scenes not in memory (not loaded for a listing); `done` runs once with all of them, in name
-// order, on the strand of the last scene to answer.
-void Summaries(ServerContext& ctx, const std::string& token,
-               std::function<void(std::vector<Scene::Summary>)> done) {
+// held by a reference until it answered, so eviction cannot drop it meanwhile) plus the
+// `stored` names not in memory (not loaded for a listing); `done` runs once with all of them,
+// in name order, on the strand of the last scene to answer (or on the caller's thread).
+void Summaries(ServerContext& ctx, const std::string& token, const StoredScenesPtr& stored,
+               std::function<void(Listing)> done) {
   std::vector<Scene*> loaded = ctx.ListScenes();
   std::vector<Scene*> scenes;
   std::set<std::string, std::less<>> names;
@@ -121,28 +131,39 @@ void Summaries(ServerContext& ctx, const std::string& token,
     }
   }
   std::vector<Scene::Summary> stored_only;
-  if (auto stored = ctx.persistence().ListScenes(); stored.has_value()) {
-    for (std::string& name : stored.value()) {
-      if (names.count(name) != 0 || !ctx.auth().CheckNow(token, name).has_value()) continue;
-      stored_only.push_back(Scene::Summary{std::move(name), 0, 0, /*in_memory=*/false});
+  if (stored) {
+    for (const std::string& name : stored->names) {
+      // Cluster streams may carry names a client can never join; they are not listed.
+      if (names.count(name) != 0 || !session::IsValidSceneName(name) ||
+          !ctx.auth().CheckNow(token, name).has_value()) {
+        continue;
+      }
+      stored_only.push_back(Scene::Summary{name, 0, 0, /*in_memory=*/false});
     }
   }
   struct Gather {
     std::mutex mu;
-    std::vector<Scene::Summary> out;
+    Listing out;
     std::size_t left;
-    std::function<void(std::vector<Scene::Summary>)> done;
+    std::function<void(Listing)> done;
     void Finish() {
-      std::sort(out.begin(), out.end(),
+      auto& list = out.scenes;
+      std::sort(list.begin(), list.end(),
                 [](const Scene::Summary& a, const Scene::Summary& b) { return a.name < b.name; });
+      if (list.size() > kMaxListedScenes) {
+        list.resize(kMaxListedScenes);
+        out.complete = false;
+      }
       done(std::move(out));
     }
   };
   auto g = std::make_shared<Gather>();
   g->left = scenes.size();
-  g->out.resize(scenes.size());
-  g->out.insert(g->out.end(), std::make_move_iterator(stored_only.begin()),
-                std::make_move_iterator(stored_only.end()));
+  g->out.complete = !stored || stored->complete;
+  if (stored) g->out.error = stored->error;
+  g->out.scenes.resize(scenes.size());
+  g->out.scenes.insert(g->out.scenes.end(), std::make_move_iterator(stored_only.begin()),
+                       std::make_move_iterator(stored_only.end()));
   g->done = std::move(done);
   if (scenes.empty()) {
     g->Finish();
@@ -154,7 +175,7 @@ void Summaries(ServerContext& ctx, const std::string& token,
       bool last = false;
       {
         std::lock_guard<std::mutex> lock(g->mu);
-        g->out[i] = std::move(s);
+        g->out.scenes[i] = std::move(s);
         last = --g->left == 0;
       }
       ctx.ReleaseScene(scene);
@@ -163,7 +184,8 @@ void Summaries(ServerContext& ctx, const std::string& token,
   }
 }
 
-std::string ListHtml(const std::vector<Scene::Summary>& scenes, const std::string& token) {
+std::string ListHtml(const Listing& listing, const std::string& token) {
+  const std::vector<Scene::Summary>& scenes = listing.scenes;
   const std::string suffix = token.empty() ? std::string() : "?token=" + PercentEncode(token);
   std::string html =
       "<!doctype html><html><head><meta charset=\"utf-8\"><title>scenecrdt scenes</title>"
@@ -179,20 +201,30 @@ std::string ListHtml(const std::vector<Scene::Summary>& scenes, const std::strin
             "</td><td>" + std::to_string(s.sessions) + "</td></tr>";
   }
   if (scenes.empty()) html += "<tr><td colspan=\"3\">no scenes yet</td></tr>";
-  html += "</table><p>JSON: <a href=\"/api/scenes" + HtmlEscape(suffix) +
+  html += "</table>";
+  if (!listing.error.empty()) {
+    html += "<p>The stored scenes could not be read (" + HtmlEscape(listing.error) +
+            "): only the scenes in memory are listed.</p>";
+  } else if (!listing.complete) {
+    html += "<p>The list stops at " + std::to_string(kMaxListedScenes) +
+            " scenes: more are stored.</p>";
+  }
+  html += "<p>JSON: <a href=\"/api/scenes" + HtmlEscape(suffix) +
           "\">/api/scenes</a></p></body></html>\n";
   return html;
 }
 
-std::string ListJson(const std::vector<Scene::Summary>& scenes) {
+std::string ListJson(const Listing& listing) {
   nlohmann::json list = nlohmann::json::array();
-  for (const Scene::Summary& s : scenes) {
+  for (const Scene::Summary& s : listing.scenes) {
     list.push_back({{"name", s.name},
                     {"entities", s.entities},
                     {"sessions", s.sessions},
                     {"in_memory", s.in_memory}});
   }
-  return nlohmann::json{{"scenes", std::move(list)}}.dump() + "\n";
+  nlohmann::json out{{"scenes", std::move(list)}, {"complete", listing.complete}};
+  if (!listing.error.empty()) out["error"] = listing.error;
+  return out.dump() + "\n";
 }
 
 }  // namespace
@@ -201,22 +233,23 @@ bool IsWebPath(std::string_view path) {
   return ParseWebTarget(path).route != WebRequest::Route::kNone;
 }
 
-void ServeWeb(ServerContext& ctx, std::string_view target, std::string_view peer,
+void ServeWeb(ServerContext& ctx, std::string_view target, const net::tcp::endpoint& peer,
               std::function<void(WebResponse)> respond) {
   WebRequest req = ParseWebTarget(target);
+  const std::string peer_text = EndpointText(peer);
   switch (req.route) {
     case WebRequest::Route::kAsset:
       if (req.name.empty()) {
         respond({404, "asset names are [A-Za-z0-9_.-] (no folders)\n"});
       } else {
-        respond(Asset(ctx, req.name, peer));
+        respond(Asset(ctx, req.name, peer_text));
       }
       return;
     case WebRequest::Route::kView:
       if (req.name.empty()) {
         respond({400, "bad scene name: 1..64 of [A-Za-z0-9_.-]\n"});
       } else {
-        respond(Asset(ctx, "view.html", peer));  // the page reads the scene from its own URL
+        respond(Asset(ctx, "view.html", peer_text));  // the page reads the scene from its own URL
       }
       return;
     case WebRequest::Route::kList:
@@ -232,13 +265,31 @@ void ServeWeb(ServerContext& ctx, std::string_view target, std::string_view peer
              "read role is enough) to list its scenes\n"});
     return;
   }
+  SceneDirectory* directory = ctx.scene_directory();
+  if (directory && !directory->rate().Admit(peer.address(), NowMs())) {
+    directory->NoteLimited(peer_text);
+    respond({429, "too many scene listings from your address (at most " +
+                      std::to_string(static_cast<int>(kListingsPerSecond)) +
+                      " a second): the viewer page polls every 2 s; retry in a second\n"});
+    return;
+  }
+  Metrics::Add(ctx.metrics().scene_listings);
   const bool json = req.route == WebRequest::Route::kListJson;
-  Summaries(ctx, req.token, [json, token = req.token, respond = std::move(respond)](auto scenes) {
+  auto answer = [json, token = req.token, respond = std::move(respond)](Listing listing) {
     if (json) {
-      respond({200, ListJson(scenes), "application/json"});
+      respond({200, ListJson(listing), "application/json"});
     } else {
-      respond({200, ListHtml(scenes, token), "text/html; charset=utf-8"});
+      respond({200, ListHtml(listing, token), "text/html; charset=utf-8"});
     }
+  };
+  if (!directory) {  // a context without stored scenes (tests): the scenes in memory
+    Summaries(ctx, req.token, nullptr, std::move(answer));
+    return;
+  }
+  // The stored names are read on the directory's thread; the summaries are gathered from
+  // there (auth checks per name included), never on this network thread.
+  directory->List([&ctx, token = req.token, answer = std::move(answer)](StoredScenesPtr stored) {
+    Summaries(ctx, token, stored, answer);
   });
 }
 

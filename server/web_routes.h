@@ -2,8 +2,9 @@
 // Owns the viewer's HTTP routes (docs/WEB.md): GET / (the scene list as HTML), GET /api/scenes
 // (the same as JSON, polled by the page), GET /view/<scene> (the 3D viewer page) and
 // GET /web/<file> (its assets: script bundle, wasm module), read from --web-root. HttpSession
-// only dispatches here; scene summaries are read on each scene's strand, so the answer comes
-// back through a callback on any thread.
+// only dispatches here; stored scene names come from the SceneDirectory's thread and scene
+// summaries from each scene's strand, so the answer comes back through a callback on any
+// thread.
 #pragma once
 
 #include <functional>
@@ -26,7 +27,8 @@ bool IsWebPath(std::string_view path);
 // Answers GET `target` (path and query) through `respond`, called exactly once, possibly on
 // another thread. With --auth, / and /api/scenes need ?token=T and list only the scenes it is
 // granted; the viewer page and its assets are public (the page's WebSocket carries the token).
-void ServeWeb(ServerContext& ctx, std::string_view target, std::string_view peer,
+// Listings are rate-limited per `peer` address (429 beyond).
+void ServeWeb(ServerContext& ctx, std::string_view target, const net::tcp::endpoint& peer,
               std::function<void(WebResponse)> respond);
 
 }  // namespace scenecrdt::server

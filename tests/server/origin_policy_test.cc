@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owner: server/origin_policy.*. By default a WebSocket upgrade (and any HTTP request) without
 // an Origin header or from a same-origin page is served and another site's page gets 403;
-// --allowed-origins adds origins ("*" all); a malformed list refuses to start.
+// --allowed-origins adds origins ("*" all); a malformed list refuses to start. The Host check
+// (--allowed-hosts) passes loopback names, IP literals and listed names only.
 #include "scenecrdt/server/origin_policy.h"
 
 #include <gtest/gtest.h>
@@ -41,6 +42,29 @@ TEST(OriginPolicyTest, ListedOriginsAndStar) {
   EXPECT_TRUE(any->Allows("https://anything.example", "x"));
   EXPECT_FALSE(OriginPolicy::Parse("game.example").has_value());
   EXPECT_FALSE(OriginPolicy::Parse("https://game.example/path").has_value());
+}
+
+// The DNS-rebinding guard (--allowed-hosts): names are checked, addresses are not.
+TEST(OriginPolicyTest, HostCheckAllowsLoopbackNamesAddressesAndListedNames) {
+  auto policy = OriginPolicy::Parse("", "scenes.example,.corp.example");
+  ASSERT_TRUE(policy.has_value());
+  for (const char* host :
+       {"", "localhost", "localhost:7601", "LOCALHOST.", "a.localhost:1", "127.0.0.1:7601",
+        "10.1.2.3", "[::1]:7601", "[2001:db8::1]", "scenes.example", "Scenes.Example:443",
+        "corp.example", "x.corp.example"}) {
+    EXPECT_TRUE(policy->AllowsHost(host)) << host;
+  }
+  for (const char* host : {"evil.example", "evil.example:7601", "localhost.evil", "127.0.0.1.nip",
+                           "scenes.example.evil", "xcorp.example", "[::1", "[zz::1]", "::1",
+                           "localhost:", "localhost:99999x", "a b", "evil.example@localhost"}) {
+    EXPECT_FALSE(policy->AllowsHost(host)) << host;
+  }
+  auto any = OriginPolicy::Parse("", "*");
+  ASSERT_TRUE(any.has_value());
+  EXPECT_TRUE(any->AllowsHost("evil.example"));
+  EXPECT_FALSE(OriginPolicy::Parse("", "http://scenes.example").has_value());
+  EXPECT_FALSE(OriginPolicy::Parse("", "scenes.example:7601").has_value());
+  EXPECT_FALSE(OriginPolicy::Parse("", ".").has_value());
 }
 
 TEST(OriginPolicyTest, ServerRefusesOtherSitesWith403) {

@@ -67,6 +67,10 @@ state and access:
   --allowed-origins LIST  browser pages (Origin header) allowed to connect, comma-separated
                         (e.g. https://game.example) or "*"; same-origin pages and clients
                         without an Origin are always allowed; others get 403
+  --allowed-hosts LIST  Host names this server answers to besides localhost, *.localhost
+                        and IP addresses (the DNS-rebinding guard), comma-separated; a
+                        leading dot (.example.com) allows subdomains; "*" turns the check
+                        off. Requests naming another host get 403
 cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
   --redis URL           join the cluster at redis://[[user]:password@]host[:port][/db] or
                         unix:///path[?db=N]: scenes live in Redis (AOF with appendfsync
@@ -175,6 +179,7 @@ int RunServe(Args args) {
     config.access.jwt_leeway = std::chrono::seconds(std::min<uint64_t>(*v, 100000));
   }
   if (auto v = scan.Value("--allowed-origins")) config.allowed_origins = *v;
+  if (auto v = scan.Value("--allowed-hosts")) config.allowed_hosts = *v;
   if (auto v = scan.Value("--tls-cert")) config.tls_cert_file = *v;
   if (auto v = scan.Value("--tls-key")) config.tls_key_file = *v;
   config.insecure_no_tls = scan.Flag("--insecure-no-tls");
@@ -301,6 +306,12 @@ int RunServe(Args args) {
     std::fprintf(stderr, "scenecrdt serve: viewer http://%s:%u/ (assets %s%s)\n",
                  host(config.http_listen).c_str(), srv.http_port(), config.web_root.c_str(),
                  built ? "" : ": missing, build them with bash scripts/build_web.sh");
+  }
+  if (!config.http_listen.empty() && config.allowed_hosts.empty() &&
+      host(config.http_listen) != "127.0.0.1" && host(config.http_listen) != "[::1]") {
+    std::fprintf(stderr,
+                 "scenecrdt serve: HTTP answers Host localhost and IP addresses only; give "
+                 "--allowed-hosts NAME for the DNS names clients use (docs/SERVER.md)\n");
   }
   if (config.demo) {
     std::fprintf(stderr, "scenecrdt serve: demo scene \"demo\" animated at %g Hz\n",
