@@ -128,6 +128,11 @@ int LocalWrite(sc_runtime* rt, uint8_t* out_msg, std::size_t capacity, std::size
     const Result<MergeOutcome> written = write(replica, rt->write_buffer);
     if (!written.has_value()) {
       const Error& e = written.error();
+      if (e.code == ErrorCode::kNonFiniteTransform) {
+        // As sc_client_write_transform: the caller's value is wrong, nothing was merged.
+        return Fail(SC_E_INVALID_ARGUMENT, function, "%s: %s; nothing merged",
+                    ErrorCodeName(e.code), e.detail);
+      }
       return Fail(SC_E_REFUSED, function, "refused: %s: %s", ErrorCodeName(e.code), e.detail);
     }
     if (rt->write_buffer.size() > capacity) {
@@ -209,11 +214,19 @@ int sc_runtime_write_transform(sc_runtime* rt, uint32_t entity, const sc_transfo
                                uint8_t* out_msg, size_t capacity, size_t* len) {
   constexpr const char* kFunction = "sc_runtime_write_transform";
   if (t == nullptr) return Fail(SC_E_INVALID_ARGUMENT, kFunction, "t is NULL");
-  return LocalWrite(rt, out_msg, capacity, len, scenecrdt::capi::internal::kTransformPutBytes,
-                    kFunction, [&](scenecrdt::runtime::Runtime& replica, auto& out) {
-                      return replica.WriteTransform(
-                          entity, scenecrdt::capi::internal::ToTransform(*t), out);
-                    });
+  return LocalWrite(
+      rt, out_msg, capacity, len, scenecrdt::capi::internal::kTransformPutBytes, kFunction,
+      [&](scenecrdt::runtime::Runtime& replica,
+          auto& out) -> scenecrdt::Result<scenecrdt::runtime::MergeOutcome> {
+        const scenecrdt::protocol::Transform value = scenecrdt::capi::internal::ToTransform(*t);
+        // Servers refuse NaN and infinities: merged here, such a write would
+        // leave this replica apart from everyone else's for good.
+        if (!scenecrdt::protocol::IsFinite(value)) {
+          return scenecrdt::MakeError(scenecrdt::ErrorCode::kNonFiniteTransform,
+                                      "servers refuse non-finite Transforms");
+        }
+        return replica.WriteTransform(entity, value, out);
+      });
 }
 
 int sc_runtime_delete_transform(sc_runtime* rt, uint32_t entity, uint8_t* out_msg, size_t capacity,

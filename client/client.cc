@@ -187,6 +187,9 @@ Result<void> Client::DeleteEntity(protocol::EntityId entity) {
 
 uint64_t Client::Flush() { return impl_->Flush(); }
 uint64_t Client::SendCrdt(std::span<const uint8_t> dcl) { return impl_->SendCrdt(dcl); }
+std::size_t Client::max_crdt_bytes() const {
+  return session::MaxCrdtDataBytes(impl_->server_frame_bytes_);
+}
 
 bool Client::welcomed() const { return impl_->welcome_.has_value(); }
 const std::optional<Welcome>& Client::welcome() const { return impl_->welcome_; }

@@ -43,6 +43,9 @@ struct Welcome {
   uint64_t scene_sequence = 0;  // the state that follows reaches this sequence
   bool resumed = false;         // true: a delta since our resume position; false: a snapshot
   bool can_write = false;
+  // The largest frame the server accepts (Welcome.max_frame_bytes, docs/PROTOCOL.md section 2
+  // "Frame limit"); the documented default, 1 MiB, when the server does not say.
+  uint32_t max_frame_bytes = 0;
 };
 
 // A refusal (an Error frame) from the server.
@@ -162,13 +165,19 @@ class Client {
   // Deletes the entity (DELETE_ENTITY: every component of this number and version, for good).
   // kReservedEntity for numbers below 512.
   Result<void> DeleteEntity(protocol::EntityId entity);
-  // Sends buffered writes as Crdt frames (when connected and within the unacked budget);
-  // the last frame sequence sent, or 0.
+  // Sends buffered writes as Crdt frames (when connected and within the unacked budget), each
+  // under the server's frame limit; the last frame sequence sent, or 0.
   uint64_t Flush();
-  // Merges `dcl` into the replica and sends it as one Crdt frame, as it is (its own
-  // timestamps), now or once connected; kept and resent until acknowledged. Returns its
-  // frame sequence (0: not taken, unacked budget full or closed).
+  // Merges `dcl` into the replica and sends it as it is (its own timestamps), now or once
+  // connected; kept and resent until acknowledged. One Crdt frame, or several cut at message
+  // boundaries when it is larger than max_crdt_bytes(). Returns the frame sequence of its last
+  // frame (an Ack of it covers them all); 0: not taken (unacked budget full, closed, or, logged,
+  // a message larger than max_crdt_bytes() alone or bytes that are not whole messages).
   uint64_t SendCrdt(std::span<const uint8_t> dcl);
+  // The most DCL bytes one Crdt frame carries to the current server: its frame limit (the
+  // Welcome's, else the documented default of 1 MiB) less the envelope (docs/PROTOCOL.md
+  // section 2, "Frame limit").
+  std::size_t max_crdt_bytes() const;
 
   // ---- State (caller's thread, after Poll) ----
   bool welcomed() const;

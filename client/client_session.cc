@@ -247,8 +247,10 @@ void Client::Impl::OnAck(const session::Ack& a) {
 }
 
 void Client::Impl::OnWelcome(const session::Welcome& welcome) {
-  welcome_ =
-      Welcome{welcome.session_id, welcome.scene_sequence, welcome.resumed, welcome.can_write};
+  server_frame_bytes_ = session::ServerMaxFrameBytes(welcome);
+  frame_limit_logged_ = false;
+  welcome_ = Welcome{welcome.session_id, welcome.scene_sequence, welcome.resumed, welcome.can_write,
+                     server_frame_bytes_};
   synced_ = false;
   connection_state_bytes_ = 0;
   ++stats_.connects;

@@ -2,13 +2,15 @@
 // Owns the replica client's writes: the unsent buffer (the latest write per entity: a
 // Transform, a Transform deletion or an entity deletion), held writes stamped on top of the
 // first snapshot and offline writes re-stamped over newer state, Crdt frames kept until
-// acknowledged, their (re)transmission, and frames refused as rate_limited going back into
-// the buffer.
+// acknowledged, their (re)transmission, frames cut under the server's frame limit
+// (docs/PROTOCOL.md section 2, "Frame limit"), and frames refused as rate_limited going back
+// into the buffer.
 #include <algorithm>
 
 #include "scenecrdt/client/internal/client_impl.h"
 #include "scenecrdt/client/internal/format.h"
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/session/crdt_split.h"
 
 namespace scenecrdt::client {
 
@@ -17,8 +19,8 @@ namespace {
 using internal::Format;
 using internal::Ull;
 
-// Messages per frame built by Flush (a Transform PUT is 68 bytes: ~272 KB, under the server's
-// 1 MiB frame limit and its message burst).
+// Messages per frame built by Flush: the server's default message burst. Fewer when the
+// server's frame limit holds fewer of the largest write (a Transform PUT, 68 bytes).
 constexpr std::size_t kMaxWritesPerFrame = 4000;
 constexpr std::size_t kMaxMessageBytes = 24 + protocol::Transform::kSize;
 // Pause of Flush after a rate_limited refusal of an own frame: doubles up to the cap.
@@ -182,10 +184,23 @@ uint64_t Client::Impl::Flush() {
     if (Now() < *flush_paused_until_) return 0;
     flush_paused_until_.reset();
   }
+  const std::size_t per_frame = std::min(
+      kMaxWritesPerFrame, session::MaxCrdtDataBytes(server_frame_bytes_) / kMaxMessageBytes);
+  if (per_frame == 0) {
+    // A misconfigured server: say it once per connection; the writes stay buffered.
+    if (!frame_limit_logged_) {
+      Log(
+          Format("cannot send %zu writes: the server's frame limit (%u bytes) holds no %zu-byte "
+                 "write message",
+                 unsent_.size(), server_frame_bytes_, kMaxMessageBytes));
+      frame_limit_logged_ = true;
+    }
+    return 0;
+  }
   uint64_t last = 0;
   std::vector<uint8_t> dcl;
   while (!unsent_.empty()) {
-    const std::size_t n = std::min(unsent_.size(), kMaxWritesPerFrame);
+    const std::size_t n = std::min(unsent_.size(), per_frame);
     if (pending_bytes_ + n * kMaxMessageBytes > options_.max_unacked_bytes) break;  // coalesce
     dcl.clear();
     dcl.reserve(n * kMaxMessageBytes);
@@ -204,12 +219,35 @@ uint64_t Client::Impl::Flush() {
 uint64_t Client::Impl::SendCrdt(std::span<const uint8_t> dcl) {
   if (closed_ || stopped_) return 0;
   if (pending_bytes_ + dcl.size() > options_.max_unacked_bytes) return 0;
+  // Frames above the server's limit are fatal there: cut at message boundaries under it.
+  const std::size_t max_bytes = session::MaxCrdtDataBytes(server_frame_bytes_);
+  std::vector<session::CrdtPart> parts{{0, dcl.size(), 0}};
+  if (dcl.size() > max_bytes) {
+    auto split = session::SplitCrdtStream(dcl, max_bytes);
+    if (!split.has_value()) {
+      const Error& e = split.error();
+      Log(
+          Format("SendCrdt: %zu bytes not sent: %s (%s, at byte %llu); the server's frame limit "
+                 "is %u bytes (%zu DCL bytes per frame)",
+                 dcl.size(), e.detail, ErrorCodeName(e.code), Ull(e.offset), server_frame_bytes_,
+                 max_bytes));
+      return 0;
+    }
+    parts = std::move(split.value());
+  }
   // Merged locally too: the server does not echo a session's own changes back to it.
   (void)runtime_.ApplyCrdt(dcl);
-  AddPending(std::vector<uint8_t>(dcl.begin(), dcl.end()), /*owned=*/false);
-  PendingFrame& p = pending_.back();
-  if (synced_) (void)Transmit(p);
-  return p.frame_sequence;
+  bool transmit = synced_;
+  uint64_t last = 0;
+  for (const session::CrdtPart& part : parts) {
+    const std::span<const uint8_t> bytes = dcl.subspan(part.offset, part.bytes);
+    AddPending(std::vector<uint8_t>(bytes.begin(), bytes.end()), /*owned=*/false);
+    PendingFrame& p = pending_.back();
+    // After a failed transmit the connection is ending: the next one sends the rest in order.
+    if (transmit) transmit = Transmit(p);
+    last = p.frame_sequence;
+  }
+  return last;
 }
 
 void Client::Impl::AddPending(std::vector<uint8_t> dcl, bool owned) {

@@ -419,6 +419,9 @@ void Connection::Deliver(std::span<const uint8_t> frame) {
   if (std::holds_alternative<session::Pong>(read.value())) {
     last_pong_ = std::chrono::steady_clock::now();
   }
+  if (const auto* w = std::get_if<session::Welcome>(&read.value())) {
+    send_limit_bytes_ = session::ServerMaxFrameBytes(*w);
+  }
   if (const auto* w = std::get_if<session::Welcome>(&read.value());
       w && w->compression != session::Compression::kNone) {
     session::Hello offered;
@@ -477,7 +480,15 @@ void Connection::WriteNext() {
   if (writing_ || !open_ || closed_ || out_.empty()) return;
   in_flight_.clear();
   buffers_.clear();
+  // Over WebSocket the frames of one write are one message, which the server reads whole up
+  // to its frame limit (docs/PROTOCOL.md section 2, "Frame limit"): gather only that much.
+  const bool bounded = impl_->websocket();
+  std::size_t message_bytes = 0;
   while (!out_.empty()) {
+    if (bounded && !in_flight_.empty() && message_bytes + out_.front().size() > send_limit_bytes_) {
+      break;
+    }
+    message_bytes += out_.front().size();
     in_flight_.push_back(std::move(out_.front()));
     out_.pop_front();
   }

@@ -517,6 +517,42 @@ if want reserve; then
   stop
 fi
 
+# ---- frames above the server's frame limit (issue 23 item 14)
+if want frames; then
+  python3 - "$TMP/big.dcl" "$TMP/oversized.dcl" <<'PY'
+import struct, sys
+def put(entity, payload):
+    return struct.pack("<6I", 24 + payload, 1, entity, 1500, 1, payload) + bytes((entity + i) & 255 for i in range(payload))
+open(sys.argv[1], "wb").write(b"".join(put(512 + e, 4000) for e in range(4000)))
+open(sys.argv[2], "wb").write(put(512, 100) + put(513, 20000))
+PY
+  start frames "$TMP/d-frames"
+  want_hash=$("$BIN" replay "$TMP/big.dcl" | grep -o '"stateHash": *"[0-9a-f]*"' | grep -o '[0-9a-f]\{64\}')
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene big-tcp "$TMP/big.dcl" >"$TMP/frames-tcp.out" 2>&1
+  st=$?
+  "$BIN" send --server "ws://127.0.0.1:$HTTP" --scene big-ws "$TMP/big.dcl" >"$TMP/frames-ws.out" 2>&1
+  sw=$?
+  ht=$("$BIN" pull --server "tcp://127.0.0.1:$TCP" --scene big-tcp | grep -o '"stateHash": *"[0-9a-f]*"' | grep -o '[0-9a-f]\{64\}')
+  hw=$("$BIN" pull --server "tcp://127.0.0.1:$TCP" --scene big-ws | grep -o '"stateHash": *"[0-9a-f]*"' | grep -o '[0-9a-f]\{64\}')
+  refused=$(grep -c frame_too_large "$TMP/frames.log")
+  ok=1
+  [ "$st" = 0 ] && [ "$sw" = 0 ] && [ -n "$want_hash" ] && [ "$ht" = "$want_hash" ] && [ "$hw" = "$want_hash" ] && [ "$refused" = 0 ] && ok=0
+  row "frames: a 16 MB recording" "send of 4 000 PUTs of 4 KB (500 per frame made 2 MB frames) over tcp:// and ws:// to a default server (1 MiB frame limit)" \
+    "both sent whole in frames under the limit the Welcome tells; pull = replay; no frame_too_large" \
+    "send exit $st / $sw ($(grep -o 'in [0-9]* frames' "$TMP/frames-tcp.out")); hashes $([ "$ht" = "$want_hash" ] && echo equal || echo differ) / $([ "$hw" = "$want_hash" ] && echo equal || echo differ); frame_too_large $refused" $ok
+  stop
+  start frames-small "$TMP/d-frames-small" --max-frame-bytes 16384
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene limit "$TMP/oversized.dcl" >"$TMP/frames-small.out" 2>&1
+  so=$?
+  refused=$(grep -c frame_too_large "$TMP/frames-small.log")
+  ok=1
+  [ "$so" = 1 ] && grep -q 'nothing sent' "$TMP/frames-small.out" && [ "$refused" = 0 ] && ok=0
+  row "frames: one message over the limit" "send of a stream holding a 20 024-byte message to serve --max-frame-bytes 16384" \
+    "exit 1 before sending, naming the message and the limit; nothing reaches the server" \
+    "exit $so: $(grep -o 'the message at[^;]*' "$TMP/frames-small.out"); frame_too_large $refused" $ok
+  stop
+fi
+
 echo
 echo "$ROWS rows, $FAILS failed ($(basename "$BIN"), $(date -u +%Y-%m-%dT%H:%MZ))"
 [ "$FAILS" = 0 ]

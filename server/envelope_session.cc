@@ -34,6 +34,10 @@ uint16_t EnvelopeCloseCode(ErrorCode code) {
   }
 }
 
+// Clients assume this limit before the Welcome and from servers that do not send it.
+static_assert(Limits{}.max_frame_bytes == session::kDefaultServerMaxFrameBytes,
+              "docs/PROTOCOL.md documents the default frame limit clients assume");
+
 }  // namespace
 
 EnvelopeSession::EnvelopeSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer,
@@ -195,6 +199,8 @@ void EnvelopeSession::TakeControlFrames(std::vector<SharedFrame>& out) {
 void EnvelopeSession::OnJoined(const session::Welcome& welcome) {
   session::Welcome w = welcome;
   w.compression = mode_;
+  // Clients split what they send under it (docs/PROTOCOL.md section 2, "Frame limit").
+  w.max_frame_bytes = limits().max_frame_bytes;
   SharedFrame frame = MakeShared(session::BuildFrame(w));
   control_.push_back(frame);
   if (mode_ == session::Compression::kZstd) StartCompression(frame);

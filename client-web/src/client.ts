@@ -4,6 +4,7 @@
 // wasm runtime with its receive time, reconnects with jittered exponential backoff, hands a
 // render loop the interpolated world matrices and the changed / added / removed lists, and
 // sends local Transform writes stamped with the runtime's Lamport rule.
+import { checkFiniteTransform } from "./wasm.js";
 import type { Transform, WasmRuntime, WorldCopy } from "./wasm.js";
 
 /** The WebSocket constructor to use (the browser's; under node: the `ws` package's, or node's own). */
@@ -153,9 +154,12 @@ export class SceneClient {
   /**
    * Writes an entity's Transform: merged into the replica with the Lamport rule and sent. While
    * not joined it waits (latest per entity) and is written right after the next snapshot.
-   * Returns true when sent now.
+   * Returns true when sent now. Throws ScenecrdtError with status SC_E_INVALID_ARGUMENT (-1)
+   * for a NaN or infinite component (servers refuse them: merged, it would leave this replica
+   * apart from everyone): nothing is merged, sent or held.
    */
   writeTransform(entity: number, t: Transform): boolean {
+    checkFiniteTransform(t);
     if (this.stateValue !== "joined" || !this.ws) {
       this.pending.set(entity >>> 0, t);
       return false;
@@ -223,7 +227,14 @@ export class SceneClient {
   private flushPending(): void {
     const writes = [...this.pending];
     this.pending.clear();
-    for (const [entity, t] of writes) this.writeTransform(entity, t);
+    for (const [entity, t] of writes) {
+      try {
+        this.writeTransform(entity, t);
+      } catch (err) {
+        // Refused now (e.g. the snapshot shows the entity deleted): the others still go.
+        console.error(`scenecrdt: held write of entity ${entity} refused: ${String(err)}`);
+      }
+    }
   }
 
   private scheduleReconnect(): void {

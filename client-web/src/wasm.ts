@@ -81,12 +81,38 @@ export class ScenecrdtError extends Error {
 
 const ABI_VERSION = 1;
 const SC_OK = 0;
+/** The status of a refused argument, e.g. a non-finite Transform (capi/scenecrdt.h). */
+export const SC_E_INVALID_ARGUMENT = -1;
 const SC_E_NOT_FOUND = -2;
 const SC_NO_SENDER_TIME = -(2n ** 63n);
 const WRITE_MAX_BYTES = 68;
 const TRANSFORM_BYTES = 44;
 const NODE_INFO_BYTES = 20;
 const INTERPOLATION_OPTIONS_BYTES = 88; // max_extrapolation_us at 72 (wasm/module.cc)
+
+/**
+ * Throws ScenecrdtError(SC_E_INVALID_ARGUMENT) when a position, rotation or scale component is
+ * NaN or infinite once stored as a float32 (a finite number beyond +-3.4e38 becomes Infinity):
+ * servers refuse such Transforms, so a writer that merged one would drift from everyone. The
+ * check sc_runtime_write_transform makes, for writes held before a join.
+ */
+export function checkFiniteTransform(t: Transform, fn = "writeTransform"): void {
+  const fields: [string, readonly number[]][] = [
+    ["position", t.position],
+    ["rotation", t.rotation],
+    ["scale", t.scale],
+  ];
+  for (const [name, values] of fields) {
+    values.forEach((v, i) => {
+      if (!Number.isFinite(Math.fround(v))) {
+        throw new ScenecrdtError(
+          SC_E_INVALID_ARGUMENT,
+          `${fn}: non_finite_transform: ${name}[${i}] is ${v} (servers refuse non-finite Transforms); nothing written`,
+        );
+      }
+    });
+  }
+}
 
 /** Loads the module; `binary` is the wasm bytes (node) or omitted (fetched next to the glue). */
 export async function loadModule(
@@ -232,7 +258,9 @@ export class WasmRuntime {
 
   /**
    * A local Transform write with the Lamport rule (sc_runtime_write_transform): merged here,
-   * the DCL message to send returned (empty when the write changed nothing).
+   * the DCL message to send returned (empty when the write changed nothing). Throws
+   * ScenecrdtError with status SC_E_INVALID_ARGUMENT (-1) for a NaN or infinite component,
+   * which servers refuse: nothing is merged.
    */
   writeTransform(entity: number, t: Transform): Uint8Array {
     const p = this.reserve(TRANSFORM_BYTES + WRITE_MAX_BYTES + 4);

@@ -2,7 +2,8 @@
 // SceneClient under node against a real `scenecrdt serve`: joins over /dcl/<scene>, its wasm
 // replica reaches the server's stateHash and `pull --world` bit for bit; its Transform writes
 // (Lamport-stamped by the runtime) reach a second client and the server; writes made while
-// the server is down are sent after the reconnect (backoff) and win.
+// the server is down are sent after the reconnect (backoff) and win; a non-finite write
+// throws and is neither merged, sent nor held.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -107,4 +108,34 @@ test("reconnects with backoff after a server restart; writes made meanwhile are 
   assert.ok(states.includes("disconnected") && states.at(-1) === "joined");
   client.close();
   rt.destroy();
+});
+
+// Issue 23 item 13: servers drop non-finite Transforms; a writer that merged one would drift.
+test("a non-finite write throws ScenecrdtError -1: not merged, sent or held", async () => {
+  const file = join(tmp.dir, "nan.dcl");
+  cli(["gen", "--shape", "wide", "--entities", "5", "--seed", "2", "-o", file]);
+  cli(["send", "--server", `tcp://127.0.0.1:${server.tcp}`, "--scene", "s4", file]);
+  const { rt, client } = await join_("s4");
+  client.frame();
+  const before = rt.stateHash();
+  const t = rt.getTransform(513);
+  const refused = (e) => e.name === "ScenecrdtError" && e.status === -1 && /non_finite_transform/.test(e.message);
+  for (const bad of [NaN, Infinity, -1e39]) {
+    assert.throws(() => client.writeTransform(513, { ...t, position: [bad, 0, 0] }), refused, `joined, ${bad}`);
+  }
+  assert.equal(client.stats().writesSent, 0);
+  assert.equal(rt.stateHash(), before);
+  // Not joined yet: refused at once, not held for after the snapshot.
+  const rt2 = await newRuntime();
+  const idle = new SceneClient(rt2, { WebSocket: WebSocketImpl, server: `ws://127.0.0.1:${server.http}`, scene: "s4" });
+  assert.throws(() => idle.writeTransform(513, { ...t, scale: [1, NaN, 1] }), refused, "not joined");
+  assert.equal(idle.stats().writesPending, 0);
+  // A finite write still goes through, and the server agrees with the writer.
+  assert.equal(client.writeTransform(513, { ...t, position: [9, 0, 0] }), true);
+  await waitFor("the server to have the write", () => pull("s4").transforms.find((x) => x.entity === 513)?.position[0] === 9);
+  client.frame();
+  assert.equal(rt.stateHash(), pull("s4").stateHash);
+  client.close();
+  rt.destroy();
+  rt2.destroy();
 });

@@ -43,3 +43,28 @@ test("a malformed stream is refused whole and changes nothing", async () => {
   assert.equal(rt.stateHash(), before);
   rt.destroy();
 });
+
+// Issue 23 item 13: servers drop non-finite Transforms, so the writer must not merge one.
+test("a non-finite Transform write is refused (status -1) and merges nothing", async () => {
+  const rt = await newRuntime();
+  const good = { position: [1, 2, 3], rotation: [0, 0, 0, 1], scale: [1, 1, 1], parent: 0 };
+  assert.equal(rt.writeTransform(600, good).length, 68);
+  const before = rt.stateHash();
+  for (const bad of [NaN, Infinity, -Infinity, 1e39]) {
+    for (const field of ["position", "rotation", "scale"]) {
+      const t = structuredClone(good);
+      t[field][1] = bad;
+      for (const entity of [600, 601]) {
+        assert.throws(
+          () => rt.writeTransform(entity, t),
+          (e) => e.name === "ScenecrdtError" && e.status === -1 && /^sc_runtime_write_transform: non_finite_transform/.test(e.message),
+          `${field}[1] = ${bad}, entity ${entity}`,
+        );
+      }
+    }
+  }
+  assert.equal(rt.stateHash(), before);
+  assert.equal(rt.getTransform(601), null);
+  assert.deepEqual(rt.getTransform(600).position, [1, 2, 3]);
+  rt.destroy();
+});

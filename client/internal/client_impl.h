@@ -141,6 +141,9 @@ struct Client::Impl {
   std::deque<PendingFrame> pending_;  // unacked, ascending frame sequence
   std::size_t pending_bytes_ = 0;
   std::map<protocol::EntityId, UnsentWrite> unsent_;
+  // The server's frame limit (the latest Welcome's; the documented default before one).
+  uint32_t server_frame_bytes_ = session::kDefaultServerMaxFrameBytes;
+  bool frame_limit_logged_ = false;              // Flush said that no write fits it
   std::optional<TimePoint> flush_paused_until_;  // after a rate_limited refusal
   uint32_t rate_limit_pauses_ = 0;
   std::vector<uint8_t> scratch_;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns Connection (internal: not installed): one client transport (framed TCP or WebSocket
 // /scene/<name>, each with or without TLS) on a strand of the caller's io_context: connect,
-// read frames (verified with ReadFrame), write queued frames in gather writes; it offers
-// compression (permessage-deflate on ws://) and follows a Welcome that switches a TCP stream
-// to zstd. It knows nothing about scenes or replicas: Client and the load generator build on
-// it. Callbacks run on the connection's strand.
+// read frames (verified with ReadFrame), write queued frames in gather writes (over WebSocket,
+// one message each, under the server's frame limit); it offers compression (permessage-deflate
+// on ws://) and follows a Welcome that switches a TCP stream to zstd and tells the frame limit.
+// It knows nothing about scenes or replicas: Client and the load generator build on it.
+// Callbacks run on the connection's strand.
 #pragma once
 
 #include <atomic>
@@ -96,6 +97,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::deque<std::vector<uint8_t>> out_;
   std::vector<std::vector<uint8_t>> in_flight_;
   std::vector<net::asio::const_buffer> buffers_;
+  // The server's frame limit, which bounds one WebSocket message of gathered frames: the
+  // Welcome's, the documented default before it.
+  uint32_t send_limit_bytes_ = session::kDefaultServerMaxFrameBytes;
   bool writing_ = false;
   bool reading_ = true;
   bool read_pending_ = false;

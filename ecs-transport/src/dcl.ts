@@ -61,3 +61,35 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false
   return true
 }
+
+/**
+ * Cuts `chunk` at message boundaries into parts of at most `maxBytes` bytes (views into
+ * `chunk`, in order). A message larger than `maxBytes` alone goes to `oversized` instead; a
+ * chunk that is not whole messages is one unit: a part when it fits, else oversized.
+ */
+export function cutChunk(chunk: Uint8Array, maxBytes: number): { parts: Uint8Array[]; oversized: Uint8Array[] } {
+  if (chunk.byteLength <= maxBytes) return { parts: [chunk], oversized: [] }
+  const messages = splitMessages(chunk)
+  if (!messages) return { parts: [], oversized: [chunk] }
+  const parts: Uint8Array[] = []
+  const oversized: Uint8Array[] = []
+  let start = -1
+  let end = 0
+  const close = () => {
+    if (start >= 0) parts.push(chunk.subarray(start, end))
+    start = -1
+  }
+  for (const m of messages) {
+    const at = m.bytes.byteOffset - chunk.byteOffset
+    if (m.bytes.byteLength > maxBytes) {
+      close()
+      oversized.push(m.bytes)
+      continue
+    }
+    if (start >= 0 && at + m.bytes.byteLength - start > maxBytes) close()
+    if (start < 0) start = at
+    end = at + m.bytes.byteLength
+  }
+  close()
+  return { parts, oversized }
+}

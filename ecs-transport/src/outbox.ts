@@ -101,7 +101,8 @@ export class Outbox {
 
   /**
    * Everything still unconfirmed (retained from earlier connections, then pending), as chunks of
-   * at most `maxChunkBytes` (one message may exceed it alone). Sent entries stay retained.
+   * at most `maxChunkBytes` (a message larger alone would be a chunk of its own: the transport
+   * never adds one). Sent entries stay retained.
    */
   drain(maxChunkBytes: number): Uint8Array[] {
     const entries = [...this.retained.values(), ...this.pending.values()]

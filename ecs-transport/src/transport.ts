@@ -1,8 +1,10 @@
 // Owns the WebSocket connection of the @dcl/ecs transport: connect to ws://HOST:PORT/dcl/<scene>,
 // reconnect with jittered exponential backoff, hand the server's chunks to the engine, and route
-// the engine's chunks to the socket or the outbox (docs/ECS-TRANSPORT.md).
+// the engine's chunks, cut under the server's WebSocket read limit, to the socket or the outbox
+// (docs/ECS-TRANSPORT.md).
 
 import type { Transport } from '@dcl/ecs'
+import { cutChunk } from './dcl'
 import { Outbox } from './outbox'
 
 /** The subset of the browser WebSocket API the transport uses (the `ws` package provides it too). */
@@ -31,10 +33,18 @@ export interface EcsTransportOptions {
   maxBackoffMs?: number
   /** Bound of the outbox in bytes (default 4 MiB); see docs/ECS-TRANSPORT.md for what happens past it. */
   maxOutboxBytes?: number
-  /** Largest chunk the outbox is flushed in (default 256 KiB; the server's --max-frame-bytes is 1 MiB). */
+  /**
+   * Largest WebSocket message the transport sends, the engine's chunks and the outbox's flush
+   * alike (default 256 KiB, at least 64). The server closes the connection (1009) on a message
+   * above its WebSocket read limit, `serve --max-frame-bytes` (1 MiB by default): keep this
+   * under it. Larger chunks are cut at message boundaries; a single message larger than this is
+   * not sent (onOversize).
+   */
   maxFlushChunkBytes?: number
   /** Called when the byte bound drops writes that were never sent (default: console.warn). */
   onOverflow?: (lostMessages: number, totalLost: number) => void
+  /** Called for a message larger than maxFlushChunkBytes, which is not sent (default: console.error). */
+  onOversize?: (messageBytes: number, totalOversized: number) => void
   onStateChange?: (state: ConnectionState) => void
   /** Random source of the backoff jitter (default Math.random). */
   random?: () => number
@@ -55,6 +65,8 @@ export interface TransportStats {
   confirmedMessages: number
   lostMessages: number
   evictedMessages: number
+  /** Messages larger than maxFlushChunkBytes: not sent (onOversize). */
+  oversizedMessages: number
   lastError: string | null
 }
 
@@ -78,7 +90,7 @@ export class ScenecrdtEcsTransport implements Transport {
   private readonly outbox: Outbox
   private readonly opts: Required<Omit<EcsTransportOptions, 'onStateChange' | 'WebSocket'>> &
     Pick<EcsTransportOptions, 'onStateChange'> & { WebSocket: WebSocketConstructor }
-  private counters = { joins: 0, disconnects: 0, sentChunks: 0, receivedChunks: 0, receivedBytes: 0, flushedMessages: 0 }
+  private counters = { joins: 0, disconnects: 0, sentChunks: 0, receivedChunks: 0, receivedBytes: 0, flushedMessages: 0, oversizedMessages: 0 }
   private lastError: string | null = null
 
   constructor(options: EcsTransportOptions) {
@@ -97,11 +109,18 @@ export class ScenecrdtEcsTransport implements Transport {
       onOverflow:
         options.onOverflow ??
         ((lost, total) => console.warn(`scenecrdt ecs-transport: outbox full (${this.opts.maxOutboxBytes} bytes): dropped ${lost} unsent messages (${total} in all)`)),
+      onOversize:
+        options.onOversize ??
+        ((bytes, total) =>
+          console.error(
+            `scenecrdt ecs-transport: a ${bytes}-byte message is larger than maxFlushChunkBytes (${this.opts.maxFlushChunkBytes}), under the server's WebSocket read limit: not sent (${total} in all)`
+          )),
       onStateChange: options.onStateChange,
       random: options.random ?? Math.random
     }
     if (!(this.opts.minBackoffMs > 0 && this.opts.maxBackoffMs >= this.opts.minBackoffMs)) throw new Error('need 0 < minBackoffMs <= maxBackoffMs')
     if (!(this.opts.maxOutboxBytes >= 0)) throw new Error('maxOutboxBytes must be >= 0')
+    if (!(Number.isInteger(this.opts.maxFlushChunkBytes) && this.opts.maxFlushChunkBytes >= 64)) throw new Error('maxFlushChunkBytes must be an integer >= 64')
     this.outbox = new Outbox(this.opts.maxOutboxBytes)
   }
 
@@ -123,18 +142,31 @@ export class ScenecrdtEcsTransport implements Transport {
   }
 
   async send(message: Uint8Array | Uint8Array[]): Promise<void> {
-    for (const chunk of Array.isArray(message) ? message : [message]) {
-      if (chunk.byteLength === 0) continue // @dcl/ecs sends an empty chunk per update()
-      const ws = this.ws
-      if (this.current === 'joined' && ws && ws.readyState === OPEN) {
-        const copy = chunk.slice() // the engine reuses its buffer
-        ws.send(copy)
-        this.counters.sentChunks++
-        this.outbox.add(copy, true)
-      } else {
-        const lost = this.outbox.add(chunk, false)
-        if (lost > 0) this.opts.onOverflow(lost, this.outbox.counters.lost)
+    for (const whole of Array.isArray(message) ? message : [message]) {
+      if (whole.byteLength === 0) continue // @dcl/ecs sends an empty chunk per update()
+      // One update() of the engine can be megabytes: cut it under the server's read limit, which
+      // would otherwise close the connection on it.
+      const { parts, oversized } = cutChunk(whole, this.opts.maxFlushChunkBytes)
+      for (const m of oversized) {
+        this.counters.oversizedMessages++
+        this.lastError = `a ${m.byteLength}-byte message is larger than maxFlushChunkBytes (${this.opts.maxFlushChunkBytes}): not sent`
+        this.opts.onOversize(m.byteLength, this.counters.oversizedMessages)
       }
+      for (const chunk of parts) this.route(chunk)
+    }
+  }
+
+  // One chunk under the limit: to the socket when joined (and retained), else to the outbox.
+  private route(chunk: Uint8Array): void {
+    const ws = this.ws
+    if (this.current === 'joined' && ws && ws.readyState === OPEN) {
+      const copy = chunk.slice() // the engine reuses its buffer
+      ws.send(copy)
+      this.counters.sentChunks++
+      this.outbox.add(copy, true)
+    } else {
+      const lost = this.outbox.add(chunk, false)
+      if (lost > 0) this.opts.onOverflow(lost, this.outbox.counters.lost)
     }
   }
 

@@ -43,7 +43,7 @@ std::vector<uint8_t> BuildFrame(const Frame& frame) {
           type = fb::Payload::Hello;
         } else if constexpr (std::is_same_v<F, Welcome>) {
           payload = fb::CreateWelcome(b, f.session_id, f.scene_sequence, f.resumed, f.can_write,
-                                      static_cast<uint8_t>(f.compression))
+                                      static_cast<uint8_t>(f.compression), f.max_frame_bytes)
                         .Union();
           type = fb::Payload::Welcome;
         } else if constexpr (std::is_same_v<F, Crdt>) {
@@ -155,8 +155,11 @@ Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& optio
       if (w->compression() > static_cast<uint8_t>(Compression::kZstdFrames)) {
         return invalid("Welcome.compression names an unknown mode");
       }
+      if (w->max_frame_bytes() != 0 && w->max_frame_bytes() < kMinServerMaxFrameBytes) {
+        return invalid("Welcome.max_frame_bytes below the smallest frame limit (64 bytes)");
+      }
       return Frame(Welcome{w->session_id(), w->scene_sequence(), w->resumed(), w->can_write(),
-                           static_cast<Compression>(w->compression())});
+                           static_cast<Compression>(w->compression()), w->max_frame_bytes()});
     }
     case fb::Payload::Crdt: {
       const fb::Crdt* c = env->payload_as_Crdt();

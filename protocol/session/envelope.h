@@ -19,6 +19,18 @@ inline constexpr uint16_t kProtocolVersion = 1;
 // Size of the little-endian u32 that prefixes every frame (it counts the bytes after it).
 inline constexpr std::size_t kSizePrefixBytes = 4;
 inline constexpr uint32_t kDefaultMaxFrameBytes = 4u << 20;
+// The frame limit a client assumes before the Welcome, and when the Welcome does not say it
+// (servers older than Welcome.max_frame_bytes): the default of `serve --max-frame-bytes`.
+inline constexpr uint32_t kDefaultServerMaxFrameBytes = 1u << 20;
+// Smallest Welcome.max_frame_bytes a client accepts (serve refuses a smaller limit).
+inline constexpr uint32_t kMinServerMaxFrameBytes = 64;
+// What a Crdt frame adds to its DCL data, at most: the size prefix, the envelope and Crdt
+// tables with every field set, the vector's length and alignment padding.
+inline constexpr std::size_t kCrdtFrameOverheadBytes = 128;
+// The most DCL bytes one Crdt frame may carry under a frame limit (0: none fit).
+constexpr std::size_t MaxCrdtDataBytes(uint32_t max_frame_bytes) {
+  return max_frame_bytes > kCrdtFrameOverheadBytes ? max_frame_bytes - kCrdtFrameOverheadBytes : 0;
+}
 // Scene names: 1..64 bytes of [A-Za-z0-9_.-].
 inline constexpr std::size_t kMaxSceneNameBytes = 64;
 inline constexpr std::size_t kMaxTokenBytes = 4096;
@@ -48,7 +60,14 @@ struct Welcome {
   bool can_write = false;
   // What every server -> client byte after this frame is (kNone unless Hello offered it).
   Compression compression = Compression::kNone;
+  // The largest frame the server accepts from this client (its --max-frame-bytes, also its
+  // WebSocket message limit); 0: not said (an older server): kDefaultServerMaxFrameBytes.
+  uint32_t max_frame_bytes = 0;
 };
+// The frame limit a Welcome tells a client: its max_frame_bytes, or the default when unset.
+inline uint32_t ServerMaxFrameBytes(const Welcome& w) {
+  return w.max_frame_bytes != 0 ? w.max_frame_bytes : kDefaultServerMaxFrameBytes;
+}
 // `data` is a DCL CRDT stream. After ReadFrame it points into the frame buffer.
 struct Crdt {
   uint64_t frame_sequence = 0;  // client -> server: echoed by Ack

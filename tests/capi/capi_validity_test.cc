@@ -455,6 +455,50 @@ TEST(CapiValidityTest, RefusedWrites) {
   EXPECT_EQ(len, 0u);
 }
 
+// Issue 23 item 13: servers drop non-finite Transforms, so a local write of one would leave
+// the writer apart from everyone for good. Refused as sc_client_write_transform refuses it:
+// SC_E_INVALID_ARGUMENT, the reason in sc_last_error(), nothing merged, no message.
+TEST(CapiValidityTest, NonFiniteTransformWritesAreRefused) {
+  RuntimePtr rt = MakeRuntime();
+  uint8_t msg[SC_WRITE_MAX_BYTES];
+  size_t len = 0;
+  const sc_transform good = Identity();
+  SC_ASSERT_OK(sc_runtime_write_transform(rt.get(), 600, &good, msg, sizeof(msg), &len));
+  ASSERT_EQ(len, static_cast<size_t>(SC_WRITE_MAX_BYTES));
+  char before[SC_STATE_HASH_CHARS];
+  SC_ASSERT_OK(sc_runtime_state_hash(rt.get(), before, sizeof(before)));
+  const float kBad[] = {NAN, INFINITY, -INFINITY};
+  for (float bad : kBad) {
+    for (int field = 0; field < 10; ++field) {
+      sc_transform t = Identity();
+      float* fields[] = {&t.position[0], &t.position[1], &t.position[2], &t.rotation[0],
+                         &t.rotation[1], &t.rotation[2], &t.rotation[3], &t.scale[0],
+                         &t.scale[1],    &t.scale[2]};
+      *fields[field] = bad;
+      for (uint32_t entity : {600u, 601u}) {  // an existing entity and a new one
+        len = 99;
+        ExpectFailure(sc_runtime_write_transform(rt.get(), entity, &t, msg, sizeof(msg), &len),
+                      SC_E_INVALID_ARGUMENT, "sc_runtime_write_transform");
+        EXPECT_NE(std::string(sc_last_error()).find("non_finite_transform"), std::string::npos)
+            << sc_last_error();
+        EXPECT_EQ(len, 99u) << "no message to send";
+      }
+    }
+  }
+  char after[SC_STATE_HASH_CHARS];
+  SC_ASSERT_OK(sc_runtime_state_hash(rt.get(), after, sizeof(after)));
+  EXPECT_STREQ(after, before) << "nothing merged";
+  sc_transform stored;
+  EXPECT_EQ(sc_runtime_get_transform(rt.get(), 601, &stored), SC_E_NOT_FOUND);
+  SC_ASSERT_OK(sc_runtime_get_transform(rt.get(), 600, &stored));
+  EXPECT_EQ(stored.position[0], 0.0f);
+  // The runtime still takes finite writes after a refusal.
+  sc_transform moved = Identity();
+  moved.position[0] = 2.0f;
+  SC_ASSERT_OK(sc_runtime_write_transform(rt.get(), 600, &moved, msg, sizeof(msg), &len));
+  EXPECT_EQ(len, static_cast<size_t>(SC_WRITE_MAX_BYTES));
+}
+
 TEST(CapiValidityTest, ViewsAreReadOnly) {
   // What sc_client_runtime hands out: a view of a runtime the client owns.
   runtime::Runtime owner;

@@ -29,7 +29,8 @@ npm with npm ci) on random DCL streams written by @dcl/ecs's own writers.
      tests (npm test); then 4 @dcl/ecs
      engines with that transport, 200 rounds of edits in systems and random disconnects, must
      all equal SCENECRDT pull; a plain WebSocket transport runs the same schedule for comparison
-     (about 10 s)
+     (about 10 s); then ecs_transport_limit.js: one update() of 1 000 components of 4 KB goes
+     out under the server's WebSocket read limit, with no disconnect (a few seconds)
   7. cluster_interop.js (not with --model): a redis-server on a unix socket in a temporary
      directory and three SCENECRDT serve --redis nodes; two @dcl/ecs engines with that transport
      on nodes 1 and 2, SCENECRDT send on node 3; the engines converge with each other and with
@@ -122,6 +123,7 @@ if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then
     { cat "$unit_log" >&2; note "ecs-transport unit tests failed (cd ecs-transport && npm test)"; status=1; }
   rm -f "$unit_log"
   [ "$status" != 0 ] || node "$INTEROP_DIR/ecs_transport.js" --bin "$bin" ${keep:+--keep "$corpus/ecs-transport"} || status=$?
+  [ "$status" != 0 ] || node "$INTEROP_DIR/ecs_transport_limit.js" --bin "$bin" || status=$?
 fi
 
 if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then

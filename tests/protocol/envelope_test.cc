@@ -42,7 +42,7 @@ std::string Describe(const Frame& frame) {
              << f.client_name << "}";
         } else if constexpr (std::is_same_v<F, Welcome>) {
           os << "Welcome{" << f.session_id << ", " << f.scene_sequence << ", " << f.resumed << ", "
-             << f.can_write << "}";
+             << f.can_write << ", " << f.max_frame_bytes << "}";
         } else if constexpr (std::is_same_v<F, Crdt>) {
           os << "Crdt{" << f.frame_sequence << ", " << f.scene_sequence << ", " << f.is_state
              << ", " << f.data.size() << " bytes}";
@@ -73,7 +73,7 @@ bool SameFrame(const Frame& a, const Frame& b) {
         } else if constexpr (std::is_same_v<F, Welcome>) {
           return x.session_id == y.session_id && x.scene_sequence == y.scene_sequence &&
                  x.resumed == y.resumed && x.can_write == y.can_write &&
-                 x.compression == y.compression;
+                 x.compression == y.compression && x.max_frame_bytes == y.max_frame_bytes;
         } else if constexpr (std::is_same_v<F, Crdt>) {
           return x.frame_sequence == y.frame_sequence && x.scene_sequence == y.scene_sequence &&
                  x.is_state == y.is_state && x.data.size() == y.data.size() &&
@@ -121,6 +121,7 @@ class EnvelopeTest : public ::testing::Test {
         Welcome{1, 2, false, false},
         Hello{"z", "", std::nullopt, "", Compression::kZstd},
         Welcome{3, 4, false, true, Compression::kZstd},
+        Welcome{5, 6, false, true, Compression::kNone, 1u << 20},
         Crdt{5, 6, true, stream_},
         Crdt{0, 0, false, {}},
         Ack{0xFFFFFFFFFFFFFFFFu},

@@ -39,7 +39,8 @@ unsigned ListeningPort(const std::string& log, const std::string& scheme) {
 
 }  // namespace
 
-ServeProcess::ServeProcess(const std::string& cli, const std::filesystem::path& data_dir) {
+ServeProcess::ServeProcess(const std::string& cli, const std::filesystem::path& data_dir,
+                           const std::vector<std::string>& extra_args) {
   int err_pipe[2];
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
     ADD_FAILURE() << "pipe2: " << std::strerror(errno);
@@ -48,6 +49,7 @@ ServeProcess::ServeProcess(const std::string& cli, const std::filesystem::path& 
   std::vector<std::string> argv_storage = {cli,           "serve",           "--tcp",
                                            "127.0.0.1:0", "--http",          "127.0.0.1:0",
                                            "--data",      data_dir.string(), "--no-fsync"};
+  argv_storage.insert(argv_storage.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_storage) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -11,14 +11,16 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace scenecrdt::tools::test {
 
 class ServeProcess {
  public:
-  // Starts `cli serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data <data_dir> --no-fsync` and
-  // waits (at most 30 s) until both listeners are up.
-  ServeProcess(const std::string& cli, const std::filesystem::path& data_dir);
+  // Starts `cli serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data <data_dir> --no-fsync`
+  // followed by `extra_args` and waits (at most 30 s) until both listeners are up.
+  ServeProcess(const std::string& cli, const std::filesystem::path& data_dir,
+               const std::vector<std::string>& extra_args = {});
   ~ServeProcess();
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;

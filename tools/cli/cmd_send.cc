@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns `scenecrdt send`: DCL stream files -> Crdt frames to a scene, each one acknowledged
-// once durable; rate-limit refusals are retried after a back-off, other refusals fail.
+// Owns `scenecrdt send`: DCL stream files -> Crdt frames to a scene, each under the server's
+// frame limit (docs/PROTOCOL.md section 2, "Frame limit") and acknowledged once durable;
+// rate-limit refusals are retried after a back-off, other refusals fail.
 #include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <map>
 
-#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/session/crdt_split.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/progress.h"
@@ -28,12 +29,14 @@ options:
   --token T             the token, when the server runs with --auth
   --ca FILE             CA certificates (PEM) for tls:// and wss:// (default: the
                         system trust store)
-  --frame-messages N    messages per Crdt frame (default 500)
+  --frame-messages N    messages per Crdt frame at most (default 500); frames are also cut
+                        under the server's frame limit (its Welcome says it; 1 MiB by default)
   --window N            frames in flight before waiting for acks (default 8)
   --timeout SEC         give up after SEC without progress (default 10)
 
-exit status: 0 every frame acknowledged; 1 refused (the Error's text on stderr) or the
-connection failed; 2 bad usage or a malformed FILE.
+exit status: 0 every frame acknowledged; 1 refused (the Error's text on stderr), a message
+larger than the server's frame limit (said before anything is sent) or the connection failed;
+2 bad usage or a malformed FILE.
 )";
 
 struct Chunk {
@@ -65,24 +68,6 @@ int RunSend(Args args) {
     PrintLoadError("send", load_error);
     return kExitBadInput;
   }
-  // Cut each file's bytes at message boundaries, keeping the original bytes.
-  std::vector<Chunk> chunks;
-  for (const std::vector<uint8_t>& buffer : loaded->buffers) {
-    std::size_t start = 0;
-    std::size_t pos = 0;
-    uint64_t count = 0;
-    (void)protocol::DecodeStream(buffer, {}, [&](const protocol::CrdtMessage& m) {
-      pos += protocol::EncodedSize(m);
-      if (++count == frame_messages) {
-        chunks.push_back({std::span<const uint8_t>(buffer).subspan(start, pos - start), count});
-        start = pos;
-        count = 0;
-      }
-    });
-    if (count > 0) {
-      chunks.push_back({std::span<const uint8_t>(buffer).subspan(start, pos - start), count});
-    }
-  }
   const uint64_t total_messages = loaded->messages.size();
 
   auto c = JoinScene("send", flags, "scenecrdt-send");
@@ -91,6 +76,33 @@ int RunSend(Args args) {
     PrintMessage("send", "this token may not write to scene '" + flags.scene +
                              "' (role \"read\"); use a token with role \"write\"");
     return kExitCheckFailed;
+  }
+  // Cut each file's bytes at message boundaries, keeping the original bytes: at most
+  // --frame-messages messages and what one frame carries under the server's frame limit (a
+  // larger frame is a fatal refusal there).
+  const std::size_t max_bytes = c->max_crdt_bytes();
+  std::vector<Chunk> chunks;
+  for (std::size_t f = 0; f < loaded->buffers.size(); ++f) {
+    const std::vector<uint8_t>& buffer = loaded->buffers[f];
+    auto parts = session::SplitCrdtStream(buffer, max_bytes, frame_messages);
+    if (!parts.has_value()) {
+      // The files decoded cleanly: only a message that no frame can carry stops here.
+      const Error& e = parts.error();
+      char text[512];
+      std::snprintf(text, sizeof(text),
+                    "%s: the message at byte offset %llu is %u bytes, more than one frame "
+                    "carries to this server (frame limit %u bytes, %zu DCL bytes per frame; "
+                    "serve --max-frame-bytes); nothing sent",
+                    files[f].c_str(), static_cast<unsigned long long>(e.offset),
+                    session::MessageLengthAt(buffer, e.offset), c->welcome()->max_frame_bytes,
+                    max_bytes);
+      PrintMessage("send", text);
+      return kExitCheckFailed;
+    }
+    for (const session::CrdtPart& part : parts.value()) {
+      chunks.push_back(
+          {std::span<const uint8_t>(buffer).subspan(part.offset, part.bytes), part.messages});
+    }
   }
   std::deque<std::size_t> to_send;
   for (std::size_t i = 0; i < chunks.size(); ++i) to_send.push_back(i);
