@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the DCL CRDT message decoder and encoder (little-endian u32 fields, docs/PROTOCOL.md).
+// Owns the DCL CRDT message decoder and encoder: the length rules and the checks, around the
+// one layout (SerializeMessage in crdt_message.h) that reads and writes the fields.
 #include "scenecrdt/protocol/crdt_codec.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "scenecrdt/protocol/byte_order.h"
 
@@ -24,7 +24,7 @@ Result<DecodeStep> DecodeMessage(std::span<const uint8_t> input, const DecodeOpt
   const std::size_t avail = input.size();
   const uint8_t* p = input.data();
   if (avail < 4) return NeedMore(avail, kHeaderSize);
-  const uint32_t length = LoadU32Le(p);
+  const uint32_t length = LoadU32Le(p + kLengthOffset);
   if (length < kHeaderSize) {
     return MakeError(ErrorCode::kLengthTooSmall,
                      "declared message length is below the 8-byte header", offset);
@@ -35,98 +35,46 @@ Result<DecodeStep> DecodeMessage(std::span<const uint8_t> input, const DecodeOpt
                      "declared message length is above the configured maximum", offset);
   }
   if (avail < kHeaderSize) return NeedMore(avail, kHeaderSize);
-  const auto type = static_cast<MessageType>(LoadU32Le(p + 4));
+  const auto type = static_cast<MessageType>(LoadU32Le(p + kTypeOffset));
 
+  // The length rules follow from the layout: fixed-size types declare exactly their size,
+  // types with data their fixed fields plus dataLength, unknown types anything.
+  const MessageLayout& layout = LayoutOf(type);
+  const uint32_t base = layout.base_size;
   uint32_t wire_size = length;
   bool legacy = false;
-  switch (type) {
-    case MessageType::kDeleteComponent:
-    case MessageType::kDeleteEntity:
-    case MessageType::kDeleteComponentNetwork:
-      if (length != BaseSize(type)) {
-        return MakeError(ErrorCode::kLengthMismatch,
-                         "declared length differs from the fixed size of this message type",
-                         offset);
-      }
-      break;
-    case MessageType::kDeleteEntityNetwork:
-      if (length == kLegacyDeleteEntityNetworkDeclaredSize) {
-        wire_size = kDeleteEntityNetworkSize;  // old @dcl/ecs: declared 12, wrote 16
-        legacy = true;
-      } else if (length != kDeleteEntityNetworkSize) {
-        return MakeError(ErrorCode::kLengthMismatch,
-                         "declared length differs from the fixed size of this message type",
-                         offset);
-      }
-      break;
-    case MessageType::kPutComponent:
-    case MessageType::kAppendValue:
-    case MessageType::kPutComponentNetwork: {
-      const uint32_t base = BaseSize(type);
-      if (length < base) {
-        return MakeError(ErrorCode::kLengthMismatch,
-                         "declared length is shorter than this message type's fixed fields",
-                         offset);
-      }
-      if (avail < base) return NeedMore(avail, std::min<std::size_t>(length, base));
-      const uint32_t data_length = LoadU32Le(p + base - 4);
-      if (data_length != length - base) {
-        return MakeError(ErrorCode::kDataLengthMismatch,
-                         "dataLength does not match the declared message length", offset);
-      }
-      break;
+  if (!IsKnownType(type)) {
+    if (options.reject_unknown_types) {
+      return MakeError(ErrorCode::kUnknownMessageType, "unknown message type", offset);
     }
-    default:
-      if (options.reject_unknown_types) {
-        return MakeError(ErrorCode::kUnknownMessageType, "unknown message type", offset);
-      }
-      break;
+  } else if (!layout.HasPayload()) {
+    if (type == MessageType::kDeleteEntityNetwork &&
+        length == kLegacyDeleteEntityNetworkDeclaredSize) {
+      wire_size = base;  // old @dcl/ecs: declared 12, wrote 16
+      legacy = true;
+    } else if (length != base) {
+      return MakeError(ErrorCode::kLengthMismatch,
+                       "declared length differs from the fixed size of this message type", offset);
+    }
+  } else {
+    if (length < base) {
+      return MakeError(ErrorCode::kLengthMismatch,
+                       "declared length is shorter than this message type's fixed fields", offset);
+    }
+    if (avail < base) return NeedMore(avail, base);
+    const uint32_t data_length = LoadU32Le(p + layout.OffsetOf(Field::kData));
+    if (data_length != length - base) {
+      return MakeError(ErrorCode::kDataLengthMismatch,
+                       "dataLength does not match the declared message length", offset);
+    }
   }
   if (avail < wire_size) return NeedMore(avail, wire_size);
 
   DecodeStep step;
   step.kind = DecodeStep::Kind::kMessage;
   step.size = wire_size;
-  CrdtMessage& m = step.message;
-  m.type = type;
-  m.legacy_length = legacy;
-  switch (type) {
-    case MessageType::kPutComponent:
-    case MessageType::kAppendValue:
-      m.entity = LoadU32Le(p + 8);
-      m.component = LoadU32Le(p + 12);
-      m.timestamp = LoadU32Le(p + 16);
-      m.data = input.subspan(kPutComponentBaseSize, length - kPutComponentBaseSize);
-      break;
-    case MessageType::kDeleteComponent:
-      m.entity = LoadU32Le(p + 8);
-      m.component = LoadU32Le(p + 12);
-      m.timestamp = LoadU32Le(p + 16);
-      break;
-    case MessageType::kDeleteEntity:
-      m.entity = LoadU32Le(p + 8);
-      break;
-    case MessageType::kPutComponentNetwork:
-      m.entity = LoadU32Le(p + 8);
-      m.component = LoadU32Le(p + 12);
-      m.timestamp = LoadU32Le(p + 16);
-      m.network_id = LoadU32Le(p + 20);
-      m.data = input.subspan(kPutComponentNetworkBaseSize, length - kPutComponentNetworkBaseSize);
-      break;
-    case MessageType::kDeleteComponentNetwork:
-      m.entity = LoadU32Le(p + 8);
-      m.component = LoadU32Le(p + 12);
-      m.timestamp = LoadU32Le(p + 16);
-      m.network_id = LoadU32Le(p + 20);
-      break;
-    case MessageType::kDeleteEntityNetwork:
-      m.entity = LoadU32Le(p + 8);
-      m.network_id = LoadU32Le(p + 12);
-      break;
-    default:
-      m.data = input.subspan(kHeaderSize, length - kHeaderSize);
-      break;
-  }
+  detail::ReadStream read(p, wire_size, legacy);
+  SerializeMessage(read, type, step.message);
   return step;
 }
 
@@ -142,52 +90,9 @@ std::size_t EncodeMessage(const CrdtMessage& m, std::span<uint8_t> out) {
   const std::size_t size = EncodedSize(m);
   SCENECRDT_CHECK(out.size() >= size, "EncodeMessage: output buffer too small");
   SCENECRDT_CHECK(size <= 0xFFFFFFFFu, "EncodeMessage: message above 4 GiB");
-  uint8_t* p = out.data();
-  const uint32_t declared = (m.type == MessageType::kDeleteEntityNetwork && m.legacy_length)
-                                ? kLegacyDeleteEntityNetworkDeclaredSize
-                                : static_cast<uint32_t>(size);
-  StoreU32Le(p, declared);
-  StoreU32Le(p + 4, static_cast<uint32_t>(m.type));
-  const auto data_size = static_cast<uint32_t>(m.data.size());
-  switch (m.type) {
-    case MessageType::kPutComponent:
-    case MessageType::kAppendValue:
-      StoreU32Le(p + 8, m.entity);
-      StoreU32Le(p + 12, m.component);
-      StoreU32Le(p + 16, m.timestamp);
-      StoreU32Le(p + 20, data_size);
-      if (data_size != 0) std::memcpy(p + 24, m.data.data(), data_size);
-      break;
-    case MessageType::kDeleteComponent:
-      StoreU32Le(p + 8, m.entity);
-      StoreU32Le(p + 12, m.component);
-      StoreU32Le(p + 16, m.timestamp);
-      break;
-    case MessageType::kDeleteEntity:
-      StoreU32Le(p + 8, m.entity);
-      break;
-    case MessageType::kPutComponentNetwork:
-      StoreU32Le(p + 8, m.entity);
-      StoreU32Le(p + 12, m.component);
-      StoreU32Le(p + 16, m.timestamp);
-      StoreU32Le(p + 20, m.network_id);
-      StoreU32Le(p + 24, data_size);
-      if (data_size != 0) std::memcpy(p + 28, m.data.data(), data_size);
-      break;
-    case MessageType::kDeleteComponentNetwork:
-      StoreU32Le(p + 8, m.entity);
-      StoreU32Le(p + 12, m.component);
-      StoreU32Le(p + 16, m.timestamp);
-      StoreU32Le(p + 20, m.network_id);
-      break;
-    case MessageType::kDeleteEntityNetwork:
-      StoreU32Le(p + 8, m.entity);
-      StoreU32Le(p + 12, m.network_id);
-      break;
-    default:
-      if (data_size != 0) std::memcpy(p + kHeaderSize, m.data.data(), data_size);
-      break;
-  }
+  detail::WriteStream write(out.data(), static_cast<uint32_t>(size));
+  SerializeMessage(write, m.type, m);
+  SCENECRDT_DCHECK(write.written() == size, "EncodeMessage: layout and EncodedSize disagree");
   return size;
 }
 
@@ -199,17 +104,18 @@ void AppendMessage(const CrdtMessage& m, std::vector<uint8_t>& out) {
 
 void AppendTransformPut(EntityId entity, uint32_t timestamp, const Transform& t,
                         std::vector<uint8_t>& out) {
+  constexpr MessageType kType = MessageType::kPutComponent;
+  constexpr uint32_t kDataAt = BaseSize(kType);  // the payload follows the fixed fields
+  constexpr uint32_t kSize = kDataAt + Transform::kSize;
   const std::size_t at = out.size();
-  out.resize(at + kPutComponentBaseSize + Transform::kSize);
+  out.resize(at + kSize);
   uint8_t* p = out.data() + at;
-  StoreU32Le(p, kPutComponentBaseSize + Transform::kSize);
-  StoreU32Le(p + 4, static_cast<uint32_t>(MessageType::kPutComponent));
-  StoreU32Le(p + 8, entity);
-  StoreU32Le(p + 12, kTransformComponentId);
-  StoreU32Le(p + 16, timestamp);
-  StoreU32Le(p + 20, Transform::kSize);
-  StoreTransform(t,
-                 std::span<uint8_t, Transform::kSize>(p + kPutComponentBaseSize, Transform::kSize));
+  // The Transform is stored in place, then the layout writes the rest around it.
+  StoreTransform(t, std::span<uint8_t, Transform::kSize>(p + kDataAt, Transform::kSize));
+  const CrdtMessage m{kType,     entity, kTransformComponentId,
+                      timestamp, 0,      std::span<const uint8_t>(p + kDataAt, Transform::kSize)};
+  detail::WriteStream write(p, kSize);
+  SerializeMessage(write, kType, m);
 }
 
 }  // namespace scenecrdt::protocol
