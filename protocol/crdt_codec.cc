@@ -17,6 +17,54 @@ DecodeStep NeedMore(std::size_t have, std::size_t want) {
   return step;
 }
 
+// The length rules of one type, from its layout: a fixed-size type declares exactly its size,
+// a type with data its fixed fields plus dataLength, an unknown type anything (kType is
+// MessageType{0} for every unknown type). Then the layout reads the message. One instance per
+// type, so every size and offset is a compile-time constant, as in the inline PUT fast path.
+template <MessageType kType>
+Result<DecodeStep> DecodeAs(std::span<const uint8_t> input, uint32_t length, MessageType type,
+                            const DecodeOptions& options, uint64_t offset) {
+  constexpr MessageLayout kLayout = LayoutOf(kType);
+  constexpr uint32_t kBase = kLayout.base_size;
+  const std::size_t avail = input.size();
+  uint32_t wire_size = length;
+  bool legacy = false;
+  if constexpr (!IsKnownType(kType)) {
+    if (options.reject_unknown_types) {
+      return MakeError(ErrorCode::kUnknownMessageType, "unknown message type", offset);
+    }
+  } else if constexpr (!kLayout.HasPayload()) {
+    if (kType == MessageType::kDeleteEntityNetwork &&
+        length == kLegacyDeleteEntityNetworkDeclaredSize) {
+      wire_size = kBase;  // old @dcl/ecs: declared 12, wrote 16
+      legacy = true;
+    } else if (length != kBase) {
+      return MakeError(ErrorCode::kLengthMismatch,
+                       "declared length differs from the fixed size of this message type", offset);
+    }
+  } else {
+    if (length < kBase) {
+      return MakeError(ErrorCode::kLengthMismatch,
+                       "declared length is shorter than this message type's fixed fields", offset);
+    }
+    if (avail < kBase) return NeedMore(avail, kBase);
+    const uint32_t data_length = LoadU32Le(input.data() + kLayout.OffsetOf(Field::kData));
+    if (data_length != length - kBase) {
+      return MakeError(ErrorCode::kDataLengthMismatch,
+                       "dataLength does not match the declared message length", offset);
+    }
+  }
+  if (avail < wire_size) return NeedMore(avail, wire_size);
+
+  DecodeStep step;
+  step.kind = DecodeStep::Kind::kMessage;
+  step.size = wire_size;
+  detail::ReadStream read(input.data(), wire_size, legacy);
+  SerializeMessage(read, kType, step.message);
+  step.message.type = type;  // differs from kType for unknown types only
+  return step;
+}
+
 }  // namespace
 
 Result<DecodeStep> DecodeMessage(std::span<const uint8_t> input, const DecodeOptions& options,
@@ -36,46 +84,24 @@ Result<DecodeStep> DecodeMessage(std::span<const uint8_t> input, const DecodeOpt
   }
   if (avail < kHeaderSize) return NeedMore(avail, kHeaderSize);
   const auto type = static_cast<MessageType>(LoadU32Le(p + kTypeOffset));
-
-  // The length rules follow from the layout: fixed-size types declare exactly their size,
-  // types with data their fixed fields plus dataLength, unknown types anything.
-  const MessageLayout& layout = LayoutOf(type);
-  const uint32_t base = layout.base_size;
-  uint32_t wire_size = length;
-  bool legacy = false;
-  if (!IsKnownType(type)) {
-    if (options.reject_unknown_types) {
-      return MakeError(ErrorCode::kUnknownMessageType, "unknown message type", offset);
-    }
-  } else if (!layout.HasPayload()) {
-    if (type == MessageType::kDeleteEntityNetwork &&
-        length == kLegacyDeleteEntityNetworkDeclaredSize) {
-      wire_size = base;  // old @dcl/ecs: declared 12, wrote 16
-      legacy = true;
-    } else if (length != base) {
-      return MakeError(ErrorCode::kLengthMismatch,
-                       "declared length differs from the fixed size of this message type", offset);
-    }
-  } else {
-    if (length < base) {
-      return MakeError(ErrorCode::kLengthMismatch,
-                       "declared length is shorter than this message type's fixed fields", offset);
-    }
-    if (avail < base) return NeedMore(avail, base);
-    const uint32_t data_length = LoadU32Le(p + layout.OffsetOf(Field::kData));
-    if (data_length != length - base) {
-      return MakeError(ErrorCode::kDataLengthMismatch,
-                       "dataLength does not match the declared message length", offset);
-    }
+  switch (type) {
+    case MessageType::kPutComponent:
+      return DecodeAs<MessageType::kPutComponent>(input, length, type, options, offset);
+    case MessageType::kDeleteComponent:
+      return DecodeAs<MessageType::kDeleteComponent>(input, length, type, options, offset);
+    case MessageType::kDeleteEntity:
+      return DecodeAs<MessageType::kDeleteEntity>(input, length, type, options, offset);
+    case MessageType::kAppendValue:
+      return DecodeAs<MessageType::kAppendValue>(input, length, type, options, offset);
+    case MessageType::kPutComponentNetwork:
+      return DecodeAs<MessageType::kPutComponentNetwork>(input, length, type, options, offset);
+    case MessageType::kDeleteComponentNetwork:
+      return DecodeAs<MessageType::kDeleteComponentNetwork>(input, length, type, options, offset);
+    case MessageType::kDeleteEntityNetwork:
+      return DecodeAs<MessageType::kDeleteEntityNetwork>(input, length, type, options, offset);
+    default:
+      return DecodeAs<MessageType{0}>(input, length, type, options, offset);
   }
-  if (avail < wire_size) return NeedMore(avail, wire_size);
-
-  DecodeStep step;
-  step.kind = DecodeStep::Kind::kMessage;
-  step.size = wire_size;
-  detail::ReadStream read(p, wire_size, legacy);
-  SerializeMessage(read, type, step.message);
-  return step;
 }
 
 void CrdtStreamDecoder::Reset() {
