@@ -244,7 +244,10 @@ class ReadStream {
   bool legacy_length_;
 };
 
-// Writes one message of EncodedSize() `size` at `p` (the caller checked the room).
+// Writes one message of EncodedSize() `size` at `p` (the caller checked the room). With
+// kPayloadInPlace the payload is already there (AppendTransformPut stores its Transform first)
+// and is not copied.
+template <bool kPayloadInPlace = false>
 class WriteStream {
  public:
   WriteStream(uint8_t* p, uint32_t size) : p_(p), size_(size) {}
@@ -263,9 +266,10 @@ class WriteStream {
     U32(Field::kData, static_cast<uint32_t>(data.size()));
     Body(data);
   }
-  // A payload already in place is not copied (AppendTransformPut stores its Transform there).
   void Body(std::span<const uint8_t> body) {
-    if (!body.empty() && body.data() != p_ + pos_) std::memcpy(p_ + pos_, body.data(), body.size());
+    if constexpr (!kPayloadInPlace) {
+      if (!body.empty()) std::memcpy(p_ + pos_, body.data(), body.size());
+    }
     pos_ += static_cast<uint32_t>(body.size());
   }
 
