@@ -51,26 +51,25 @@ namespace detail {
 // The common case decoded inline on the stream walkers' hot path: a complete PUT_COMPONENT
 // whose lengths check out. Fills `m` and returns its size, or returns 0 to leave anything else
 // (other types, faults, the need for more bytes) to DecodeMessage, which decides and explains.
+// It is DecodeMessage's PUT branch with the type known at compile time: the same layout
+// (SerializeMessage through ReadStream), the same checks; a test holds the two to agreement.
 inline std::size_t TryDecodeCompletePut(std::span<const uint8_t> input,
                                         const DecodeOptions& options, CrdtMessage& m) {
-  constexpr std::size_t kBase = kPutComponentBaseSize;
+  constexpr MessageType kType = MessageType::kPutComponent;
+  constexpr uint32_t kBase = BaseSize(kType);
+  constexpr uint32_t kDataLengthAt = LayoutOf(kType).OffsetOf(Field::kData);
   if (input.size() < kBase) return 0;
   const uint8_t* p = input.data();
-  const uint32_t length = LoadU32Le(p);
-  if (LoadU32Le(p + 4) != static_cast<uint32_t>(MessageType::kPutComponent) || length < kBase ||
+  const uint32_t length = LoadU32Le(p + kLengthOffset);
+  if (LoadU32Le(p + kTypeOffset) != static_cast<uint32_t>(kType) || length < kBase ||
       length > options.max_message_bytes || length > input.size() ||
-      LoadU32Le(p + 20) != length - kBase) {
+      LoadU32Le(p + kDataLengthAt) != length - kBase) {
     return 0;
   }
-  // Field by field (a whole-struct assignment goes through a stack temporary whose
-  // mismatched stores stall the copy on the merge path).
-  m.type = MessageType::kPutComponent;
-  m.entity = LoadU32Le(p + 8);
-  m.component = LoadU32Le(p + 12);
-  m.timestamp = LoadU32Le(p + 16);
-  m.network_id = 0;
-  m.data = input.subspan(kBase, length - kBase);
-  m.legacy_length = false;
+  // Straight into `m`, field by field (a whole-struct assignment goes through a stack
+  // temporary whose mismatched stores stall the copy on the merge path).
+  ReadStream read(p, length, /*legacy_length=*/false);
+  SerializeMessage(read, kType, m);
   return length;
 }
 }  // namespace detail

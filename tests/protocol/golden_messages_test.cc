@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the codec against tests/data/golden-messages.jsonl (bytes written by @dcl/ecs 7.28):
-// every line decodes to its listed fields and encoding those fields gives exactly its bytes.
+// every line decodes to its listed fields, encoding those fields gives exactly its bytes, and the
+// inline PUT fast path agrees with the general decoder on every line.
 // Also the entity id packing examples of docs/reference/DCL-CRDT.md section 3.
 #include <gtest/gtest.h>
 
@@ -201,6 +202,22 @@ TEST_F(GoldenMessagesTest, TransformPutsMatchAppendTransformPut) {
     ++transform_puts;
   }
   EXPECT_GE(transform_puts, 2);
+}
+
+// The inline PUT fast path agrees with DecodeMessage on every golden message, every cut of
+// it, and at every offset of the golden stream (misaligned starts included).
+TEST_F(GoldenMessagesTest, PutFastPathAgreesWithDecodeMessage) {
+  for (const auto& g : golden_) {
+    for (std::size_t cut = 0; cut <= g.bytes.size(); ++cut) {
+      EXPECT_EQ(test::FastPathDisagreement(std::span<const uint8_t>(g.bytes).first(cut), {}), "")
+          << "golden line " << g.line << " cut at " << cut;
+    }
+  }
+  const std::vector<uint8_t> stream = test::GoldenStream(golden_);
+  EXPECT_EQ(test::FastPathDisagreement(stream, {}), "");
+  DecodeOptions small;
+  small.max_message_bytes = kMinMaxMessageBytes;
+  EXPECT_EQ(test::FastPathDisagreement(stream, small), "");
 }
 
 TEST_F(GoldenMessagesTest, WholeStreamDecodesInOrderAndReencodes) {

@@ -151,4 +151,34 @@ std::vector<uint8_t> EncodeAll(const std::vector<OwnedMessage>& messages) {
   return out;
 }
 
+std::string FastPathDisagreement(std::span<const uint8_t> bytes, const DecodeOptions& options) {
+  for (std::size_t pos = 0; pos < bytes.size(); ++pos) {
+    const std::span<const uint8_t> rest = bytes.subspan(pos);
+    // Stale values from a previous message, which the fast path must overwrite or clear.
+    CrdtMessage fast{MessageType::kDeleteEntityNetwork,
+                     0xA5A5A5A5u,
+                     0xA5A5A5A5u,
+                     0xA5A5A5A5u,
+                     0xA5A5A5A5u,
+                     rest,
+                     true};
+    const std::size_t size = detail::TryDecodeCompletePut(rest, options, fast);
+    const auto step = DecodeMessage(rest, options, pos);
+    const bool general_put = step.has_value() && step->kind == DecodeStep::Kind::kMessage &&
+                             step->message.type == MessageType::kPutComponent;
+    const std::string at = " at offset " + std::to_string(pos);
+    if (size != 0) {
+      if (!general_put) return "the fast path took a message DecodeMessage does not" + at;
+      if (step->size != size) return "sizes differ" + at;
+      if (!(OwnedMessage::From(fast) == OwnedMessage::From(step->message))) {
+        return "fields differ" + at;
+      }
+      if (fast.data.data() != step->message.data.data()) return "payload pointers differ" + at;
+    } else if (general_put && options.max_message_bytes >= kMinMaxMessageBytes) {
+      return "the fast path left a complete PUT_COMPONENT" + at;
+    }
+  }
+  return "";
+}
+
 }  // namespace scenecrdt::protocol::test

@@ -80,4 +80,11 @@ ChunkedDecode DecodeChunked(std::span<const uint8_t> input, std::span<const std:
 // Encodes every message, in order.
 std::vector<uint8_t> EncodeAll(const std::vector<OwnedMessage>& messages);
 
+// The walkers' inline PUT fast path (detail::TryDecodeCompletePut) against DecodeMessage at
+// every offset of `bytes`: where the fast path takes a message, DecodeMessage decodes the same
+// one (size, fields, payload pointer), and with a ceiling of at least kMinMaxMessageBytes the
+// fast path takes every complete PUT_COMPONENT DecodeMessage decodes. Returns "" when they
+// agree, else the first disagreement.
+std::string FastPathDisagreement(std::span<const uint8_t> bytes, const DecodeOptions& options);
+
 }  // namespace scenecrdt::protocol::test
