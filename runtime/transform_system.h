@@ -5,7 +5,7 @@
 //   SceneGraph (effective parents, loops parked at root, placeholders)
 //   -> Pipeline (DOTS local components -> LocalToParent)
 //   -> Propagation (preorder flat arrays, dirty subtrees, any number of threads; internal,
-//      behind a pointer: runtime/internal/propagation.h).
+//      behind a pointer: runtime/transform/propagation.h).
 // Identical inputs give bit-identical world matrices whatever the call order or thread count
 // (Static entities excepted: freezing is history by definition). Single-threaded API: call it
 // from one thread; Update may use persistent helper threads internally (UpdateOptions).
