@@ -139,9 +139,6 @@ void TransformSystem::SetPostRotation(protocol::EntityId e, const glm::quat& q) 
     c->present |= LocalComponents::kPostRotation;
   });
 }
-void TransformSystem::RemovePostRotation(protocol::EntityId e) {
-  SCENECRDT_LOCAL_REMOVER(LocalComponents::kPostRotation);
-}
 void TransformSystem::SetPostRotationEuler(protocol::EntityId e, EulerOrder order,
                                            const glm::vec3& radians) {
   const int i = static_cast<int>(order);
@@ -150,17 +147,11 @@ void TransformSystem::SetPostRotationEuler(protocol::EntityId e, EulerOrder orde
     c->present |= LocalComponents::kPostRotationEuler0 << i;
   });
 }
-void TransformSystem::RemovePostRotationEuler(protocol::EntityId e, EulerOrder order) {
-  SCENECRDT_LOCAL_REMOVER(LocalComponents::kPostRotationEuler0 << static_cast<int>(order));
-}
 void TransformSystem::SetRotationPivot(protocol::EntityId e, const glm::vec3& pivot) {
   SCENECRDT_LOCAL_SETTER({
     c->rotation_pivot = pivot;
     c->present |= LocalComponents::kRotationPivot;
   });
-}
-void TransformSystem::RemoveRotationPivot(protocol::EntityId e) {
-  SCENECRDT_LOCAL_REMOVER(LocalComponents::kRotationPivot);
 }
 void TransformSystem::SetRotationPivotTranslation(protocol::EntityId e, const glm::vec3& t) {
   SCENECRDT_LOCAL_SETTER({
@@ -168,17 +159,11 @@ void TransformSystem::SetRotationPivotTranslation(protocol::EntityId e, const gl
     c->present |= LocalComponents::kRotationPivotTranslation;
   });
 }
-void TransformSystem::RemoveRotationPivotTranslation(protocol::EntityId e) {
-  SCENECRDT_LOCAL_REMOVER(LocalComponents::kRotationPivotTranslation);
-}
 void TransformSystem::SetScalePivot(protocol::EntityId e, const glm::vec3& pivot) {
   SCENECRDT_LOCAL_SETTER({
     c->scale_pivot = pivot;
     c->present |= LocalComponents::kScalePivot;
   });
-}
-void TransformSystem::RemoveScalePivot(protocol::EntityId e) {
-  SCENECRDT_LOCAL_REMOVER(LocalComponents::kScalePivot);
 }
 void TransformSystem::SetScalePivotTranslation(protocol::EntityId e, const glm::vec3& t) {
   SCENECRDT_LOCAL_SETTER({
@@ -186,26 +171,11 @@ void TransformSystem::SetScalePivotTranslation(protocol::EntityId e, const glm::
     c->present |= LocalComponents::kScalePivotTranslation;
   });
 }
-void TransformSystem::RemoveScalePivotTranslation(protocol::EntityId e) {
-  SCENECRDT_LOCAL_REMOVER(LocalComponents::kScalePivotTranslation);
-}
-void TransformSystem::SetCompositeRotation(protocol::EntityId e, const glm::mat4& m) {
-  SCENECRDT_LOCAL_SETTER({
-    c->composite_rotation = MakeAffine(m);
-    c->present |= LocalComponents::kCompositeRotation;
-  });
-}
-void TransformSystem::RemoveCompositeRotation(protocol::EntityId e) {
-  SCENECRDT_LOCAL_REMOVER(LocalComponents::kCompositeRotation);
-}
 void TransformSystem::SetCompositeScale(protocol::EntityId e, const glm::mat4& m) {
   SCENECRDT_LOCAL_SETTER({
     c->composite_scale = MakeAffine(m);
     c->present |= LocalComponents::kCompositeScale;
   });
-}
-void TransformSystem::RemoveCompositeScale(protocol::EntityId e) {
-  SCENECRDT_LOCAL_REMOVER(LocalComponents::kCompositeScale);
 }
 void TransformSystem::SetParentScaleInverse(protocol::EntityId e, bool enabled) {
   if (!enabled) {
