@@ -11,18 +11,20 @@ include(CMakePackageConfigHelpers)
 
 set(SCENECRDT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/scenecrdt)
 
-# The internal headers the given headers include, transitively ("scenecrdt/<folder>/internal/
-# <file>.h"), as absolute paths. Public headers still include a few internals (flat maps,
-# kernels); a consumer cannot compile them without these, and gets no other internal header.
+# The private headers the given headers include, transitively: any header in a subfolder of a
+# library folder ("scenecrdt/<folder>/<subfolder>/.../<file>.h": runtime/internal/,
+# runtime/crdt/, ...), as absolute paths. Public headers (directly in a library folder) still
+# include a few private ones (flat maps, the CRDT store's parts); a consumer cannot compile them
+# without these, and gets no other private header.
 function(scenecrdt_internal_closure out)
   set(pending ${ARGN})
   set(found "")
   while(pending)
     list(POP_FRONT pending file)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
-    file(STRINGS ${file} lines REGEX "^#include \"scenecrdt/[a-z_]+/internal/[a-z0-9_]+\\.h\"")
+    file(STRINGS ${file} lines REGEX "^#include \"scenecrdt/[a-z_]+/[a-z_/]+/[a-z0-9_]+\\.h\"")
     foreach(line IN LISTS lines)
-      string(REGEX REPLACE "^#include \"scenecrdt/([a-z_]+/internal/[a-z0-9_]+\\.h)\".*" "\\1"
+      string(REGEX REPLACE "^#include \"scenecrdt/([a-z_]+/[a-z_/]+/[a-z0-9_]+\\.h)\".*" "\\1"
              relative "${line}")
       set(path ${PROJECT_SOURCE_DIR}/${relative})
       if(NOT EXISTS ${path})
@@ -45,16 +47,20 @@ function(scenecrdt_install_link_options target)
   endif()
 endfunction()
 
-# scenecrdt_install_cxx_library(<target> <folder> HEADERS <file>...): installs a C++ library
-# as scenecrdt::<folder> with its public headers (file names in the current source folder)
-# and the internal headers they need.
+# scenecrdt_install_cxx_library(<target> <folder> [EXPORT_NAME <name>] HEADERS <file>...):
+# installs a C++ library as scenecrdt::<name> (default: <folder>) with its public headers
+# (file names in the current source folder, installed as <scenecrdt/<folder>/<file>>) and the
+# private headers they need.
 function(scenecrdt_install_cxx_library target folder)
-  cmake_parse_arguments(ARG "" "" "HEADERS" ${ARGN})
+  cmake_parse_arguments(ARG "" "EXPORT_NAME" "HEADERS" ${ARGN})
   if(NOT ARG_HEADERS)
     message(FATAL_ERROR "scenecrdt_install_cxx_library(${target}): no HEADERS")
   endif()
+  if(NOT ARG_EXPORT_NAME)
+    set(ARG_EXPORT_NAME ${folder})
+  endif()
   get_target_property(type ${target} TYPE)
-  set_target_properties(${target} PROPERTIES EXPORT_NAME ${folder})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${ARG_EXPORT_NAME})
   if(type STREQUAL "INTERFACE_LIBRARY")  # an umbrella over other libraries
     target_compile_features(${target} INTERFACE cxx_std_20)
   else()

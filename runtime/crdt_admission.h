@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the admission types of CrdtStore (docs/CRDT.md "Admission"): the limits a store
-// enforces, a chunk decoded once and checked against the stateless rules (AdmittedBatch), and
-// what the check found (Admission). CrdtStore::Admit makes them on any thread;
-// CrdtStore::MergeAdmitted merges a batch without decoding or checking it again.
+// Owns admission (docs/CRDT.md "Admission"): the limits a store enforces, the stateless rules
+// every message must pass (CheckStatelessRules), and the one strict decode of an untrusted
+// chunk into a batch checked against them (AdmitChunk -> AdmittedBatch), on any thread.
+// CrdtStore::MergeAdmitted merges a batch without decoding or checking it again, after the
+// state-dependent limits (CrdtStore::CheckBatchLimits).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/crdt_message.h"
 #include "scenecrdt/protocol/result.h"
+#include "scenecrdt/protocol/transform.h"
 
 namespace scenecrdt::runtime {
 
@@ -41,6 +43,8 @@ struct AdmitOptions {
   AdmitMode mode = AdmitMode::kWholeChunk;
 };
 
+struct Admission;
+
 // The admitted messages of one chunk, in chunk order, each already checked against the
 // stateless rules of the limits it was admitted under. Move-only: the messages' `data` views
 // point into the batch's own copy of the chunk (a moved vector keeps its storage).
@@ -62,7 +66,8 @@ class AdmittedBatch {
   }
 
  private:
-  friend class CrdtStore;
+  friend Admission AdmitChunk(std::span<const uint8_t> chunk, const StoreLimits& limits,
+                              const AdmitOptions& options);
   std::vector<uint8_t> bytes_;
   std::vector<protocol::CrdtMessage> messages_;
   uint32_t max_payload_bytes_ = 0;
@@ -75,7 +80,7 @@ struct RefusalCount {
   uint32_t messages = 0;
 };
 
-// What CrdtStore::Admit decided about one chunk.
+// What AdmitChunk decided about one chunk.
 struct Admission {
   enum class Verdict : uint8_t {
     kAdmitted,   // `batch` holds what may merge (possibly nothing)
@@ -88,6 +93,46 @@ struct Admission {
   std::vector<RefusalCount> dropped;  // kDropRefused: left out, by reason, first seen first
   AdmittedBatch batch;                // empty unless kAdmitted
 };
+
+// The stateless rules, which CrdtStore::Merge also applies first: payload size, Transform
+// size, non-finite Transforms (when `limits` asks), DELETE_ENTITY of a reserved number, unknown
+// types. kOk when acceptable. Pure: any thread.
+inline ErrorCode CheckStatelessRules(const protocol::CrdtMessage& m, const StoreLimits& limits) {
+  using protocol::MessageType;
+  switch (m.type) {
+    case MessageType::kPutComponent:
+    case MessageType::kPutComponentNetwork:
+      if (m.data.size() > limits.max_payload_bytes) return ErrorCode::kPayloadTooLarge;
+      if (m.component == protocol::kTransformComponentId) {
+        if (m.data.size() != protocol::Transform::kSize) return ErrorCode::kBadTransformSize;
+        if (limits.refuse_non_finite_transforms &&
+            !protocol::IsFinite(
+                protocol::LoadTransform(m.data.first<protocol::Transform::kSize>()))) {
+          return ErrorCode::kNonFiniteTransform;
+        }
+      }
+      return ErrorCode::kOk;
+    case MessageType::kAppendValue:
+      return m.data.size() > limits.max_payload_bytes ? ErrorCode::kPayloadTooLarge
+                                                      : ErrorCode::kOk;
+    case MessageType::kDeleteComponent:
+    case MessageType::kDeleteComponentNetwork:
+      return ErrorCode::kOk;
+    case MessageType::kDeleteEntity:
+    case MessageType::kDeleteEntityNetwork:
+      // @dcl/ecs wipes a reserved entity's data without tombstoning it, which does not
+      // commute with later messages for it: refused instead (docs/CRDT.md).
+      return protocol::IsReservedEntity(m.entity) ? ErrorCode::kReservedEntity : ErrorCode::kOk;
+    default:
+      return ErrorCode::kUnknownMessageType;
+  }
+}
+
+// Decodes `chunk` once, strictly (unknown types rejected, options.max_message_bytes), into a
+// batch that owns a copy of it, and applies CheckStatelessRules to every message as
+// options.mode says. Pure: any thread (a server calls it on the session's strand).
+Admission AdmitChunk(std::span<const uint8_t> chunk, const StoreLimits& limits,
+                     const AdmitOptions& options);
 
 // A static, human-readable reason for a store refusal code ("a Transform payload is not 44
 // bytes"); session Error frames and log lines carry it.

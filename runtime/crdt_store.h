@@ -2,12 +2,12 @@
 // Owns CrdtStore: the merged CRDT state of one scene, with exactly the @dcl/ecs 7.28 rules
 // (docs/CRDT.md): one last-write-wins register per (component, entity), DELETE_ENTITY as a
 // per-number max-version grow-only set, newer versions retiring older ones, APPEND_VALUE
-// bounded grow-only sets. Also the admission rules (what may merge: one place for every
-// caller), local Lamport writes, snapshot / delta export by store sequence, and a canonical
-// state hash.
-//
-// Transforms (component 1, 44 bytes) live decoded in dense columns for the scene graph; other
-// components are opaque bytes (a scene server relays every component). Single-threaded.
+// bounded grow-only sets. CrdtStore applies the merge rules and composes one-job parts
+// (runtime/crdt/README.md): the Transform registers (decoded, dense, for the scene graph), the
+// opaque registers (every other component, as bytes: a scene server relays every component),
+// the append sets, the entity versions, and the change log behind snapshot / delta export.
+// Admission (crdt_admission.h), local Lamport writes and the canonical state hash are
+// functions of their own that the methods below forward to. Single-threaded.
 #pragma once
 
 #include <algorithm>
@@ -22,76 +22,18 @@
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/protocol/transform.h"
+#include "scenecrdt/runtime/crdt/append_sets.h"
+#include "scenecrdt/runtime/crdt/change_log.h"
+#include "scenecrdt/runtime/crdt/entity_component_index.h"
+#include "scenecrdt/runtime/crdt/entity_versions.h"
+#include "scenecrdt/runtime/crdt/opaque_registers.h"
+#include "scenecrdt/runtime/crdt/transform_registers.h"
 #include "scenecrdt/runtime/crdt_admission.h"
-#include "scenecrdt/runtime/internal/flat_map.h"
+#include "scenecrdt/runtime/crdt_types.h"
 #include "scenecrdt/runtime/internal/prefetch.h"
 #include "scenecrdt/runtime/sha256.h"
 
 namespace scenecrdt::runtime {
-
-using protocol::ComponentId;
-using protocol::EntityId;
-
-// What a merge did. Values 1..7 are @dcl/ecs's ProcessMessageResultType.
-enum class MergeOutcome : uint8_t {
-  kUpdatedTimestamp = 1,   // newer timestamp (or first message for the key): state changed
-  kOutdatedTimestamp = 2,  // older timestamp: state unchanged
-  kNoChange = 3,           // equal timestamp and equal data (or DELETE over DELETE)
-  kOutdatedData = 4,       // equal timestamp, current data wins the tie
-  kUpdatedData = 5,        // equal timestamp, incoming data wins the tie: state changed
-  kEntityWasDeleted = 6,   // dropped: the entity (number, <= version) is deleted
-  kEntityDeleted = 7,      // DELETE_ENTITY applied: a new tombstone, components purged
-  kRefused = 8,            // refused (MergeResult::reason says why): state unchanged
-};
-inline constexpr int kMergeOutcomeCount = 9;  // index = value
-const char* MergeOutcomeName(MergeOutcome outcome);
-// True when the merge changed the state (the message should be forwarded to other peers).
-constexpr bool ChangedState(MergeOutcome o) {
-  return o == MergeOutcome::kUpdatedTimestamp || o == MergeOutcome::kUpdatedData ||
-         o == MergeOutcome::kEntityDeleted;
-}
-
-struct MergeResult {
-  MergeOutcome outcome = MergeOutcome::kNoChange;
-  ErrorCode reason = ErrorCode::kOk;  // set when outcome == kRefused
-};
-
-// @dcl/ecs EntityState, as getEntityState reports it.
-enum class EntityState : uint8_t { kUnknown = 0, kUsedEntity = 1, kRemoved = 2, kReserved = 3 };
-const char* EntityStateName(EntityState state);  // "Unknown", "UsedEntity", ...
-
-// A read-only view of one register.
-struct RegisterView {
-  ComponentId component = 0;
-  EntityId entity = 0;
-  uint32_t timestamp = 0;
-  bool has_data = false;                           // false: the remove-set (DELETE_COMPONENT won)
-  uint64_t sequence = 0;                           // store sequence of the last change
-  std::span<const uint8_t> data;                   // opaque components (empty for Transforms)
-  const protocol::Transform* transform = nullptr;  // Transforms with data (decoded)
-};
-
-struct AppendElement {
-  uint32_t timestamp = 0;
-  std::vector<uint8_t> data;
-  // Ordered by (timestamp, data bytes). Spelled out instead of a defaulted <=>: the libc++ 13
-  // of the WebAssembly build (docs/WEB.md) has no <=> for std::vector.
-  friend bool operator==(const AppendElement&, const AppendElement&) = default;
-  friend bool operator<(const AppendElement& a, const AppendElement& b) {
-    if (a.timestamp != b.timestamp) return a.timestamp < b.timestamp;
-    return std::lexicographical_compare(a.data.begin(), a.data.end(), b.data.begin(), b.data.end());
-  }
-};
-
-struct MergeStats {
-  uint64_t messages = 0;
-  uint64_t by_outcome[kMergeOutcomeCount] = {};
-  uint64_t changed() const {
-    return by_outcome[static_cast<int>(MergeOutcome::kUpdatedTimestamp)] +
-           by_outcome[static_cast<int>(MergeOutcome::kUpdatedData)] +
-           by_outcome[static_cast<int>(MergeOutcome::kEntityDeleted)];
-  }
-};
 
 class CrdtStore {
  public:
@@ -110,15 +52,14 @@ class CrdtStore {
                                  const protocol::DecodeOptions& options = {});
 
   // ---- Admission (docs/CRDT.md "Admission"): every rule deciding what may merge ----
-  // The stateless rules, which Merge also applies first: payload size, Transform size,
-  // non-finite Transforms (when `limits` asks), DELETE_ENTITY of a reserved number, unknown
-  // types. kOk when acceptable. Pure: any thread.
-  static ErrorCode CheckMessage(const protocol::CrdtMessage& m, const StoreLimits& limits);
-  // Decodes `chunk` once, strictly (unknown types rejected, options.max_message_bytes), into
-  // a batch that owns a copy of it, and applies CheckMessage to every message as
-  // options.mode says. Pure: any thread (a server calls it on the session's strand).
+  // CheckStatelessRules and AdmitChunk (crdt_admission.h), under the names callers use.
+  static ErrorCode CheckMessage(const protocol::CrdtMessage& m, const StoreLimits& limits) {
+    return CheckStatelessRules(m, limits);
+  }
   static Admission Admit(std::span<const uint8_t> chunk, const StoreLimits& limits,
-                         const AdmitOptions& options);
+                         const AdmitOptions& options) {
+    return AdmitChunk(chunk, limits, options);
+  }
   // The state-dependent limits for a whole batch before any of it merges: the entities and
   // tombstones it could add (upper bounds) against max_entities / max_tombstones. kOk,
   // kTooManyEntities or kTooManyTombstones.
@@ -129,10 +70,10 @@ class CrdtStore {
   ErrorCode MergeAdmitted(const AdmittedBatch& batch, OnResult&& on_result);
 
   // ---- Local writes (a client, or a server-side script) ----
-  // Lamport rule per key: timestamp = stored + 1 (1 for a new key). The merged message is
-  // appended to `out` (nothing is appended when the write changes nothing, as @dcl/ecs does
-  // not echo unchanged data). Errors: kReservedEntity (delete of a number < 512), kInvalidArgument
-  // (entity already deleted, timestamp exhausted), and the Merge refusals.
+  // Lamport rule per key: timestamp = stored + 1 (1 for a new key; runtime/crdt/local_writes.h).
+  // The merged message is appended to `out` (nothing is appended when the write changes
+  // nothing, as @dcl/ecs does not echo unchanged data). Errors: kReservedEntity (delete of a number
+  // < 512), kInvalidArgument (entity already deleted, timestamp exhausted), and the Merge refusals.
   Result<MergeOutcome> WriteTransform(EntityId entity, const protocol::Transform& t,
                                       std::vector<uint8_t>& out);
   Result<MergeOutcome> WriteComponent(EntityId entity, ComponentId component,
@@ -144,17 +85,9 @@ class CrdtStore {
                                    std::span<const uint8_t> data, std::vector<uint8_t>& out);
 
   // ---- Reads ----
-  // One Transform register, decoded: exactly one cache line, so a merge touches one line.
-  struct alignas(64) TransformRegister {
-    protocol::Transform value;  // identity while has_data == 0
-    EntityId entity;
-    uint32_t timestamp;
-    uint32_t has_data;  // 0: the remove-set (DELETE_COMPONENT won)
-    uint64_t sequence;  // store sequence of the last change
-  };
-  static_assert(sizeof(TransformRegister) == 64, "one cache line per Transform register");
+  using TransformRegister = runtime::TransformRegister;  // crdt_types.h
   // Every Transform register, densely packed, in no particular order.
-  std::span<const TransformRegister> transform_registers() const { return tr_; }
+  std::span<const TransformRegister> transform_registers() const { return transforms_.all(); }
   // The live Transform of `entity`, or nullptr (never set, deleted, or purged).
   const protocol::Transform* FindTransform(EntityId entity) const;
   // Any register (Transform included); nullopt when the key has none.
@@ -179,13 +112,13 @@ class CrdtStore {
   };
   std::vector<Tombstone> SortedTombstones() const;
 
-  std::size_t num_registers() const { return tr_.size() + regs_.size(); }
-  std::size_t num_entities() const { return live_entity_count_; }
-  std::size_t num_tombstones() const { return tombstones_.size(); }
+  std::size_t num_registers() const { return transforms_.size() + opaque_.size(); }
+  std::size_t num_entities() const { return versions_.num_live(); }
+  std::size_t num_tombstones() const { return versions_.num_deleted(); }
 
   // ---- Sequence, snapshot, delta ----
   // Store-local sequence: incremented by every state change. Not part of the CRDT state.
-  uint64_t sequence() const { return sequence_; }
+  uint64_t sequence() const { return log_.sequence(); }
   // Appends a DCL stream that rebuilds this state in an empty store: DELETE_ENTITYs for the
   // tombstones, PUTs, DELETE_COMPONENTs for the remove-set, APPEND_VALUEs. Returns the number
   // of messages.
@@ -194,7 +127,7 @@ class CrdtStore {
   // change order): applied on top of the state at `since` it yields the current state.
   std::size_t ExportChangesSince(uint64_t since, std::vector<uint8_t>& out) const;
 
-  // ---- Canonical state hash ----
+  // ---- Canonical state hash (runtime/crdt/state_hash.h) ----
   // SHA-256 over a canonical serialisation (docs/CRDT.md): equal iff the states are equal,
   // whatever the arrival order or memory layout.
   Sha256::Digest StateHash() const;
@@ -214,39 +147,7 @@ class CrdtStore {
   const StoreLimits& limits() const { return limits_; }
 
  private:
-  struct OpaqueRegister {
-    ComponentId component;
-    EntityId entity;
-    uint32_t timestamp;
-    bool has_data;
-    uint64_t sequence;
-    std::vector<uint8_t> data;
-  };
-  struct AppendSet {
-    ComponentId component;
-    EntityId entity;
-    uint64_t sequence;
-    std::vector<AppendElement> elements;  // ascending
-  };
-  struct EntityExtras {
-    EntityId entity;
-    std::vector<ComponentId> components;  // opaque registers
-    std::vector<ComponentId> appends;     // append sets
-  };
-  struct TombstoneValue {
-    uint32_t version;
-    uint64_t sequence;
-  };
-  enum class LogKind : uint8_t { kTransform, kOpaque, kAppend, kTombstone };
-  struct LogEntry {
-    uint64_t sequence;
-    ComponentId component;  // kOpaque, kAppend
-    EntityId entity;        // kTransform, kOpaque, kAppend; the number for kTombstone
-    LogKind kind;
-  };
-  static constexpr uint32_t kNone = 0xFFFFFFFFu;
-
-  static uint64_t Key(ComponentId c, EntityId e) { return (uint64_t{c} << 32) | e; }
+  static constexpr uint32_t kNone = internal::TransformRegisters::kNone;
 
   // Merge after CheckMessage passed (against limits_ or stricter ones).
   MergeResult MergeChecked(const protocol::CrdtMessage& m);
@@ -255,114 +156,35 @@ class CrdtStore {
   // Tombstone filter and version retirement shared by every component message. Returns
   // false when the message must be dropped (entity deleted).
   bool AdmitEntity(EntityId entity);
-  bool WouldCreateEntity(EntityId entity) const;
-  RegisterView TransformView(uint32_t slot) const;
-  uint32_t FindTransformSlot(EntityId entity) const;
-  void SetTransformSlot(EntityId entity, uint32_t slot);
-  void EraseTransformSlot(EntityId entity);
+  // True when `entity` holds a register or an append set.
+  bool HoldsAny(EntityId entity) const {
+    return transforms_.Find(entity) != kNone || components_.Contains(entity);
+  }
   MergeResult MergeTransform(const protocol::CrdtMessage& m, bool is_delete);
   MergeResult MergeOpaque(const protocol::CrdtMessage& m, bool is_delete);
   MergeResult MergeAppend(const protocol::CrdtMessage& m);
   MergeResult MergeDeleteEntity(EntityId entity);
   void RaiseTombstone(uint32_t number, uint32_t version);
   void PurgeEntity(EntityId entity);
-  void NoteEntityGained(EntityId entity);
-  void NoteEntityLost(EntityId entity);
-  EntityExtras& ExtrasFor(EntityId entity);
-  void RemoveExtrasIfEmpty(EntityId entity);
-  uint64_t NextSequence(LogKind kind, ComponentId component, EntityId entity);
-  // True when `e` is the change log entry of its object's latest change (not stale).
-  bool IsLatestChange(const LogEntry& e) const;
-  // Drops stale log entries (one entry per live object remains).
-  void CompactLog();
-  // Hints for MergeStream's pipeline: first the slot index entry of the register `m` will
-  // touch, some messages later (when that entry has arrived) the register's cache line.
-  void PrefetchSlotIndex(const protocol::CrdtMessage& m) const {
-    const uint32_t number = protocol::EntityNumber(m.entity);
-    if (m.component == protocol::kTransformComponentId && number < tr_slot_by_number_.size()) {
-      internal::PrefetchForRead(&tr_slot_by_number_[number]);
-    }
-  }
-  void PrefetchRegister(const protocol::CrdtMessage& m) const {
-    const uint32_t number = protocol::EntityNumber(m.entity);
-    if (m.component != protocol::kTransformComponentId || number >= tr_slot_by_number_.size() ||
-        protocol::IsReservedEntityNumber(number)) {
-      return;
-    }
-    const uint32_t slot = tr_slot_by_number_[number];
-    if (slot < tr_.size()) internal::PrefetchForWrite(&tr_[slot]);
-  }
+  RegisterView TransformView(uint32_t slot) const;
+  // True when `c` is the log entry of its object's latest change (not stale).
+  bool IsLatestChange(const internal::Change& c) const;
   void NoteTransformChange(EntityId entity) {
     if (track_transform_changes_) transform_changes_.push_back(entity);
   }
+  // Merges a stamped local write and appends it to `out` when it changed the state.
   Result<MergeOutcome> WriteLocal(const protocol::CrdtMessage& m, std::vector<uint8_t>& out);
-  uint32_t StoredTimestamp(ComponentId component, EntityId entity, bool* exists) const;
 
   StoreLimits limits_;
-
-  // Transform registers (swap-remove keeps them dense). Slot lookup: numbers >= 512 have at
-  // most one live version (newer versions retire older ones), so a 64 Ki array indexed by
-  // number finds the slot in one access; reserved numbers may hold several versions and use
-  // a hash map keyed by the full id.
-  std::vector<TransformRegister> tr_;
-  std::vector<uint32_t> tr_slot_by_number_;                 // number -> slot (numbers >= 512)
-  internal::FlatMap<uint32_t, uint32_t> tr_slot_reserved_;  // entity -> slot (numbers < 512)
-
-  // Other components.
-  std::vector<OpaqueRegister> regs_;
-  internal::FlatMap<uint64_t, uint32_t> reg_slot_;  // (component, entity) -> index
-  std::vector<AppendSet> appends_;
-  internal::FlatMap<uint64_t, uint32_t> append_slot_;
-  std::vector<EntityExtras> extras_;
-  internal::FlatMap<uint32_t, uint32_t> extras_slot_;  // entity -> index
-
-  // Entity bookkeeping.
-  internal::FlatMap<uint32_t, TombstoneValue> tombstones_;  // number -> max deleted version
-  internal::FlatMap<uint32_t, uint32_t> live_version_;      // number (>= 512) -> live version
-  std::size_t live_entity_count_ = 0;
-
-  // Change log for ExportChangesSince: entries in sequence order; stale entries (whose object
-  // changed again or vanished) are skipped on export and dropped by compaction.
-  static constexpr std::size_t kMinCompactLog = 1024;
-  uint64_t sequence_ = 0;
-  std::vector<LogEntry> log_;
-  std::size_t compact_at_ = kMinCompactLog;  // compact when the log reaches this size
-
+  internal::TransformRegisters transforms_;
+  internal::OpaqueRegisters opaque_;
+  internal::AppendSets appends_;
+  internal::EntityComponentIndex components_;  // entity -> its opaque registers, append sets
+  internal::EntityVersions versions_;          // tombstones, live versions, live count
+  internal::ChangeLog log_;                    // store sequence + ExportChangesSince's log
   bool track_transform_changes_ = false;
   std::vector<EntityId> transform_changes_;
 };
-
-inline ErrorCode CrdtStore::CheckMessage(const protocol::CrdtMessage& m,
-                                         const StoreLimits& limits) {
-  using protocol::MessageType;
-  switch (m.type) {
-    case MessageType::kPutComponent:
-    case MessageType::kPutComponentNetwork:
-      if (m.data.size() > limits.max_payload_bytes) return ErrorCode::kPayloadTooLarge;
-      if (m.component == protocol::kTransformComponentId) {
-        if (m.data.size() != protocol::Transform::kSize) return ErrorCode::kBadTransformSize;
-        if (limits.refuse_non_finite_transforms &&
-            !protocol::IsFinite(
-                protocol::LoadTransform(m.data.first<protocol::Transform::kSize>()))) {
-          return ErrorCode::kNonFiniteTransform;
-        }
-      }
-      return ErrorCode::kOk;
-    case MessageType::kAppendValue:
-      return m.data.size() > limits.max_payload_bytes ? ErrorCode::kPayloadTooLarge
-                                                      : ErrorCode::kOk;
-    case MessageType::kDeleteComponent:
-    case MessageType::kDeleteComponentNetwork:
-      return ErrorCode::kOk;
-    case MessageType::kDeleteEntity:
-    case MessageType::kDeleteEntityNetwork:
-      // @dcl/ecs wipes a reserved entity's data without tombstoning it, which does not
-      // commute with later messages for it: refused instead (docs/CRDT.md).
-      return protocol::IsReservedEntity(m.entity) ? ErrorCode::kReservedEntity : ErrorCode::kOk;
-    default:
-      return ErrorCode::kUnknownMessageType;
-  }
-}
 
 template <class OnResult>
 ErrorCode CrdtStore::MergeAdmitted(const AdmittedBatch& batch, OnResult&& on_result) {
@@ -420,9 +242,12 @@ Result<void> CrdtStore::MergeStream(std::span<const uint8_t> bytes,
       m = step->message;
       pos += step->size;
     }
-    PrefetchSlotIndex(m);
+    if (m.component == protocol::kTransformComponentId) transforms_.PrefetchSlot(m.entity);
     if (count >= kRegisterAhead) {
-      PrefetchRegister(window[(head + count - kRegisterAhead) % kWindow]);
+      const protocol::CrdtMessage& ahead = window[(head + count - kRegisterAhead) % kWindow];
+      if (ahead.component == protocol::kTransformComponentId) {
+        transforms_.PrefetchRegister(ahead.entity);
+      }
     }
     ++count;
   }

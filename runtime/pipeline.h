@@ -3,8 +3,8 @@
 // local, non-replicated components a renderer attaches (LocalComponents), their precedence
 // rules, and the functions that turn the replicated Transform plus those components into
 // LocalToParent. Propagation caches their results per entity
-// (runtime/internal/local_to_parent_cache.h); plain entities take the fused kernels of
-// runtime/internal/affine.h instead.
+// (runtime/transform/local_to_parent_cache.h); plain entities take the fused kernels of
+// runtime/transform/affine.h instead.
 //
 // Conventions: column vectors, column-major glm::mat4, W = P * L. Angles in radians. Matrices
 // are affine: the last row is (0, 0, 0, 1) and is never read (user matrices get it forced).
@@ -95,7 +95,7 @@ glm::mat4 CompositeScaleMatrix(const protocol::Transform& t, const LocalComponen
 // Inverse of CompositeScale: the ParentScaleInverse its children with ParentScaleInverse
 // take. A singular CompositeScale gives identity. (Of a parent without CompositeScale they take
 // 1 / its scale per axis, zero staying zero: ParentScaleInverse in
-// runtime/internal/local_to_parent_cache.h; a child of the root takes identity.)
+// runtime/transform/local_to_parent_cache.h; a child of the root takes identity.)
 glm::mat4 CompositeScaleInverseMatrix(const protocol::Transform& t, const LocalComponents& c);
 
 // (CompositeRotation|Rotation) * (CompositeScale|Scale|NonUniformScale): LocalToParent after

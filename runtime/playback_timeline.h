@@ -14,8 +14,8 @@
 #include <deque>
 #include <span>
 
-#include "scenecrdt/runtime/internal/interpolation_clock.h"
 #include "scenecrdt/runtime/interpolation.h"
+#include "scenecrdt/runtime/transform/interpolation/interpolation_clock.h"
 
 namespace scenecrdt::runtime {
 

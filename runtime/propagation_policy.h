@@ -3,7 +3,7 @@
 // patched, compacted or rebuilt, when an update streams or splits across threads, which kernel
 // instruction set runs) and PropagationStats (what the last Update did). TransformSystem takes
 // the first and reports the second; the machinery behind them is internal
-// (runtime/internal/propagation.h, docs/PROPAGATION.md).
+// (runtime/transform/propagation.h, docs/PROPAGATION.md).
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "scenecrdt/runtime/internal/interpolation_presentation.h"
+#include "scenecrdt/runtime/transform/interpolation/interpolation_presentation.h"
 
 namespace scenecrdt::runtime {
 namespace {

@@ -5,7 +5,7 @@
 //   SceneGraph (effective parents, loops parked at root, placeholders)
 //   -> Pipeline (DOTS local components -> LocalToParent)
 //   -> Propagation (preorder flat arrays, dirty subtrees, any number of threads; internal,
-//      behind a pointer: runtime/internal/propagation.h).
+//      behind a pointer: runtime/transform/propagation.h).
 // Identical inputs give bit-identical world matrices whatever the call order or thread count
 // (Static entities excepted: freezing is history by definition). Single-threaded API: call it
 // from one thread; Update may use persistent helper threads internally (UpdateOptions).
@@ -71,26 +71,18 @@ class TransformSystem {
 
   // ---- Local, non-replicated components (DOTS rules: docs/PIPELINE.md) ----
   // Angles in radians. They apply to any node (entities with a Transform and placeholders);
-  // attached to an entity that is not a node they wait until it becomes one.
+  // attached to an entity that is not a node they wait until it becomes one. To drop one
+  // component without a Remove* below, ClearLocalComponents and set the others again.
   void SetRotationEuler(protocol::EntityId e, EulerOrder order, const glm::vec3& radians);
   void RemoveRotationEuler(protocol::EntityId e, EulerOrder order);
   void SetPostRotation(protocol::EntityId e, const glm::quat& q);
-  void RemovePostRotation(protocol::EntityId e);
   void SetPostRotationEuler(protocol::EntityId e, EulerOrder order, const glm::vec3& radians);
-  void RemovePostRotationEuler(protocol::EntityId e, EulerOrder order);
   void SetRotationPivot(protocol::EntityId e, const glm::vec3& pivot);
-  void RemoveRotationPivot(protocol::EntityId e);
   void SetRotationPivotTranslation(protocol::EntityId e, const glm::vec3& t);
-  void RemoveRotationPivotTranslation(protocol::EntityId e);
   void SetScalePivot(protocol::EntityId e, const glm::vec3& pivot);
-  void RemoveScalePivot(protocol::EntityId e);
   void SetScalePivotTranslation(protocol::EntityId e, const glm::vec3& t);
-  void RemoveScalePivotTranslation(protocol::EntityId e);
-  // User-written CompositeRotation / CompositeScale (replace the built ones).
-  void SetCompositeRotation(protocol::EntityId e, const glm::mat4& m);
-  void RemoveCompositeRotation(protocol::EntityId e);
+  // A user-written CompositeScale (replaces the built one).
   void SetCompositeScale(protocol::EntityId e, const glm::mat4& m);
-  void RemoveCompositeScale(protocol::EntityId e);
   // Scale compensation: LocalToParent gets ParentScaleInverse = (scale of the effective
   // parent)^-1 after Translation.
   void SetParentScaleInverse(protocol::EntityId e, bool enabled);

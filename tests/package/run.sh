@@ -57,7 +57,8 @@ for f in "$lib/libscenecrdt.so" "$lib/libscenecrdt.so.1" "$lib/cmake/scenecrdt/s
          "$lib/cmake/scenecrdt/scenecrdtConfigVersion.cmake" "$prefix/include/scenecrdt/scenecrdt.h"; do
   [ -e "$f" ] || fail "not installed: ${f#$prefix/}"
 done
-ls "$lib"/libscenecrdt_protocol.* "$lib"/libscenecrdt_runtime.* >/dev/null ||
+ls "$lib"/libscenecrdt_protocol.* "$lib"/libscenecrdt_crdt.* "$lib"/libscenecrdt_transform.* \
+  "$lib"/libscenecrdt_runtime.* >/dev/null ||
   fail "the C++ libraries are not installed"
 [ "$(readlink "$lib/libscenecrdt.so")" = libscenecrdt.so.1 ] || fail "libscenecrdt.so -> .so.1"
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
@@ -68,7 +69,7 @@ for f in lib/systemd/system/scenecrdt.service lib/systemd/system/scenecrdt@.serv
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 
-step "installed headers: every public one, only the internals they include"
+step "installed headers: every public one, only the private ones they include"
 for folder in protocol runtime; do
   for h in "$src/$folder"/*.h; do
     [ -f "$prefix/include/scenecrdt/$folder/$(basename "$h")" ] ||
@@ -86,8 +87,9 @@ for h in $(cd "$prefix/include" && find scenecrdt -name '*.h' | sort); do
   for inc in $(sed -n 's/^#include "\(scenecrdt\/[^"]*\)".*/\1/p' "$prefix/include/$h"); do
     [ -f "$prefix/include/$inc" ] || fail "$h includes $inc, which is not installed"
   done
-  # ...and an internal header is there only because an installed header includes it.
-  if [[ "$h" == */internal/* ]]; then
+  # ...and a private header (any below a library folder: runtime/internal/, runtime/crdt/,
+  # ...) is there only because an installed header includes it.
+  if [[ "$h" == scenecrdt/*/*/* ]]; then
     grep -rqs "^#include \"$h\"" "$prefix/include" --include='*.h' ||
       fail "$h is installed but no installed header includes it"
   fi
@@ -155,12 +157,14 @@ quiet cc -std=c11 -Wall -Wextra -Wpedantic -Werror "$here/consumer_c/main.c" \
 "$work/consumer_pc" "$work/ops3.dcl" "$work/ops3.expected" || fail "consumer_pc (pkg-config)"
 unset PKG_CONFIG_PATH
 
-step "C++ consumer (find_package, scenecrdt::runtime)"
+step "C++ consumers (find_package, scenecrdt::runtime; scenecrdt::crdt alone)"
 quiet cmake -S "$here/consumer_cxx" -B "$work/consumer_cxx"
 quiet cmake --build "$work/consumer_cxx"
 for s in "${streams[@]}"; do
   "$work/consumer_cxx/consumer_cxx" "$s" "$work/$(basename "$s" .dcl).expected" ||
     fail "consumer_cxx on $s"
+  "$work/consumer_cxx/consumer_crdt" "$s" "$work/$(basename "$s" .dcl).expected" ||
+    fail "consumer_crdt on $s"
 done
 
 step "the installed scenecrdt serve, its viewer assets found under its prefix"

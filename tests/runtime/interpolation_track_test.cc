@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests EntityTrack (runtime/internal/interpolation_track.h): which pairs blend and which
-// step, the blend itself (exact endpoints, shortest-path rotation, non-unit quaternions), the
+// Tests EntityTrack (runtime/transform/interpolation/interpolation_track.h): which pairs blend and
+// which step, the blend itself (exact endpoints, shortest-path rotation, non-unit quaternions), the
 // bounded buffer, idle holds and the extrapolation rules.
-#include "scenecrdt/runtime/internal/interpolation_track.h"
+#include "scenecrdt/runtime/transform/interpolation/interpolation_track.h"
 
 #include <gtest/gtest.h>
 

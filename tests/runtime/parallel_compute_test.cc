@@ -2,7 +2,7 @@
 // Tests the work split of a parallel compute (SplitWork): consecutive parts that cover every
 // entity once and start at entity total * k / parts, for any number of parts. The compute on
 // two threads is tested end to end in propagation_test.cc and transform_property_test.cc.
-#include "scenecrdt/runtime/internal/parallel_compute.h"
+#include "scenecrdt/runtime/transform/parallel_compute.h"
 
 #include <gtest/gtest.h>
 

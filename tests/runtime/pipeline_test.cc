@@ -10,7 +10,7 @@
 #include <cmath>
 #include <glm/gtc/matrix_transform.hpp>
 
-#include "scenecrdt/runtime/internal/affine.h"
+#include "scenecrdt/runtime/transform/affine.h"
 #include "scenecrdt/runtime/transform_system.h"
 #include "tests/runtime/transform_test_util.h"
 

@@ -23,8 +23,8 @@ file(STRINGS ${OUT}.ii markers REGEX "^# 1 \"")
 list(REMOVE_DUPLICATES markers)
 list(LENGTH markers num_files)
 set(forbidden
-    "intrin\\.h\"" "/aligned_allocator\\.h\"" "/block_kernels\\.h\"" "runtime/internal/affine\\.h\""
-    "runtime/internal/propagation\\.h\"" "/worker\\.h\"" "/c\\+\\+/[0-9]+/thread\"")
+    "intrin\\.h\"" "/aligned_allocator\\.h\"" "/block_kernels\\.h\"" "runtime/transform/affine\\.h\""
+    "runtime/transform/propagation\\.h\"" "/worker\\.h\"" "/c\\+\\+/[0-9]+/thread\"")
 set(leaks "")
 foreach(pattern ${forbidden})
   foreach(marker ${markers})
