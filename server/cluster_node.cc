@@ -114,7 +114,7 @@ ClusterNode::ClusterNode(const ServerConfig& server, cluster::RedisOptions redis
                    return o;
                  }()),
       probe_connection_(ProbeOptions(redis_)),
-      scene_labels_(server.access.auth_file.empty() && server.access.jwt_secret_file.empty() &&
+      scene_labels_(server.access.auth_file.empty() && server.access.jwt_secret_files.empty() &&
                     server.access.jwt_public_keys.empty()) {
   cluster::ReaderOptions reader;
   reader.skip_own = false;  // own entries' IDs move the resume marks (ClusterSceneSync)
