@@ -7,7 +7,10 @@ namespace scenecrdt::runtime::internal {
 std::span<const Change> ChangeLog::After(uint64_t since) const {
   auto first = std::upper_bound(changes_.begin(), changes_.end(), since,
                                 [](uint64_t s, const Change& c) { return s < c.sequence; });
-  return std::span<const Change>(first, changes_.end());
+  // Pointer and count: the libc++ of emscripten 3.1.6 (preset wasm) lacks span's iterator
+  // constructor (docs/WEB.md section 1).
+  return std::span<const Change>(changes_.data() + (first - changes_.begin()),
+                                 static_cast<std::size_t>(changes_.end() - first));
 }
 
 }  // namespace scenecrdt::runtime::internal
