@@ -49,7 +49,7 @@ test("a joined replica equals pull --world (stateHash, parents, parked, matrices
   cli(["send", "--server", `tcp://127.0.0.1:${server.tcp}`, "--scene", "s1", file]);
   const { rt, client } = await join_("s1");
   const frame = client.frame();
-  assert.equal(frame.added.length, 800);
+  assert.equal(frame.added.count, 800);
   const expected = pull("s1");
   assert.equal(rt.stateHash(), expected.stateHash);
   assert.deepEqual(diffWorld(runtimeWorld(rt), expected.world), []);
