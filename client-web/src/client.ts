@@ -149,15 +149,20 @@ export class SceneClient {
   }
 
   /**
-   * One render frame: merged changes -> world matrices (interpolated at `renderUs` when the
-   * runtime interpolates), and the lists a renderer re-uploads. Returns the same object every
+   * One render frame: merged changes -> world matrices (interpolated at `renderUs`, in
+   * microseconds on the clock of `nowUs`, default now, when the runtime interpolates), and
+   * the lists a renderer re-uploads. Returns the same object every
    * time, its lists views into reused buffers: no allocation per frame (docs/WEB.md).
    */
-  frame(renderUs?: bigint): Frame {
+  frame(renderUs?: bigint | number): Frame {
     const rt = this.runtime;
     const interpolated = rt.interpolationEnabled;
-    if (interpolated) rt.updateInterpolated(renderUs ?? this.nowUs());
-    else rt.update();
+    if (interpolated) {
+      // The default clock as a number: a BigInt per frame would be an allocation per frame.
+      rt.updateInterpolated(renderUs ?? (this.options.nowUs ? this.nowUs() : Math.round(performance.now() * 1000)));
+    } else {
+      rt.update();
+    }
     const f = this.frameValue;
     f.world = rt.worldView(interpolated);
     f.changed = rt.changedView(interpolated);

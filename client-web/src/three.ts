@@ -25,7 +25,7 @@ export interface ThreeNamespace {
 
 /** What bindThree reads from the client: SceneClient fits. */
 export interface FrameSource {
-  frame(renderUs?: bigint): Frame;
+  frame(renderUs?: bigint | number): Frame;
   readonly runtime: {
     worldMatrixInto(entity: number, out: Float32Array | number[], interpolated?: boolean): boolean;
     readonly interpolationEnabled: boolean;
@@ -52,7 +52,7 @@ export interface ThreeBinding<O extends ThreeObject3D = ThreeObject3D> {
    * Once per frame, before renderer.render: client.frame(renderUs), then objects added,
    * removed and moved. Allocates nothing when no entity comes or goes. Returns the frame.
    */
-  update(renderUs?: bigint): Frame;
+  update(renderUs?: bigint | number): Frame;
   /** The object of an entity (undefined when it is not in the scene). */
   object(entity: number): O | undefined;
   /** Every entity's object (read only; the binding owns the map). */
@@ -110,7 +110,7 @@ export function bindThree<O extends ThreeObject3D = ThreeObject3D>(
   };
 
   return {
-    update(renderUs?: bigint): Frame {
+    update(renderUs?: bigint | number): Frame {
       const frame = client.frame(renderUs);
       const { removed, added } = frame;
       for (let i = 0; i < removed.count; i++) removeOne(removed.entities[i]);

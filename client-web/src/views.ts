@@ -48,13 +48,26 @@ export class HeapList implements MatrixList {
   /**
    * Runs `copy` into this list, growing it (and retrying once) when the C ABI says the list
    * is too small. Returns the C ABI status (>= 0, or the error for the caller to throw).
+   * No closure or array is made: this runs every frame.
    */
   fillIds(rt: number, copy: IdsCopy, hint: number): number {
-    return this.fill(hint, (cap) => copy(rt, this.ptr, cap, this.countPtr()));
+    this.reserve(hint);
+    let status = copy(rt, this.ptr, this.capacity, this.countPtr());
+    if (status === SC_E_BUFFER_TOO_SMALL) {
+      this.reserve(this.mod.HEAPU32[this.countPtr() >> 2]);
+      status = copy(rt, this.ptr, this.capacity, this.countPtr());
+    }
+    return this.done(status);
   }
 
   fillWorld(rt: number, copy: WorldCopyFn, hint: number): number {
-    return this.fill(hint, (cap) => copy(rt, this.ptr, this.ptr + 4 * cap, cap, this.countPtr()));
+    this.reserve(hint);
+    let status = copy(rt, this.ptr, this.ptr + 4 * this.capacity, this.capacity, this.countPtr());
+    if (status === SC_E_BUFFER_TOO_SMALL) {
+      this.reserve(this.mod.HEAPU32[this.countPtr() >> 2]);
+      status = copy(rt, this.ptr, this.ptr + 4 * this.capacity, this.capacity, this.countPtr());
+    }
+    return this.done(status);
   }
 
   /** Frees the area (the views become empty). */
@@ -68,13 +81,7 @@ export class HeapList implements MatrixList {
     this.buffer = null;
   }
 
-  private fill(hint: number, run: (capacity: number) => number): number {
-    this.reserve(hint);
-    let status = run(this.capacity);
-    if (status === SC_E_BUFFER_TOO_SMALL) {
-      this.reserve(this.mod.HEAPU32[this.countPtr() >> 2]);
-      status = run(this.capacity);
-    }
+  private done(status: number): number {
     this.count = status < 0 ? 0 : this.mod.HEAPU32[this.countPtr() >> 2];
     this.refreshViews();
     return status;

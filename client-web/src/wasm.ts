@@ -38,6 +38,8 @@ export interface ScenecrdtModule {
   _sc_interpolation_options_default(out: number): number;
   _sc_runtime_enable_interpolation(rt: number, options: number): number;
   _sc_runtime_update_interpolated(rt: number, renderUs: bigint): number;
+  /** wasm/module.cc: sc_runtime_update_interpolated with the time as a double (no BigInt). */
+  _scw_update_interpolated_us(rt: number, renderUs: number): number;
   _sc_runtime_interpolated_entity_count(rt: number): number;
   _sc_runtime_copy_interpolated_world(rt: number, ents: number, mats: number, cap: number, count: number): number;
   _sc_runtime_copy_interpolated_changed(rt: number, ents: number, cap: number, count: number): number;
@@ -202,9 +204,15 @@ export class WasmRuntime {
     this.check(this.mod._sc_runtime_update(this.rt));
   }
 
-  /** update(), then the interpolated presentation at `renderUs` (when interpolation is on). */
-  updateInterpolated(renderUs: bigint): void {
-    this.check(this.mod._sc_runtime_update_interpolated(this.rt, renderUs));
+  /**
+   * update(), then the interpolated presentation at `renderUs` (when interpolation is on):
+   * microseconds on the receive-time clock, as a bigint or a number (a number allocates
+   * nothing: a BigInt is a heap object).
+   */
+  updateInterpolated(renderUs: bigint | number): void {
+    this.check(typeof renderUs === "number"
+      ? this.mod._scw_update_interpolated_us(this.rt, renderUs)
+      : this.mod._sc_runtime_update_interpolated(this.rt, renderUs));
   }
 
   entityCount(): number {
@@ -262,8 +270,9 @@ export class WasmRuntime {
   changedView(interpolated = false): MatrixList {
     const m = this.mod;
     const list = this.changedList;
+    // Room for every entity at once (at most all change): no growth frame after frame.
     this.check(list.fillWorld(this.rt, interpolated ? m._sc_runtime_copy_interpolated_changed_world
-      : m._sc_runtime_copy_changed_world, list.count));
+      : m._sc_runtime_copy_changed_world, this.worldList.count));
     return list;
   }
 
