@@ -27,26 +27,29 @@ if (!m) {
   process.exit(1)
 }
 
-function fail(why, log) {
-  console.error(`ecs_transport_snippet: FAIL: ${why}${log ? `\n${log}` : ''}`)
-  process.exit(1)
-}
-
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ecs-snippet-'))
 const server = spawn(bin, ['serve', '--tcp', '127.0.0.1:0', '--http', '127.0.0.1:0', '--data', path.join(dir, 'data'),
   '--no-fsync'], { stdio: ['ignore', 'ignore', 'pipe'] })
 let log = ''
+// Stops the server (its exit is then expected) and leaves with `code`.
+let stopping = false
 const done = (code) => {
+  stopping = true
   server.kill('SIGTERM')
   fs.rmSync(dir, { recursive: true, force: true })
   process.exit(code)
 }
+function fail(why, more) {
+  console.error(`ecs_transport_snippet: FAIL: ${why}${more ? `\n${more}` : ''}`)
+  done(1)
+}
 const timer = setTimeout(() => fail('serve did not start in 30 s', log), 30000)
+let started = false
 server.stderr.on('data', (d) => {
   log += d
   const http = /listening ws:\/\/[^:]+:(\d+)/.exec(log)
-  if (!http || timer._done) return
-  timer._done = true
+  if (!http || started) return
+  started = true
   clearTimeout(timer)
   // The snippet as written, its port replaced; @scenecrdt/ecs-transport resolves to the
   // repository's ecs-transport/ (a link in a folder on NODE_PATH), @dcl/ecs and ws to
@@ -72,4 +75,6 @@ server.stderr.on('data', (d) => {
     done(0)
   })
 })
-server.on('exit', (code) => fail(`serve exited with ${code}`, log))
+server.on('exit', (code) => {
+  if (!stopping) fail(`serve exited with ${code}`, log)
+})

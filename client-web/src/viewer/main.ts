@@ -88,6 +88,27 @@ async function main(): Promise<void> {
     }
   };
   let colors = new Float32Array(3 * 1024);
+  let parentAt = new Int32Array(1024); // position of the effective parent, -1: at the root
+  let flags = new Uint8Array(1024); // PARKED
+  const PARKED = 1;
+  let lastCount = -1;
+  let placedSelection = 0;
+  // Colour and parent position of the entity at position i.
+  const place = (i: number, entities: Uint32Array, n: number) => {
+    const e = entities[i];
+    const info = infos.get(e);
+    const c = e === selected ? COLORS.selected : info?.parked ? COLORS.parked
+      : info?.placeholder ? COLORS.placeholder : null;
+    if (c) {
+      colors[3 * i] = c[0];
+      colors[3 * i + 1] = c[1];
+      colors[3 * i + 2] = c[2];
+    } else {
+      entityColor(e, colors, 3 * i);
+    }
+    flags[i] = info?.parked ? PARKED : 0;
+    parentAt[i] = info && info.effectiveParent !== 0 ? indexOf(entities, n, info.effectiveParent) : -1;
+  };
   const vp = new Float32Array(16);
   const min = new Float64Array(3);
   const max = new Float64Array(3);
@@ -152,24 +173,51 @@ async function main(): Promise<void> {
     const frame = client.frame();
     updatedAtBatches = batchesBefore;
     const { count: n, entities, matrices } = frame.world;
-    if (frame.added.count || frame.removed.count || refreshInfos || frames % 60 === 0) {
+    // Per entity position: its colour and its parent's position, made again for every entity
+    // when entities come or go (positions shift) and for the changed ones otherwise.
+    if (parentAt.length < n) {
+      parentAt = new Int32Array(2 * n);
+      flags = new Uint8Array(2 * n);
+    }
+    if (colors.length < n * 3) colors = new Float32Array(n * 3 * 2);
+    if (frame.added.count || frame.removed.count || refreshInfos || frames % 60 === 0 || n !== lastCount) {
       refreshInfos = false;
+      lastCount = n;
       if (infos.size > n) infos.clear();
-      for (let i = 0; i < n; i++) infoOf(entities[i]);
+      for (let i = 0; i < n; i++) {
+        infoOf(entities[i]);
+        place(i, entities, n);
+      }
       treeDirty = true;
     } else if (frame.changed.count) {
-      for (let i = 0; i < frame.changed.count; i++) infoOf(frame.changed.entities[i]);
+      for (let k = 0; k < frame.changed.count; k++) {
+        const e = frame.changed.entities[k];
+        infoOf(e);
+        const i = indexOf(entities, n, e);
+        if (i >= 0) place(i, entities, n);
+      }
       treeDirty = true;
     }
+    if (selected !== placedSelection) {
+      for (const e of [placedSelection, selected]) {
+        const i = e ? indexOf(entities, n, e) : -1;
+        if (i >= 0) place(i, entities, n);
+      }
+      placedSelection = selected;
+    }
 
-    // Bounds of every entity's origin: the camera follows them while auto-framing.
+    // Bounds of every entity's box (the exact box around its transformed cube: half of
+    // |m[k]| + |m[4 + k]| + |m[8 + k]| on axis k around its origin): the camera follows them
+    // while auto-framing.
     min.fill(Infinity);
     max.fill(-Infinity);
     for (let i = 0; i < n; i++) {
+      const o = 16 * i;
       for (let k = 0; k < 3; k++) {
-        const v = matrices[16 * i + 12 + k];
-        if (v < min[k]) min[k] = v;
-        if (v > max[k]) max[k] = v;
+        const v = matrices[o + 12 + k];
+        const r = 0.5 * boxScale * (Math.abs(matrices[o + k]) + Math.abs(matrices[o + 4 + k]) + Math.abs(matrices[o + 8 + k]));
+        if (v - r < min[k]) min[k] = v - r;
+        if (v + r > max[k]) max[k] = v + r;
       }
     }
     const aspect = canvas.clientWidth / Math.max(1, canvas.clientHeight);
@@ -179,7 +227,6 @@ async function main(): Promise<void> {
     }
     camera.viewProjection(aspect, vp);
 
-    if (colors.length < n * 3) colors = new Float32Array(n * 3 * 2);
     lines.reset();
     lines.reserve(4 * n + 128);
     // Ground grid around the camera target, 20 x 20 cells of 1, 2 or 5 x 10^k metres scaled to
@@ -199,19 +246,8 @@ async function main(): Promise<void> {
     const beacon = Math.max(1, camera.distance / 15);
     const link = COLORS.link;
     for (let i = 0; i < n; i++) {
-      const e = entities[i];
-      const info = infos.get(e);
       const x = matrices[16 * i + 12], y = matrices[16 * i + 13], z = matrices[16 * i + 14];
-      const c = e === selected ? COLORS.selected : info?.parked ? COLORS.parked
-        : info?.placeholder ? COLORS.placeholder : null;
-      if (c) {
-        colors[3 * i] = c[0];
-        colors[3 * i + 1] = c[1];
-        colors[3 * i + 2] = c[2];
-      } else {
-        entityColor(e, colors, 3 * i);
-      }
-      if (info?.parked) {
+      if (flags[i] & PARKED) {
         parked++;
         // A red beacon above each parked (loop) entity: they sit at the root, often inside
         // the crowd around the origin, where the box colour alone would hide them.
@@ -219,7 +255,7 @@ async function main(): Promise<void> {
         lines.vertex(x, y, z, r[0], r[1], r[2]);
         lines.vertex(x, y + beacon, z, r[0], r[1], r[2]);
       }
-      const p = info && info.effectiveParent !== 0 ? indexOf(entities, n, info.effectiveParent) : -1;
+      const p = parentAt[i];
       if (p >= 0) {
         lines.vertex(x, y, z, link[0], link[1], link[2]);
         lines.vertex(matrices[16 * p + 12], matrices[16 * p + 13], matrices[16 * p + 14], link[0], link[1], link[2]);
