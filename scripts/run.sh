@@ -20,6 +20,7 @@ data=${SCENECRDT_DATA:-build/release/demo-data}
 cat >&2 <<MSG
 scenecrdt: starting the scene server with the animated "demo" scene.
 Open the viewer in a browser:  http://$http/view/demo     (all scenes: http://$http/)
+The same scene with three.js:  http://$http/web/examples-three.html?scene=demo
 In another terminal:
     $bin watch --server tcp://$tcp --scene demo
     $bin pull --server ws://$http --scene demo          # the state as JSON

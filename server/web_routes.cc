@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the viewer's HTTP routes (see web_routes.h, docs/WEB.md): the scene list (HTML and
 // JSON: the scenes in memory plus the stored names of the SceneDirectory, per-address rate,
-// at most kMaxListedScenes), the viewer page and its static assets from --web-root, and the
-// 404 that says how to build missing assets (the web root's path only in the log).
+// at most kMaxListedScenes), the viewer page (only for a scene that exists: "no such scene"
+// and the list otherwise) and its static assets from --web-root, and the 404 that says how to
+// build missing assets (the web root's path only in the log).
 #include "scenecrdt/server/web_routes.h"
 
 #include <algorithm>
@@ -184,7 +185,9 @@ void Summaries(ServerContext& ctx, const std::string& token, const StoredScenesP
   }
 }
 
-std::string ListHtml(const Listing& listing, const std::string& token) {
+// `missing`: the scene a /view/ request named that does not exist (said above the list).
+std::string ListHtml(const Listing& listing, const std::string& token,
+                     const std::string& missing = {}) {
   const std::vector<Scene::Summary>& scenes = listing.scenes;
   const std::string suffix = token.empty() ? std::string() : "?token=" + PercentEncode(token);
   std::string html =
@@ -192,8 +195,13 @@ std::string ListHtml(const Listing& listing, const std::string& token) {
       "<link rel=\"icon\" href=\"data:,\">"
       "<style>body{font:14px system-ui,sans-serif;margin:2em;background:#15181d;color:#dde}"
       "a{color:#8cf}td,th{padding:4px 14px;text-align:left}</style></head><body>"
-      "<h1>scenecrdt: scenes</h1><table><tr><th>scene</th><th>entities</th><th>sessions</th>"
-      "</tr>";
+      "<h1>scenecrdt: scenes</h1>";
+  if (!missing.empty()) {
+    html += "<p id=\"no-such-scene\">no such scene: <b>" + HtmlEscape(missing) +
+            "</b>. The viewer opens only scenes that exist (a scene exists once something was "
+            "written to it); pick one below.</p>";
+  }
+  html += "<table><tr><th>scene</th><th>entities</th><th>sessions</th></tr>";
   for (const Scene::Summary& s : scenes) {
     const std::string name = HtmlEscape(s.name);
     html += "<tr><td><a href=\"/view/" + PercentEncode(s.name) + HtmlEscape(suffix) + "\">" + name +
@@ -248,16 +256,26 @@ void ServeWeb(ServerContext& ctx, std::string_view target, const net::tcp::endpo
     case WebRequest::Route::kView:
       if (req.name.empty()) {
         respond({400, "bad scene name: 1..64 of [A-Za-z0-9_.-]\n"});
-      } else {
-        respond(Asset(ctx, "view.html", peer_text));  // the page reads the scene from its own URL
+        return;
       }
-      return;
+      break;
     case WebRequest::Route::kList:
     case WebRequest::Route::kListJson:
       break;
     default:
       respond({404, "not a viewer path\n"});
       return;
+  }
+  // The page reads the scene from its own URL. A missing page answers its 404 (how to build
+  // it) first; with --auth and no known token the page is served as it is: it lists nothing,
+  // and its join is refused without creating anything.
+  std::optional<WebResponse> page;
+  if (req.route == WebRequest::Route::kView) {
+    page = Asset(ctx, "view.html", peer_text);
+    if (page->status != 200 || !ctx.auth().Knows(req.token)) {
+      respond(std::move(*page));
+      return;
+    }
   }
   if (!ctx.auth().Knows(req.token)) {
     respond({401,
@@ -275,8 +293,19 @@ void ServeWeb(ServerContext& ctx, std::string_view target, const net::tcp::endpo
   }
   Metrics::Add(ctx.metrics().scene_listings);
   const bool json = req.route == WebRequest::Route::kListJson;
-  auto answer = [json, token = req.token, respond = std::move(respond)](Listing listing) {
-    if (json) {
+  // /view/<scene>: the page when the scene exists (or the list is cut, so it may); else 404
+  // with the list. Opening the page would join the scene, which creates it (issue 21).
+  auto answer = [json, token = req.token, view = std::move(page), scene = req.name,
+                 respond = std::move(respond)](Listing listing) mutable {
+    if (view) {
+      const bool listed = std::any_of(listing.scenes.begin(), listing.scenes.end(),
+                                      [&](const Scene::Summary& s) { return s.name == scene; });
+      if (listed || !listing.complete) {
+        respond(std::move(*view));
+      } else {
+        respond({404, ListHtml(listing, token, scene), "text/html; charset=utf-8"});
+      }
+    } else if (json) {
       respond({200, ListJson(listing), "application/json"});
     } else {
       respond({200, ListHtml(listing, token), "text/html; charset=utf-8"});

@@ -2,10 +2,12 @@
 // Owns SceneClient: one scene replica in the browser (or node) over the raw-DCL WebSocket path
 // `/dcl/<scene>` (docs/PROTOCOL.md section 3, docs/WEB.md): feeds every binary message to the
 // wasm runtime with its receive time, reconnects with jittered exponential backoff, hands a
-// render loop the interpolated world matrices and the changed / added / removed lists, and
-// sends local Transform writes stamped with the runtime's Lamport rule.
-import { checkFiniteTransform } from "./wasm.js";
-import type { Transform, WasmRuntime, WorldCopy } from "./wasm.js";
+// render loop the interpolated world matrices and the changed / added / removed lists (reused
+// views: nothing is allocated per frame), and sends local Transform writes and deletes stamped
+// with the runtime's Lamport rule.
+import type { EntityList, MatrixList } from "./views.js";
+import { checkFiniteTransform, SC_E_REFUSED, ScenecrdtError } from "./wasm.js";
+import type { Transform, WasmRuntime } from "./wasm.js";
 
 /** The WebSocket constructor to use (the browser's; under node: the `ws` package's, or node's own). */
 export type WebSocketCtor = new (url: string) => WebSocket;
@@ -28,15 +30,23 @@ export interface SceneClientOptions {
 
 export type ConnectionState = "connecting" | "joined" | "disconnected" | "closed";
 
-/** What a render loop gets each frame. */
+/**
+ * What a render loop gets each frame: views into reused buffers (the same object every frame;
+ * read `count` entries of each list). Valid until the next call into the client or its
+ * runtime: copy out what must outlive the frame.
+ */
 export interface Frame {
-  /** Presentation world matrices of every entity (interpolated when enabled). */
-  world: WorldCopy;
-  /** Entities whose matrix changed in this frame, and those that appeared / went away. */
-  changed: Uint32Array;
-  added: Uint32Array;
-  removed: Uint32Array;
+  /** Every entity of the presentation (interpolated when enabled), sorted, with its matrix. */
+  world: MatrixList;
+  /** Entities whose matrix changed in this frame, with the new matrices: what to re-upload. */
+  changed: MatrixList;
+  /** Entities that appeared / went away in this frame. */
+  added: EntityList;
+  removed: EntityList;
 }
+
+// A local change asked for while not joined, sent right after the next snapshot.
+type PendingOp = { kind: "write"; t: Transform } | { kind: "deleteTransform" } | { kind: "deleteEntity" };
 
 export interface ClientStats {
   state: ConnectionState;
@@ -45,7 +55,7 @@ export interface ClientStats {
   bytes: number;
   /** Connections made after the first. */
   reconnects: number;
-  /** Writes sent, and writes waiting for a snapshot. */
+  /** Writes sent (deletes included), and those waiting for a snapshot. */
   writesSent: number;
   writesPending: number;
   /** Messages the wasm runtime refused as malformed (the connection is then reopened). */
@@ -72,7 +82,8 @@ export class SceneClient {
   private joinedOnce = false;
   // Writes asked for while not joined: the latest Transform per entity, stamped after the next
   // snapshot so the Lamport clock has seen the scene's timestamps (as the C++ client does).
-  private pending = new Map<number, Transform>();
+  // Deletes wait the same way; a held entity delete is final for its entity.
+  private pending = new Map<number, PendingOp>();
   private readonly statsValue: ClientStats = {
     state: "disconnected",
     batches: 0,
@@ -84,6 +95,7 @@ export class SceneClient {
   };
   private readonly nowUs: () => bigint;
   private readonly Ws: WebSocketCtor;
+  private readonly frameValue: Frame;
 
   constructor(
     readonly runtime: WasmRuntime,
@@ -95,6 +107,8 @@ export class SceneClient {
       throw new Error("no global WebSocket: pass options.WebSocket (under node: WebSocket from the ws package)");
     }
     this.Ws = ctor;
+    const empty = { count: 0, entities: new Uint32Array(0), matrices: new Float32Array(0) };
+    this.frameValue = { world: empty, changed: empty, added: empty, removed: empty };
   }
 
   get state(): ConnectionState {
@@ -135,20 +149,26 @@ export class SceneClient {
   }
 
   /**
-   * One render frame: merged changes -> world matrices (interpolated at `renderUs` when the
-   * runtime interpolates), and the lists a renderer re-uploads.
+   * One render frame: merged changes -> world matrices (interpolated at `renderUs`, in
+   * microseconds on the clock of `nowUs`, default now, when the runtime interpolates), and
+   * the lists a renderer re-uploads. Returns the same object every
+   * time, its lists views into reused buffers: no allocation per frame (docs/WEB.md).
    */
-  frame(renderUs: bigint = this.nowUs()): Frame {
+  frame(renderUs?: bigint | number): Frame {
     const rt = this.runtime;
     const interpolated = rt.interpolationEnabled;
-    if (interpolated) rt.updateInterpolated(renderUs);
-    else rt.update();
-    return {
-      world: rt.copyInterpolatedWorld(),
-      changed: rt.changed(interpolated),
-      added: rt.added(interpolated),
-      removed: rt.removed(interpolated),
-    };
+    if (interpolated) {
+      // The default clock as a number: a BigInt per frame would be an allocation per frame.
+      rt.updateInterpolated(renderUs ?? (this.options.nowUs ? this.nowUs() : Math.round(performance.now() * 1000)));
+    } else {
+      rt.update();
+    }
+    const f = this.frameValue;
+    f.world = rt.worldView(interpolated);
+    f.changed = rt.changedView(interpolated);
+    f.added = rt.addedView(interpolated);
+    f.removed = rt.removedView(interpolated);
+    return f;
   }
 
   /**
@@ -160,11 +180,43 @@ export class SceneClient {
    */
   writeTransform(entity: number, t: Transform): boolean {
     checkFiniteTransform(t);
+    return this.change(entity, { kind: "write", t });
+  }
+
+  /**
+   * Deletes the entity's Transform (it leaves the scene, or stays as a placeholder while it
+   * has children): merged with the Lamport rule and sent; held like a write while not joined.
+   * Returns true when sent now.
+   */
+  deleteTransform(entity: number): boolean {
+    return this.change(entity, { kind: "deleteTransform" });
+  }
+
+  /**
+   * Deletes the entity, every component of it (DCL DELETE_ENTITY): merged and sent; held like
+   * a write while not joined. Final: later writes to the entity throw ScenecrdtError with
+   * status SC_E_REFUSED (-5), as do numbers below 512 (reserved by the SDK). Returns true
+   * when sent now.
+   */
+  deleteEntity(entity: number): boolean {
+    if ((entity & 0xffff) < 512) {
+      throw new ScenecrdtError(SC_E_REFUSED, `deleteEntity: entity ${entity}: numbers below 512 are reserved`);
+    }
+    return this.change(entity, { kind: "deleteEntity" });
+  }
+
+  private change(entity: number, op: PendingOp): boolean {
+    const e = entity >>> 0;
+    if (this.pending.get(e)?.kind === "deleteEntity") {
+      throw new ScenecrdtError(SC_E_REFUSED, `entity ${e} is deleted (a delete is waiting for the join)`);
+    }
     if (this.stateValue !== "joined" || !this.ws) {
-      this.pending.set(entity >>> 0, t);
+      this.pending.set(e, op);
       return false;
     }
-    const msg = this.runtime.writeTransform(entity, t);
+    const rt = this.runtime;
+    const msg = op.kind === "write" ? rt.writeTransform(e, op.t)
+      : op.kind === "deleteTransform" ? rt.deleteTransform(e) : rt.deleteEntity(e);
     if (msg.length === 0) return true; // unchanged: nothing to send
     this.ws.send(msg);
     this.statsValue.writesSent += 1;
@@ -227,12 +279,12 @@ export class SceneClient {
   private flushPending(): void {
     const writes = [...this.pending];
     this.pending.clear();
-    for (const [entity, t] of writes) {
+    for (const [entity, op] of writes) {
       try {
-        this.writeTransform(entity, t);
+        this.change(entity, op);
       } catch (err) {
         // Refused now (e.g. the snapshot shows the entity deleted): the others still go.
-        console.error(`scenecrdt: held write of entity ${entity} refused: ${String(err)}`);
+        console.error(`scenecrdt: held ${op.kind} of entity ${entity} refused: ${String(err)}`);
       }
     }
   }

@@ -1,7 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the public surface of @scenecrdt/client-web (docs/WEB.md): the wasm runtime wrapper and
-// the WebSocket scene client.
-export { checkFiniteTransform, loadModule, SC_E_INVALID_ARGUMENT, ScenecrdtError, WasmRuntime } from "./wasm.js";
+// Owns the public surface of @scenecrdt/client-web (docs/WEB.md): loading the wasm module, the
+// wasm runtime wrapper and its reused views, and the WebSocket scene client. The three.js
+// binding is the separate entry "@scenecrdt/client-web/three" (src/three.ts).
+export { defaultWasmUrl, loadScenecrdt } from "./load.js";
+export type { LoadOptions } from "./load.js";
+export {
+  checkFiniteTransform,
+  loadModule,
+  SC_E_INVALID_ARGUMENT,
+  SC_E_REFUSED,
+  ScenecrdtError,
+  WasmRuntime,
+} from "./wasm.js";
 export type { ModuleFactory, NodeInfo, ScenecrdtModule, Transform, WorldCopy } from "./wasm.js";
+export type { EntityList, MatrixList } from "./views.js";
 export { dclUrl, SceneClient } from "./client.js";
 export type { ClientStats, ConnectionState, Frame, SceneClientOptions, WebSocketCtor } from "./client.js";

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the typed TypeScript view of the WebAssembly module (wasm/, docs/WEB.md): loading it,
 // and WasmRuntime, one sc_runtime replica behind the C ABI (capi/scenecrdt.h, docs/C-ABI.md)
-// with its bulk copies, node info, Lamport writes and interpolation. Struct offsets match the
-// static_asserts of wasm/module.cc.
+// with its bulk copies (allocating copies for tools and tests, reused views for render loops,
+// src/views.ts), node info, Lamport writes and deletes, and interpolation. Struct offsets
+// match the static_asserts of wasm/module.cc.
+import { type EntityList, HeapList, type MatrixList } from "./views.js";
 
 /** The emscripten module's exports this file uses (MODULARIZE build of wasm/CMakeLists.txt). */
 export interface ScenecrdtModule {
@@ -24,18 +26,25 @@ export interface ScenecrdtModule {
   _sc_runtime_world_matrix(rt: number, entity: number, out: number): number;
   _sc_runtime_copy_world(rt: number, ents: number, mats: number, cap: number, count: number): number;
   _sc_runtime_copy_changed(rt: number, ents: number, cap: number, count: number): number;
+  _sc_runtime_copy_changed_world(rt: number, ents: number, mats: number, cap: number, count: number): number;
   _sc_runtime_copy_added(rt: number, ents: number, cap: number, count: number): number;
   _sc_runtime_copy_removed(rt: number, ents: number, cap: number, count: number): number;
   _sc_runtime_get_transform(rt: number, entity: number, out: number): number;
   _sc_runtime_node_info(rt: number, entity: number, out: number): number;
   _sc_runtime_state_hash(rt: number, out: number, cap: number): number;
   _sc_runtime_write_transform(rt: number, e: number, t: number, out: number, cap: number, len: number): number;
+  _sc_runtime_delete_transform(rt: number, e: number, out: number, cap: number, len: number): number;
+  _sc_runtime_delete_entity(rt: number, e: number, out: number, cap: number, len: number): number;
   _sc_interpolation_options_default(out: number): number;
   _sc_runtime_enable_interpolation(rt: number, options: number): number;
   _sc_runtime_update_interpolated(rt: number, renderUs: bigint): number;
+  /** wasm/module.cc: sc_runtime_update_interpolated with the time as a double (no BigInt). */
+  _scw_update_interpolated_us(rt: number, renderUs: number): number;
   _sc_runtime_interpolated_entity_count(rt: number): number;
   _sc_runtime_copy_interpolated_world(rt: number, ents: number, mats: number, cap: number, count: number): number;
   _sc_runtime_copy_interpolated_changed(rt: number, ents: number, cap: number, count: number): number;
+  _sc_runtime_copy_interpolated_changed_world(rt: number, ents: number, mats: number, cap: number, count: number): number;
+  _sc_runtime_interpolated_world_matrix(rt: number, entity: number, out: number): number;
   _sc_runtime_copy_interpolated_added(rt: number, ents: number, cap: number, count: number): number;
   _sc_runtime_copy_interpolated_removed(rt: number, ents: number, cap: number, count: number): number;
 }
@@ -62,7 +71,7 @@ export interface NodeInfo {
   placeholder: boolean; // no Transform but has children
 }
 
-/** Entities sorted by id and their column-major world matrices (16 floats each). */
+/** Entities sorted by id and their column-major world matrices (16 floats each); a copy. */
 export interface WorldCopy {
   entities: Uint32Array;
   matrices: Float32Array;
@@ -84,6 +93,8 @@ const SC_OK = 0;
 /** The status of a refused argument, e.g. a non-finite Transform (capi/scenecrdt.h). */
 export const SC_E_INVALID_ARGUMENT = -1;
 const SC_E_NOT_FOUND = -2;
+/** The status of a local write the CRDT rules refuse, e.g. to a deleted entity (capi/scenecrdt.h). */
+export const SC_E_REFUSED = -5;
 const SC_NO_SENDER_TIME = -(2n ** 63n);
 const WRITE_MAX_BYTES = 68;
 const TRANSFORM_BYTES = 44;
@@ -134,13 +145,24 @@ export class WasmRuntime {
   private scratch = 0; // one malloc'd area reused by every call
   private scratchBytes = 0;
   private interpolating = false;
+  // The reused lists of the view reads (one per kind; see src/views.ts).
+  private readonly worldList: HeapList;
+  private readonly changedList: HeapList;
+  private readonly addedList: HeapList;
+  private readonly removedList: HeapList;
 
   constructor(readonly mod: ScenecrdtModule) {
     this.rt = mod._sc_runtime_create();
     if (this.rt === 0) throw new ScenecrdtError(-7, mod.UTF8ToString(mod._sc_last_error()));
+    this.worldList = new HeapList(mod, true);
+    this.changedList = new HeapList(mod, true);
+    this.addedList = new HeapList(mod, false);
+    this.removedList = new HeapList(mod, false);
+    this.reserve(4096); // the scratch area exists before any frame: reads never malloc then
   }
 
   destroy(): void {
+    for (const l of [this.worldList, this.changedList, this.addedList, this.removedList]) l.free();
     if (this.scratch) this.mod._free(this.scratch);
     this.mod._sc_runtime_destroy(this.rt);
     this.rt = 0;
@@ -182,9 +204,15 @@ export class WasmRuntime {
     this.check(this.mod._sc_runtime_update(this.rt));
   }
 
-  /** update(), then the interpolated presentation at `renderUs` (when interpolation is on). */
-  updateInterpolated(renderUs: bigint): void {
-    this.check(this.mod._sc_runtime_update_interpolated(this.rt, renderUs));
+  /**
+   * update(), then the interpolated presentation at `renderUs` (when interpolation is on):
+   * microseconds on the receive-time clock, as a bigint or a number (a number allocates
+   * nothing: a BigInt is a heap object).
+   */
+  updateInterpolated(renderUs: bigint | number): void {
+    this.check(typeof renderUs === "number"
+      ? this.mod._scw_update_interpolated_us(this.rt, renderUs)
+      : this.mod._sc_runtime_update_interpolated(this.rt, renderUs));
   }
 
   entityCount(): number {
@@ -219,6 +247,68 @@ export class WasmRuntime {
     return this.copyIds(interpolated ? m._sc_runtime_copy_interpolated_removed : m._sc_runtime_copy_removed);
   }
 
+  /**
+   * Every entity of the presentation (interpolated when `interpolated` and interpolation is
+   * on, else the exact replica) with its world matrix, sorted by id, in a reused list: no
+   * allocation. The views stay valid until the next call into this runtime.
+   */
+  worldView(interpolated = false): MatrixList {
+    const m = this.mod;
+    const list = this.worldList;
+    const status = interpolated
+      ? list.fillWorld(this.rt, m._sc_runtime_copy_interpolated_world, m._sc_runtime_interpolated_entity_count(this.rt))
+      : list.fillWorld(this.rt, m._sc_runtime_copy_world, m._sc_runtime_entity_count(this.rt));
+    this.check(status);
+    return list;
+  }
+
+  /**
+   * The entities whose world matrix the last update changed, with their matrices (one
+   * crossing: sc_runtime_copy_changed_world), in a reused list: what an instanced mesh
+   * re-uploads. Valid until the next call into this runtime.
+   */
+  changedView(interpolated = false): MatrixList {
+    const m = this.mod;
+    const list = this.changedList;
+    // Room for every entity at once (at most all change): no growth frame after frame.
+    this.check(list.fillWorld(this.rt, interpolated ? m._sc_runtime_copy_interpolated_changed_world
+      : m._sc_runtime_copy_changed_world, this.worldList.count));
+    return list;
+  }
+
+  /** The entities the last update added, in a reused list (see changedView). */
+  addedView(interpolated = false): EntityList {
+    const m = this.mod;
+    const list = this.addedList;
+    this.check(list.fillIds(this.rt, interpolated ? m._sc_runtime_copy_interpolated_added : m._sc_runtime_copy_added, 0));
+    return list;
+  }
+
+  /** The entities the last update removed, in a reused list (see changedView). */
+  removedView(interpolated = false): EntityList {
+    const m = this.mod;
+    const list = this.removedList;
+    this.check(list.fillIds(this.rt, interpolated ? m._sc_runtime_copy_interpolated_removed : m._sc_runtime_copy_removed, 0));
+    return list;
+  }
+
+  /**
+   * Writes the entity's world matrix (the presentation's when `interpolated`) into `out`
+   * (16 floats, column-major) without allocating; false when it is not in the scene.
+   */
+  worldMatrixInto(entity: number, out: Float32Array | number[], interpolated = false): boolean {
+    const p = this.reserve(64);
+    const m = this.mod;
+    const status = interpolated
+      ? m._sc_runtime_interpolated_world_matrix(this.rt, entity >>> 0, p)
+      : m._sc_runtime_world_matrix(this.rt, entity >>> 0, p);
+    if (status === SC_E_NOT_FOUND) return false;
+    this.check(status);
+    const f = m.HEAPF32;
+    for (let k = 0; k < 16; k++) out[k] = f[(p >> 2) + k];
+    return true;
+  }
+
   /** 16 floats, column-major; null when the entity is not in the scene. */
   worldMatrix(entity: number): Float32Array | null {
     const p = this.reserve(64);
@@ -229,15 +319,25 @@ export class WasmRuntime {
   }
 
   nodeInfo(entity: number): NodeInfo | null {
+    const out: NodeInfo = { effectiveParent: 0, declaredParent: 0, parked: false, placeholder: false };
+    return this.nodeInfoInto(entity, out) ? out : null;
+  }
+
+  /** nodeInfo() into a caller's object, without allocating; false when not in the scene. */
+  nodeInfoInto(entity: number, out: NodeInfo): boolean {
     const p = this.reserve(NODE_INFO_BYTES);
     this.mod.HEAPU32[p >> 2] = NODE_INFO_BYTES;
     const status = this.mod._sc_runtime_node_info(this.rt, entity >>> 0, p);
-    if (status === SC_E_NOT_FOUND) return null;
+    if (status === SC_E_NOT_FOUND) return false;
     this.check(status);
     const u = this.mod.HEAPU32;
     const i = this.mod.HEAP32;
     const w = p >> 2;
-    return { effectiveParent: u[w + 1], declaredParent: u[w + 2], parked: i[w + 3] !== 0, placeholder: i[w + 4] !== 0 };
+    out.effectiveParent = u[w + 1];
+    out.declaredParent = u[w + 2];
+    out.parked = i[w + 3] !== 0;
+    out.placeholder = i[w + 4] !== 0;
+    return true;
   }
 
   /** The merged Transform; null when the entity has none. */
@@ -277,11 +377,39 @@ export class WasmRuntime {
     return this.mod.HEAPU8.slice(out, out + len);
   }
 
+  /**
+   * Deletes the entity's Transform (DCL DELETE_COMPONENT of component 1) with the Lamport
+   * rule: merged here, the message to send returned (empty when there was nothing to delete).
+   * The entity leaves the scene at the next update unless it still has children (it is then
+   * a placeholder).
+   */
+  deleteTransform(entity: number): Uint8Array {
+    return this.deleteWith(this.mod._sc_runtime_delete_transform, entity);
+  }
+
+  /**
+   * Deletes the entity (DCL DELETE_ENTITY: every component of this number up to its version):
+   * merged here, the message to send returned. A later write to the same entity is refused
+   * (SC_E_REFUSED, -5); entity numbers below 512 are reserved and refused too.
+   */
+  deleteEntity(entity: number): Uint8Array {
+    return this.deleteWith(this.mod._sc_runtime_delete_entity, entity);
+  }
+
   /** The "stateHash" of `scenecrdt replay`. */
   stateHash(): string {
     const p = this.reserve(65);
     this.check(this.mod._sc_runtime_state_hash(this.rt, p, 65));
     return this.mod.UTF8ToString(p);
+  }
+
+  private deleteWith(fn: (rt: number, e: number, out: number, cap: number, len: number) => number,
+    entity: number): Uint8Array {
+    const p = this.reserve(WRITE_MAX_BYTES + 8);
+    const lenAt = p + WRITE_MAX_BYTES;
+    this.check(fn(this.rt, entity >>> 0, p, WRITE_MAX_BYTES, lenAt));
+    const len = this.mod.HEAPU32[lenAt >> 2];
+    return this.mod.HEAPU8.slice(p, p + len);
   }
 
   private copyWorldWith(

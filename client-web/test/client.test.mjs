@@ -49,7 +49,7 @@ test("a joined replica equals pull --world (stateHash, parents, parked, matrices
   cli(["send", "--server", `tcp://127.0.0.1:${server.tcp}`, "--scene", "s1", file]);
   const { rt, client } = await join_("s1");
   const frame = client.frame();
-  assert.equal(frame.added.length, 800);
+  assert.equal(frame.added.count, 800);
   const expected = pull("s1");
   assert.equal(rt.stateHash(), expected.stateHash);
   assert.deepEqual(diffWorld(runtimeWorld(rt), expected.world), []);
@@ -138,4 +138,82 @@ test("a non-finite write throws ScenecrdtError -1: not merged, sent or held", as
   client.close();
   rt.destroy();
   rt2.destroy();
+});
+
+// Issue 21 section 3: frame() hands out views into reused buffers, the changed list carries
+// the matrices; deletes of a Transform and of an entity reach the server and other clients.
+const closeAll = (t, ...clients) => t.after(() => {
+  for (const c of clients) {
+    c.client.close();
+    c.rt.destroy();
+  }
+});
+// Entities that are nobody's effective parent.
+const leaves = (rt) => {
+  const ids = Array.from(rt.copyWorld().entities);
+  const parents = new Set(ids.map((e) => rt.nodeInfo(e).effectiveParent));
+  return ids.filter((e) => !parents.has(e));
+};
+
+test("frame() reuses its views; the changed list carries each entity's matrix", async (t) => {
+  const file = join(tmp.dir, "views.dcl");
+  cli(["gen", "--shape", "balanced", "--entities", "300", "--seed", "6", "-o", file]);
+  cli(["send", "--server", `tcp://127.0.0.1:${server.tcp}`, "--scene", "s5", file]);
+  const a = await join_("s5");
+  const b = await join_("s5");
+  closeAll(t, a, b);
+  const first = b.client.frame();
+  assert.equal(first.world.count, 300);
+  assert.equal(first.added.count, 300);
+  const worldView = first.world.entities;
+  a.client.frame();
+  const leaf = leaves(a.rt)[0];
+  a.client.writeTransform(leaf, { ...a.rt.getTransform(leaf), position: [40, 1, 2] });
+  await waitFor("b to see the move", () => b.rt.getTransform(leaf)?.position[0] === 40);
+  const f = b.client.frame();
+  assert.equal(f, first, "the same frame object");
+  assert.equal(f.world.entities, worldView, "the same entity view (no allocation)");
+  assert.equal(f.world.count, 300);
+  assert.equal(f.changed.count, 1);
+  assert.equal(f.changed.entities[0], leaf);
+  assert.deepEqual(Array.from(f.changed.matrices.subarray(0, 16)), Array.from(b.rt.worldMatrix(leaf)));
+  assert.equal(f.added.count, 0);
+  assert.equal(f.removed.count, 0);
+});
+
+test("deleteTransform and deleteEntity reach the server and another client", async (t) => {
+  const file = join(tmp.dir, "del.dcl");
+  cli(["gen", "--shape", "wide", "--entities", "12", "--seed", "8", "-o", file]);
+  cli(["send", "--server", `tcp://127.0.0.1:${server.tcp}`, "--scene", "s6", file]);
+  const a = await join_("s6");
+  const b = await join_("s6");
+  closeAll(t, a, b);
+  a.client.frame();
+  b.client.frame();
+  const [e1, e2, e3] = leaves(a.rt);
+  assert.ok(e3, "three leaves");
+  assert.equal(a.client.deleteTransform(e1), true);
+  assert.equal(a.client.deleteEntity(e2), true);
+  await waitFor("b to lose both", () => b.rt.getTransform(e1) === null && b.rt.getTransform(e2) === null);
+  const f = b.client.frame();
+  assert.deepEqual(Array.from(f.removed.entities.subarray(0, f.removed.count)).sort(), [e1, e2].sort());
+  a.client.frame();
+  const pulled = pull("s6");
+  assert.equal(pulled.transforms.some((x) => x.entity === e1 || x.entity === e2), false);
+  assert.equal(a.rt.stateHash(), pulled.stateHash);
+  assert.equal(b.rt.stateHash(), pulled.stateHash);
+  // A deleted entity stays deleted: a later write is refused (SC_E_REFUSED, -5).
+  const t0 = { position: [1, 1, 1], rotation: [0, 0, 0, 1], scale: [1, 1, 1], parent: 0 };
+  assert.throws(() => a.client.writeTransform(e2, t0), (e) => e.name === "ScenecrdtError" && e.status === -5);
+  assert.throws(() => a.client.deleteEntity(5), (e) => e.status === -5, "reserved numbers are refused");
+  // While not joined a delete waits for the next snapshot, like a write.
+  const rt3 = await newRuntime();
+  const idle = new SceneClient(rt3, { WebSocket: WebSocketImpl, server: `ws://127.0.0.1:${server.http}`, scene: "s6" });
+  closeAll(t, { client: idle, rt: rt3 });
+  assert.equal(idle.deleteTransform(e3), false);
+  assert.equal(idle.stats().writesPending, 1);
+  idle.start();
+  await idle.joined();
+  await waitFor("the held delete to reach b", () => b.rt.getTransform(e3) === null);
+  assert.equal(idle.stats().writesPending, 0);
 });

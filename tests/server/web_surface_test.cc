@@ -5,12 +5,13 @@
 // A rebinding Host is refused on every path; slow and half-open connections cannot hold the
 // reserve that /healthz needs; the scene list is bounded, rate-limited per address and read
 // from the scene_names table (filled for an old database, kept by the writes); a missing
-// asset's 404 does not show the web root.
+// asset's 404 does not show the web root; /view/<scene> opens only scenes that exist.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -326,6 +327,40 @@ TEST(WebAssetTest, MissingAssetsAnswerWithoutTheWebRootPath) {
     EXPECT_NE(answer.find("scripts/build_web.sh"), std::string::npos) << answer;
   }
   EXPECT_TRUE(log.Has("private-web-root"));  // the operator still finds it
+}
+
+// Issue 21 ("a true picture"): the page would join the scene it names, which creates it, so a
+// typo in /view/<scene> answers 404 "no such scene" with the list and creates nothing.
+TEST(ViewRouteTest, UnknownSceneSaysNoSuchSceneWithTheListAndCreatesNothing) {
+  TempDir web;
+  { std::ofstream(web.path() + "/view.html") << "<!doctype html><title>viewer page</title>\n"; }
+  server::ServerConfig config = TestServer::Config();
+  config.web_root = web.path();
+  TestServer server(config);
+  const uint16_t port = server.get().http_port();
+  client::ClientOptions o;
+  o.url = server.tcp_url();
+  o.scene = "lobby";
+  client::Client writer(o);
+  ASSERT_TRUE(writer.Start().has_value());
+  ASSERT_TRUE(writer.PollUntil([&] { return writer.state_ready(); }, 30s));
+  protocol::Transform t;
+  ASSERT_TRUE(writer.WriteTransform(protocol::EntityId{700}, t).has_value());
+  writer.Flush();
+  ASSERT_TRUE(writer.PollUntil([&] { return writer.acked_frame_sequence() >= 1; }, 30s));
+
+  const std::string page = HttpGet(port, "/view/lobby");
+  EXPECT_TRUE(StartsWith(page, "HTTP/1.1 200")) << page;
+  EXPECT_NE(page.find("viewer page"), std::string::npos) << page;
+  const std::string typo = HttpGet(port, "/view/lobyy");
+  EXPECT_TRUE(StartsWith(typo, "HTTP/1.1 404")) << typo;
+  EXPECT_NE(typo.find("no such scene: <b>lobyy</b>"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("href=\"/view/lobby\""), std::string::npos) << typo;
+  EXPECT_EQ(server.SceneHash("lobyy"), "");
+  const nlohmann::json list = ListJson(port);
+  ASSERT_TRUE(list.is_object()) << list;
+  ASSERT_EQ(list["scenes"].size(), 1u) << list;
+  EXPECT_EQ(list["scenes"][0]["name"], "lobby");
 }
 
 }  // namespace

@@ -3,13 +3,15 @@
 # The browser side of scenecrdt (docs/WEB.md): builds the WebAssembly runtime (preset wasm,
 # Debian's emscripten), the client-web package and the viewer's assets (build/web, which
 # `scenecrdt serve` serves by default), then runs the node tests of client-web/test against
-# BIN: wasm = `replay --world` bitwise, the TypeScript client against a real server, and the
-# viewer in headless chromium (puppeteer-core).
+# BIN: wasm = `replay --world` bitwise, the TypeScript client against a real server, the npm
+# package (npm pack, unbundled, esbuild, types), and in headless chromium (puppeteer-core) the
+# viewer (the Z mirror by pixels, framing, labels, /view/<unknown>), the three.js binding and
+# example, and the 10 000-entity frame times and allocation check (about 2 minutes).
 # Usage: bash tests/web/run.sh path/to/scenecrdt      (a built binary; any preset)
 # Environment: CHROMIUM (default /usr/bin/chromium); SCENECRDT_WEB_ARTIFACTS=DIR keeps the
-# viewer's screenshot there.
+# viewer's screenshots there.
 set -euo pipefail
-usage() { sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; }
 case "${1:-}" in -h | --help) usage; exit 0 ;; esac
 [ $# -eq 1 ] || { usage >&2; exit 2; }
 bin=$(realpath "$1")

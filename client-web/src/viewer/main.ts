@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the viewer page at /view/<scene> (docs/WEB.md): loads the wasm runtime served by
-// `scenecrdt serve`, joins the scene over /dcl/<scene> (?token= from the page's query string),
-// draws every frame from the interpolated presentation, and exposes the test hook
-// window.scenecrdt.{world(), stats()} over the exact replica.
+// Owns the viewer page at /view/<scene> (docs/WEB.md section 3): loads the wasm runtime served
+// by `scenecrdt serve` (the package's own loader: the wasm next to viewer.js), joins the scene
+// over /dcl/<scene> (?token= from the page's query string), draws every frame from the
+// interpolated presentation with the Z mirror of a right-handed renderer (camera.ts), frames
+// the scene's bounds as they move, shows labels, trails and the selection, and exposes the
+// test hook window.scenecrdt over the exact replica.
 import { SceneClient } from "../client.js";
-import { loadModule, type ModuleFactory, type NodeInfo, WasmRuntime } from "../wasm.js";
-import { multiply, OrbitCamera } from "./camera.js";
+import { loadScenecrdt } from "../load.js";
+import { type NodeInfo, WasmRuntime } from "../wasm.js";
+import { FOV_Y, multiply, OrbitCamera } from "./camera.js";
+import { COLORS, entityColor, indexOf, Labels, LineBuffer, MAX_LABELS, Trails } from "./overlay.js";
 import { Panel } from "./panel.js";
-import { COLORS, Renderer } from "./renderer.js";
-
-declare const createScenecrdtModule: ModuleFactory;
+import { Renderer } from "./renderer.js";
 
 interface WorldEntry {
   entity: number;
@@ -24,8 +26,7 @@ async function main(): Promise<void> {
   document.title = `${scene} - scenecrdt`;
   const status = document.getElementById("status")!;
 
-  const mod = await loadModule(createScenecrdtModule, undefined, (p) => `/web/${p}`);
-  const rt = new WasmRuntime(mod);
+  const rt = new WasmRuntime(await loadScenecrdt());
   // No extrapolation: the raw-DCL path has no heartbeats, so a moved entity that then stops
   // would stay shown past its last position until its next change (docs/WEB.md).
   rt.enableInterpolation({ maxExtrapolationUs: 0 });
@@ -37,17 +38,33 @@ async function main(): Promise<void> {
   const renderer = new Renderer(canvas);
   const camera = new OrbitCamera();
   camera.attach(canvas);
+  const labels = new Labels(document.getElementById("labels")!);
+  const trails = new Trails();
+  const lines = new LineBuffer();
+  let showLabels = true;
+  // 1: each entity a unit cube (a left-handed engine's default cube) under its world matrix,
+  // its true size; 0.3: small markers for a crowded scene ("B").
+  let boxScale = 1;
   let selected = 0;
+  // Node infos by entity, objects reused (made once per entity).
   const infos = new Map<number, NodeInfo>();
+  const infoOf = (e: number): NodeInfo | undefined => {
+    let info = infos.get(e);
+    if (!info) infos.set(e, (info = { effectiveParent: 0, declaredParent: 0, parked: false, placeholder: false }));
+    return rt.nodeInfoInto(e, info) ? info : undefined;
+  };
   const panel = new Panel(document.getElementById("panel")!, (e) => (selected = e));
 
   let frames = 0;
   // JavaScript time of the last 120 frames (wasm update, copies, buffers, WebGL calls); the
   // panel and stats() show their median.
   const recentMs = new Float64Array(120).fill(NaN);
+  const sortedMs = new Float64Array(120);
   const frameMs = () => {
-    const v = Array.from(recentMs).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-    return v.length ? v[v.length >> 1] : 0;
+    let n = 0;
+    for (const v of recentMs) if (!Number.isNaN(v)) sortedMs[n++] = v;
+    const part = sortedMs.subarray(0, n).sort();
+    return n ? part[n >> 1] : 0;
   };
   let sessions: number | null = null;
   let rateBatches = 0;
@@ -70,8 +87,34 @@ async function main(): Promise<void> {
       refreshInfos = true;
     }
   };
-  let colors = new Float32Array(0);
-  let lines = new Float32Array(0);
+  let colors = new Float32Array(3 * 1024);
+  let parentAt = new Int32Array(1024); // position of the effective parent, -1: at the root
+  let flags = new Uint8Array(1024); // PARKED
+  const PARKED = 1;
+  let lastCount = -1;
+  let placedSelection = 0;
+  // Colour and parent position of the entity at position i.
+  const place = (i: number, entities: Uint32Array, n: number) => {
+    const e = entities[i];
+    const info = infos.get(e);
+    const c = e === selected ? COLORS.selected : info?.parked ? COLORS.parked
+      : info?.placeholder ? COLORS.placeholder : null;
+    if (c) {
+      colors[3 * i] = c[0];
+      colors[3 * i + 1] = c[1];
+      colors[3 * i + 2] = c[2];
+    } else {
+      entityColor(e, colors, 3 * i);
+    }
+    flags[i] = info?.parked ? PARKED : 0;
+    parentAt[i] = info && info.effectiveParent !== 0 ? indexOf(entities, n, info.effectiveParent) : -1;
+  };
+  const vp = new Float32Array(16);
+  const min = new Float64Array(3);
+  const max = new Float64Array(3);
+  let frameAllNow = false;
+  let shownSelection = -1;
+  let lastSelectionAt = 0;
 
   const pollSessions = async () => {
     try {
@@ -87,26 +130,41 @@ async function main(): Promise<void> {
   setInterval(pollSessions, 2000);
 
   // Picking: the entity whose origin projects nearest to the click (within 12 px).
+  const project = (x: number, y: number, z: number, out: Float64Array): boolean => {
+    const w = vp[3] * x + vp[7] * y + vp[11] * z + vp[15];
+    if (w <= 0) return false;
+    out[0] = ((vp[0] * x + vp[4] * y + vp[8] * z + vp[12]) / w * 0.5 + 0.5) * canvas.clientWidth;
+    out[1] = (0.5 - (vp[1] * x + vp[5] * y + vp[9] * z + vp[13]) / w * 0.5) * canvas.clientHeight;
+    return true;
+  };
+  const screen = new Float64Array(2);
   canvas.addEventListener("click", (e) => {
-    const world = rt.copyInterpolatedWorld();
-    const vp = camera.viewProjection(canvas.clientWidth / Math.max(1, canvas.clientHeight));
+    const { count, entities, matrices } = rt.worldView(true);
     const rect = canvas.getBoundingClientRect();
     let best = 0;
     let bestD = 144;
-    for (let i = 0; i < world.entities.length; i++) {
-      const m = world.matrices;
-      const x = m[16 * i + 12], y = m[16 * i + 13], z = m[16 * i + 14];
-      const w = vp[3] * x + vp[7] * y + vp[11] * z + vp[15];
-      if (w <= 0) continue;
-      const sx = ((vp[0] * x + vp[4] * y + vp[8] * z + vp[12]) / w * 0.5 + 0.5) * rect.width;
-      const sy = (0.5 - (vp[1] * x + vp[5] * y + vp[9] * z + vp[13]) / w * 0.5) * rect.height;
-      const d = (sx - (e.clientX - rect.left)) ** 2 + (sy - (e.clientY - rect.top)) ** 2;
+    for (let i = 0; i < count; i++) {
+      if (!project(matrices[16 * i + 12], matrices[16 * i + 13], matrices[16 * i + 14], screen)) continue;
+      const d = (screen[0] - (e.clientX - rect.left)) ** 2 + (screen[1] - (e.clientY - rect.top)) ** 2;
       if (d < bestD) {
         bestD = d;
-        best = world.entities[i];
+        best = entities[i];
       }
     }
     if (best !== 0) selected = best;
+  });
+  window.addEventListener("keydown", (e) => {
+    if (e.target instanceof HTMLInputElement) return;
+    if (e.key === "f" || e.key === "F" || e.key === "Home") {
+      camera.autoFrame = true;
+      frameAllNow = true;
+    } else if (e.key === "Escape") {
+      selected = 0;
+    } else if (e.key === "l" || e.key === "L") {
+      showLabels = !showLabels;
+    } else if (e.key === "b" || e.key === "B") {
+      boxScale = boxScale === 1 ? 0.3 : 1;
+    }
   });
 
   const tick = () => {
@@ -114,86 +172,123 @@ async function main(): Promise<void> {
     const batchesBefore = client.stats().batches;
     const frame = client.frame();
     updatedAtBatches = batchesBefore;
-    const { entities, matrices } = frame.world;
-    const n = entities.length;
-    if (frame.added.length || frame.removed.length || refreshInfos || frames % 60 === 0) {
+    const { count: n, entities, matrices } = frame.world;
+    // Per entity position: its colour and its parent's position, made again for every entity
+    // when entities come or go (positions shift) and for the changed ones otherwise.
+    if (parentAt.length < n) {
+      parentAt = new Int32Array(2 * n);
+      flags = new Uint8Array(2 * n);
+    }
+    if (colors.length < n * 3) colors = new Float32Array(n * 3 * 2);
+    if (frame.added.count || frame.removed.count || refreshInfos || frames % 60 === 0 || n !== lastCount) {
       refreshInfos = false;
-      infos.clear();
-      for (const e of entities) {
-        const info = rt.nodeInfo(e);
-        if (info) infos.set(e, info);
+      lastCount = n;
+      if (infos.size > n) infos.clear();
+      for (let i = 0; i < n; i++) {
+        infoOf(entities[i]);
+        place(i, entities, n);
       }
       treeDirty = true;
-    } else {
-      for (const e of frame.changed) {
-        const info = rt.nodeInfo(e);
-        if (info) infos.set(e, info);
+    } else if (frame.changed.count) {
+      for (let k = 0; k < frame.changed.count; k++) {
+        const e = frame.changed.entities[k];
+        infoOf(e);
+        const i = indexOf(entities, n, e);
+        if (i >= 0) place(i, entities, n);
       }
-      if (frame.changed.length) treeDirty = true;
+      treeDirty = true;
     }
-    camera.fitOnce(matrices, n);
+    if (selected !== placedSelection) {
+      for (const e of [placedSelection, selected]) {
+        const i = e ? indexOf(entities, n, e) : -1;
+        if (i >= 0) place(i, entities, n);
+      }
+      placedSelection = selected;
+    }
 
-    if (colors.length < n * 3) colors = new Float32Array(n * 3 * 2);
-    // Line vertices: a parent link and a parked beacon per entity (2 + 2), grid and gizmo.
-    const lineFloats = (4 * n + 128) * 6;
-    if (lines.length < lineFloats) lines = new Float32Array(lineFloats * 2);
-    const index = new Map<number, number>();
-    for (let i = 0; i < n; i++) index.set(entities[i], i);
-    let lineCount = 0;
-    const vertex = (x: number, y: number, z: number, c: number[]) => {
-      const o = lineCount++ * 6;
-      lines[o] = x;
-      lines[o + 1] = y;
-      lines[o + 2] = z;
-      lines[o + 3] = c[0];
-      lines[o + 4] = c[1];
-      lines[o + 5] = c[2];
-    };
-    // Ground grid around the camera target, 1 m cells scaled to the view.
-    const step = Math.pow(10, Math.floor(Math.log10(Math.max(camera.distance / 10, 0.1))));
-    const cx = Math.round(camera.target[0] / step) * step, cz = Math.round(camera.target[2] / step) * step;
-    for (let k = -10; k <= 10; k++) {
-      vertex(cx + k * step, 0, cz - 10 * step, COLORS.grid);
-      vertex(cx + k * step, 0, cz + 10 * step, COLORS.grid);
-      vertex(cx - 10 * step, 0, cz + k * step, COLORS.grid);
-      vertex(cx + 10 * step, 0, cz + k * step, COLORS.grid);
-    }
-    let parked = 0;
-    const beacon = Math.max(1, camera.distance / 15);
+    // Bounds of every entity's box (the exact box around its transformed cube: half of
+    // |m[k]| + |m[4 + k]| + |m[8 + k]| on axis k around its origin): the camera follows them
+    // while auto-framing.
+    min.fill(Infinity);
+    max.fill(-Infinity);
     for (let i = 0; i < n; i++) {
-      const e = entities[i];
-      const info = infos.get(e);
-      const c = e === selected ? COLORS.selected : info?.parked ? COLORS.parked
-        : info?.placeholder ? COLORS.placeholder : COLORS.entity;
-      if (info?.parked) {
-        parked++;
-        // A red beacon above each parked (loop) entity: they sit at the root, often inside
-        // the crowd around the origin, where the box colour alone would hide them.
-        const x = matrices[16 * i + 12], y = matrices[16 * i + 13], z = matrices[16 * i + 14];
-        vertex(x, y, z, COLORS.parked);
-        vertex(x, y + beacon, z, COLORS.parked);
-      }
-      colors[3 * i] = c[0];
-      colors[3 * i + 1] = c[1];
-      colors[3 * i + 2] = c[2];
-      const p = info ? index.get(info.effectiveParent) : undefined;
-      if (p !== undefined) {
-        vertex(matrices[16 * i + 12], matrices[16 * i + 13], matrices[16 * i + 14], COLORS.link);
-        vertex(matrices[16 * p + 12], matrices[16 * p + 13], matrices[16 * p + 14], COLORS.link);
-      }
-    }
-    const sel = selected ? index.get(selected) : undefined;
-    if (sel !== undefined) {
-      // Axis gizmo of the selected entity: its world X (red), Y (green), Z (blue).
-      const m = matrices.subarray(16 * sel, 16 * sel + 16);
-      const axes = [[1, 0.2, 0.2], [0.2, 1, 0.2], [0.3, 0.5, 1]];
-      for (let a = 0; a < 3; a++) {
-        vertex(m[12], m[13], m[14], axes[a]);
-        vertex(m[12] + m[4 * a] * 0.6, m[13] + m[4 * a + 1] * 0.6, m[14] + m[4 * a + 2] * 0.6, axes[a]);
+      const o = 16 * i;
+      for (let k = 0; k < 3; k++) {
+        const v = matrices[o + 12 + k];
+        const r = 0.5 * boxScale * (Math.abs(matrices[o + k]) + Math.abs(matrices[o + 4 + k]) + Math.abs(matrices[o + 8 + k]));
+        if (v - r < min[k]) min[k] = v - r;
+        if (v + r > max[k]) max[k] = v + r;
       }
     }
     const aspect = canvas.clientWidth / Math.max(1, canvas.clientHeight);
-    renderer.draw(camera.viewProjection(aspect), matrices, colors, n, lines, lineCount);
+    if (n > 0 && Number.isFinite(min[0] + min[1] + min[2] + max[0] + max[1] + max[2])) {
+      camera.follow(min, max, aspect, frameAllNow);
+      frameAllNow = false;
+    }
+    camera.viewProjection(aspect, vp);
+
+    lines.reset();
+    lines.reserve(4 * n + 128);
+    // Ground grid around the camera target, 20 x 20 cells of 1, 2 or 5 x 10^k metres scaled to
+    // the view.
+    const want = Math.max(camera.distance / 14, 0.1);
+    const decade = Math.pow(10, Math.floor(Math.log10(want)));
+    const step = want <= decade ? decade : want <= 2 * decade ? 2 * decade : want <= 5 * decade ? 5 * decade : 10 * decade;
+    const cx = Math.round(camera.target[0] / step) * step, cz = Math.round(camera.target[2] / step) * step;
+    const g = COLORS.grid;
+    for (let k = -10; k <= 10; k++) {
+      lines.vertex(cx + k * step, 0, cz - 10 * step, g[0], g[1], g[2]);
+      lines.vertex(cx + k * step, 0, cz + 10 * step, g[0], g[1], g[2]);
+      lines.vertex(cx - 10 * step, 0, cz + k * step, g[0], g[1], g[2]);
+      lines.vertex(cx + 10 * step, 0, cz + k * step, g[0], g[1], g[2]);
+    }
+    let parked = 0;
+    const beacon = Math.max(1, camera.distance / 15);
+    const link = COLORS.link;
+    for (let i = 0; i < n; i++) {
+      const x = matrices[16 * i + 12], y = matrices[16 * i + 13], z = matrices[16 * i + 14];
+      if (flags[i] & PARKED) {
+        parked++;
+        // A red beacon above each parked (loop) entity: they sit at the root, often inside
+        // the crowd around the origin, where the box colour alone would hide them.
+        const r = COLORS.parked;
+        lines.vertex(x, y, z, r[0], r[1], r[2]);
+        lines.vertex(x, y + beacon, z, r[0], r[1], r[2]);
+      }
+      const p = parentAt[i];
+      if (p >= 0) {
+        lines.vertex(x, y, z, link[0], link[1], link[2]);
+        lines.vertex(matrices[16 * p + 12], matrices[16 * p + 13], matrices[16 * p + 14], link[0], link[1], link[2]);
+      }
+    }
+    trails.sample(t0, entities, matrices, n, selected);
+    trails.draw(lines);
+    const sel = selected ? indexOf(entities, n, selected) : -1;
+    if (sel >= 0) {
+      // Axis gizmo of the selected entity: its world X (red), Y (green), Z (blue).
+      const o = 16 * sel;
+      lines.reserve(6);
+      for (let a = 0; a < 3; a++) {
+        const r = a === 0 ? 1 : 0.25, gr = a === 1 ? 1 : 0.25, b = a === 2 ? 1 : 0.35;
+        lines.vertex(matrices[o + 12], matrices[o + 13], matrices[o + 14], r, gr, b);
+        lines.vertex(matrices[o + 12] + matrices[o + 4 * a] * 0.8, matrices[o + 13] + matrices[o + 4 * a + 1] * 0.8,
+          matrices[o + 14] + matrices[o + 4 * a + 2] * 0.8, r, gr, b);
+      }
+    }
+    renderer.draw(vp, matrices, colors, n, lines.data, lines.count, boxScale);
+
+    // Labels: every entity of a small scene, else the selected one.
+    labels.begin();
+    if (showLabels) {
+      const all = n <= MAX_LABELS;
+      for (let i = all ? 0 : Math.max(sel, 0); i < (all ? n : sel + 1); i++) {
+        if (i < 0 || !project(matrices[16 * i + 12], matrices[16 * i + 13], matrices[16 * i + 14], screen)) continue;
+        const e = entities[i];
+        const info = infos.get(e);
+        labels.show(info?.parked ? `${e} parked` : String(e), screen[0], screen[1], e === selected);
+      }
+    }
+    labels.end();
 
     frames++;
     recentMs[frames % recentMs.length] = performance.now() - t0;
@@ -209,15 +304,19 @@ async function main(): Promise<void> {
     if (now - lastTreeAt > 1000) {
       lastTreeAt = now;
       panel.showFigures({ scene, state: client.state, entities: rt.entityCount(), sessions,
-        updatesPerSecond: ratePerSecond, frameMs: frameMs(), parked });
+        updatesPerSecond: ratePerSecond, frameMs: frameMs(), parked, autoFrame: camera.autoFrame });
       if (treeDirty) {
-        panel.showTree(entities, infos, selected);
+        panel.showTree(entities.subarray(0, n), infos, selected);
         treeDirty = false;
       }
     }
-    panel.showSelection(selected
-      ? { entity: selected, info: rt.nodeInfo(selected), local: rt.getTransform(selected), world: rt.worldMatrix(selected) }
-      : null);
+    if (selected !== shownSelection || now - lastSelectionAt > 500) {
+      shownSelection = selected;
+      lastSelectionAt = now;
+      panel.showSelection(selected
+        ? { entity: selected, info: rt.nodeInfo(selected), local: rt.getTransform(selected), world: rt.worldMatrix(selected) }
+        : null);
+    }
     requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
@@ -244,8 +343,20 @@ async function main(): Promise<void> {
     },
     stats() {
       return { connected: client.state === "joined", entities: rt.entityCount(), frames,
-        frameMs: frameMs(), ...client.stats() };
+        frameMs: frameMs(), autoFrame: camera.autoFrame, selected, trails: trails.drawn(), ...client.stats() };
     },
+    /** The camera: lookFrom(eye, target) in scene coordinates, fovY (radians), frameAll(). */
+    camera: {
+      lookFrom: (eye: number[], target: number[]) => camera.lookFrom(eye, target),
+      frameAll: () => {
+        camera.autoFrame = true;
+        frameAllNow = true;
+      },
+      fovY: FOV_Y,
+      state: () => ({ target: [...camera.target], distance: camera.distance, eye: camera.eye(), autoFrame: camera.autoFrame }),
+    },
+    select: (entity: number) => (selected = entity >>> 0),
+    labels: (on: boolean) => (showLabels = on),
     client,
     runtime: rt,
     multiply,

@@ -14,6 +14,7 @@ export interface PanelFigures {
   updatesPerSecond: number;
   frameMs: number;
   parked: number;
+  autoFrame: boolean;
 }
 
 export interface Selection {
@@ -47,7 +48,9 @@ export class Panel {
     this.figures.innerHTML =
       `<b>${escapeHtml(f.scene)}</b> <span class="${f.state}">${f.state}</span><br>` +
       `entities ${f.entities} &middot; parked ${f.parked} &middot; sessions ${f.sessions ?? "?"}<br>` +
-      `updates ${f.updatesPerSecond.toFixed(1)}/s &middot; frame ${f.frameMs.toFixed(2)} ms`;
+      `updates ${f.updatesPerSecond.toFixed(1)}/s &middot; frame ${f.frameMs.toFixed(2)} ms<br>` +
+      `<span class="keys">drag: orbit &middot; shift/right-drag: pan &middot; wheel: zoom<br>` +
+      `F: frame all (auto-framing ${f.autoFrame ? "on" : "off"}) &middot; L: labels &middot; B: true size / markers &middot; Esc: deselect</span>`;
   }
 
   /** Rebuilds the tree from each entity's effective parent (children sorted by id). */

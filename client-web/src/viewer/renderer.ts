@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the viewer's WebGL2 drawing (docs/WEB.md): one instanced draw of shaded boxes, each
 // transformed by its entity's world matrix (so a box shows the entity's scale and rotation),
-// and one draw of lines (parent links, the ground grid, the selected entity's axis gizmo).
+// and one draw of lines (parent links, the ground grid, trails, the selected entity's axis
+// gizmo). The view-projection it is given carries the Z mirror (camera.ts). Uploads read the
+// caller's reused buffers by offset and length: nothing is allocated per frame.
+import { COLORS } from "./overlay.js";
 
 const BOX_VS = `#version 300 es
 layout(location=0) in vec3 pos;
@@ -12,13 +15,14 @@ layout(location=4) in vec4 m2;
 layout(location=5) in vec4 m3;
 layout(location=6) in vec3 color;
 uniform mat4 viewProj;
+uniform float boxScale;
 out vec3 vColor;
 void main() {
   mat4 world = mat4(m0, m1, m2, m3);
   vec3 n = normalize(mat3(world) * normal);
   float light = 0.35 + 0.65 * max(dot(n, normalize(vec3(0.4, 0.9, 0.3))), 0.0);
   vColor = color * light;
-  gl_Position = viewProj * world * vec4(pos, 1.0);
+  gl_Position = viewProj * world * vec4(pos * boxScale, 1.0);
 }`;
 const LINE_VS = `#version 300 es
 layout(location=0) in vec3 pos;
@@ -32,17 +36,9 @@ in vec3 vColor;
 out vec4 outColor;
 void main() { outColor = vec4(vColor, 1.0); }`;
 
-/** Half the side of an entity's box, in its local units. */
-const HALF = 0.15;
-
-export const COLORS = {
-  entity: [0.35, 0.65, 1.0],
-  parked: [1.0, 0.35, 0.2],
-  placeholder: [0.55, 0.55, 0.55],
-  selected: [1.0, 0.9, 0.2],
-  link: [0.45, 0.5, 0.6],
-  grid: [0.22, 0.24, 0.28],
-};
+/** Half the side of an entity's box, in its local units: a unit cube, as a left-handed
+ * engine's default cube (Unity's), so a box is as big as the entity's scale says. */
+const HALF = 0.5;
 
 export class Renderer {
   private readonly gl: WebGL2RenderingContext;
@@ -54,6 +50,9 @@ export class Renderer {
   private readonly colorBuffer: WebGLBuffer;
   private readonly lineBuffer: WebGLBuffer;
   private boxVertices = 0;
+  private readonly boxViewProj: WebGLUniformLocation | null;
+  private readonly boxScale: WebGLUniformLocation | null;
+  private readonly lineViewProj: WebGLUniformLocation | null;
 
   constructor(readonly canvas: HTMLCanvasElement) {
     const gl = canvas.getContext("webgl2", { antialias: true });
@@ -61,6 +60,9 @@ export class Renderer {
     this.gl = gl;
     this.boxProgram = program(gl, BOX_VS, FS);
     this.lineProgram = program(gl, LINE_VS, FS);
+    this.boxViewProj = gl.getUniformLocation(this.boxProgram, "viewProj");
+    this.lineViewProj = gl.getUniformLocation(this.lineProgram, "viewProj");
+    this.boxScale = gl.getUniformLocation(this.boxProgram, "boxScale");
 
     this.boxVao = gl.createVertexArray()!;
     gl.bindVertexArray(this.boxVao);
@@ -98,11 +100,11 @@ export class Renderer {
   }
 
   /**
-   * Draws `count` boxes (matrices: 16 floats each, column-major; colors: 3 floats each) and
-   * `lineCount` line vertices (x y z r g b each).
+   * Draws `count` boxes (matrices: 16 floats each, column-major; colors: 3 floats each), each
+   * a unit cube times `boxScale` (1: true size), and `lineCount` line vertices (x y z r g b).
    */
   draw(viewProj: Float32Array, matrices: Float32Array, colors: Float32Array, count: number,
-       lines: Float32Array, lineCount: number): void {
+       lines: Float32Array, lineCount: number, boxScale = 1): void {
     const gl = this.gl;
     const dpr = window.devicePixelRatio || 1;
     const w = Math.max(1, Math.floor(this.canvas.clientWidth * dpr));
@@ -112,25 +114,27 @@ export class Renderer {
       this.canvas.height = h;
     }
     gl.viewport(0, 0, w, h);
-    gl.clearColor(0.08, 0.09, 0.11, 1);
+    const bg = COLORS.background;
+    gl.clearColor(bg[0], bg[1], bg[2], 1);
     gl.clear(gl.COLOR_BUFFER_BIT | gl.DEPTH_BUFFER_BIT);
     gl.enable(gl.DEPTH_TEST);
 
     gl.useProgram(this.lineProgram);
-    gl.uniformMatrix4fv(gl.getUniformLocation(this.lineProgram, "viewProj"), false, viewProj);
+    gl.uniformMatrix4fv(this.lineViewProj, false, viewProj);
     gl.bindVertexArray(this.lineVao);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.lineBuffer);
-    gl.bufferData(gl.ARRAY_BUFFER, lines.subarray(0, lineCount * 6), gl.STREAM_DRAW);
+    gl.bufferData(gl.ARRAY_BUFFER, lines, gl.STREAM_DRAW, 0, lineCount * 6);
     gl.drawArrays(gl.LINES, 0, lineCount);
 
     if (count > 0) {
       gl.useProgram(this.boxProgram);
-      gl.uniformMatrix4fv(gl.getUniformLocation(this.boxProgram, "viewProj"), false, viewProj);
+      gl.uniformMatrix4fv(this.boxViewProj, false, viewProj);
+      gl.uniform1f(this.boxScale, boxScale);
       gl.bindVertexArray(this.boxVao);
       gl.bindBuffer(gl.ARRAY_BUFFER, this.matrixBuffer);
-      gl.bufferData(gl.ARRAY_BUFFER, matrices.subarray(0, count * 16), gl.STREAM_DRAW);
+      gl.bufferData(gl.ARRAY_BUFFER, matrices, gl.STREAM_DRAW, 0, count * 16);
       gl.bindBuffer(gl.ARRAY_BUFFER, this.colorBuffer);
-      gl.bufferData(gl.ARRAY_BUFFER, colors.subarray(0, count * 3), gl.STREAM_DRAW);
+      gl.bufferData(gl.ARRAY_BUFFER, colors, gl.STREAM_DRAW, 0, count * 3);
       gl.drawArraysInstanced(gl.TRIANGLES, 0, this.boxVertices, count);
     }
     gl.bindVertexArray(null);
