@@ -440,9 +440,9 @@ if want cluster && command -v redis-server >/dev/null; then
   gen "$TMP/cluster.dcl" 10
   start cluster "$TMP/d-cluster" --redis "$R" --auth "$TMP/cluster-auth.json" --max-scenes-in-memory 100
   codes=$($PROBE upgrades "$HTTP" "/dcl/new%d?token=r" 1010)
-  scenes=$(metric 'scenecrdt_scenes ')
   "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene made --token w "$TMP/cluster.dcl" >"$TMP/cluster-send.out" 2>&1
   s=$?
+  scenes=$(metric 'scenecrdt_scenes ')  # after the send: the writer's scene only
   names=$(curl -s "http://127.0.0.1:$HTTP/metrics" | grep -c 'scene="')
   ok=1
   [ "$codes" = "404 x1010" ] && [ "${scenes:-1}" = 1 ] && [ "$s" = 0 ] && [ "$names" = 0 ] && ok=0

@@ -158,6 +158,11 @@ void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional
 
 void Scene::Leave(uint64_t session_id, CloseReason reason) {
   net::asio::post(strand_, [this, session_id, reason] {
+    // A join still held for the scene's load from Redis (cluster mode) is dropped: joined
+    // after its session ended, it would stay a member for good and keep the scene from being
+    // evicted (its Join was posted before this Leave, on the same strand).
+    std::erase_if(held_joins_,
+                  [&](const HeldJoin& j) { return j.session && j.session->id() == session_id; });
     auto it = std::find_if(members_.begin(), members_.end(),
                            [&](const Member& m) { return m.id == session_id; });
     if (it == members_.end()) return;

@@ -3,12 +3,14 @@
 // a read token creates no scene (nothing in Redis: refused at the Hello and before a /dcl/
 // upgrade, so it cannot fill the node's scene cap); idle scenes are evicted (the read loop stops
 // following them) and reload from Redis with what other nodes wrote meanwhile, so scenes
-// created in open mode cannot lock the node out either; /metrics names scenes only in open mode.
+// created in open mode cannot lock the node out either, nor can joiners that leave before the
+// scene loaded; /metrics names scenes only in open mode.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "scenecrdt/cluster/redis_connection.h"
 #include "tests/cluster/cluster_node_util.h"
 #include "tests/cluster/redis_test_server.h"
 #include "tests/server/server_test_util.h"
@@ -118,6 +120,30 @@ TEST(ClusterScenesTest, IdleScenesAreEvictedAndReloadWhatOtherNodesWrote) {
         << scene << " never got a place";
   }
   EXPECT_LE(a.get().num_scenes(), 4u);
+}
+
+TEST(ClusterScenesTest, AJoinerGoneBeforeTheLoadDoesNotPinTheScene) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.started()) << redis.log();
+  server::ServerConfig config = NodeConfig(redis);  // open mode
+  config.limits.scene_idle_evict_ms = 100;
+  TestServer node(config);
+  // Redis answers nobody for 1.5 s (under the node's 2 s command timeout): the new scene's
+  // load from Redis waits, and so does the join held for it.
+  cluster::RedisConnection pauser(TestRedisOptions(redis.url()));
+  ASSERT_TRUE(pauser.Command({"CLIENT", "PAUSE", "1500", "ALL"}).has_value());
+  {
+    RawConnection c(node.get().tcp_port());
+    ASSERT_TRUE(c.connected());
+    ASSERT_TRUE(c.SendFrame(session::Hello{"pinned", "", std::nullopt, ""}));
+    ASSERT_TRUE(WaitUntil([&] { return node.get().num_scenes() == 1; }, 5s));
+  }  // the joiner goes away before the load
+  ASSERT_TRUE(WaitUntil([&] { return node.get().metrics().sessions_closed.load() == 1; }, 5s));
+  // Loaded after the pause: the join held for a session that has gone must not make it a
+  // member, or the scene is never idle (issue 23 item 2: idle cluster scenes are evicted).
+  EXPECT_TRUE(WaitUntil([&] { return node.get().num_scenes() == 0; }, 30s))
+      << "a joiner gone before the scene's load pins the scene in memory";
+  EXPECT_GE(NodeMetric(node, "scenecrdt_cluster_scene_loads_total"), 1);
 }
 
 TEST(ClusterScenesTest, MetricsNameClusterScenesOnlyInOpenMode) {
