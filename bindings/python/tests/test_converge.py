@@ -64,11 +64,15 @@ class LastArrivalWins:
 
 
 def test_shrinks_non_commutative_merge():
+    # derandomize: the same search (and so the same shrunk example) on every run.
     with pytest.raises(AssertionError) as e:
         testing.assert_converges(runtime=LastArrivalWins,
-                                 settings=settings(testing.DEFAULT_SETTINGS, max_examples=300))
+                                 settings=settings(testing.DEFAULT_SETTINGS, max_examples=300,
+                                                   derandomize=True))
     text = str(e.value)
-    # Shrunk to the minimum: two messages of one key, delivered in the other order.
-    assert "a stream of 2 messages" in text, text
+    # Shrunk to a small example: the minimum is two messages of one key delivered in the other
+    # order; Hypothesis's shrinker may keep one unrelated message beside them.
+    size = int(re.search(r"of a stream of (\d+) messages", text).group(1))
+    assert 2 <= size <= 3, text
     schedule = re.search(r"schedule (\[.*?\]\]) of", text).group(1)
-    assert sorted(i for batch in ast.literal_eval(schedule) for i in batch) == [0, 1], text
+    assert sorted(i for batch in ast.literal_eval(schedule) for i in batch) == list(range(size)), text
