@@ -39,12 +39,12 @@ struct ConnectionOptions {
   // Offer permessage-deflate on ws:// and wss:// (browsers and node `ws` offer it too). The
   // server decides; the frames read are the same either way.
   bool deflate = true;
-  // Offer zstd on tcp:// and tls://: zstd frames (Hello.zstd_frames: each scene frame
-  // compressed once per scene, ~5x fewer bytes at about the server CPU of plain frames) and,
-  // for servers that predate them, the zstd stream (Hello.compression). The server decides.
-  // Off by default until the latency at the standard load is measured on a quiet machine
-  // (docs/SERVER.md, "Shared compression: zstd frames").
-  bool zstd = false;
+  // Offer zstd on tcp:// and tls:// (default on): zstd frames (Hello.zstd_frames: each scene
+  // frame compressed once per scene, ~5x fewer bytes at about the server CPU of plain frames)
+  // and, for servers that predate them, the zstd stream (Hello.compression). The server
+  // decides; one that offers neither (`serve --no-compression`, older builds) answers plain.
+  // false: plain frames (`load --compression none`).
+  bool zstd = true;
   // With zstd: offer zstd frames too. false offers only the per-connection zstd stream
   // (~6x fewer bytes, but ~3x the server CPU of a plain fan-out and a longer latency tail).
   bool zstd_frames = true;

@@ -60,7 +60,8 @@ options:
   --compression MODE what to offer on tcp:// and tls:// (the server decides): `zstd` (zstd
                      frames, compressed once per scene, and the zstd stream for servers
                      without them), `zstd-stream` (only the per-connection zstd stream) or
-                     `none`; default: what the C++ client offers by default
+                     `none` (plain frames); default `zstd`, what the C++ client offers
+                     by default
   --zstd             the same as --compression zstd
   --no-deflate       do not offer permessage-deflate on ws:// and wss://
   --server-pid PID   also report that process's CPU use over the measured time
