@@ -53,6 +53,14 @@ Result<void> Client::Impl::ParseServers() {
     return MakeError(ErrorCode::kInvalidArgument,
                      "scene names are 1..64 characters of A-Z a-z 0-9 _ . -");
   }
+  if (!options_.connection.local_address.empty()) {
+    net::error_code ec;
+    (void)net::asio::ip::make_address(options_.connection.local_address, ec);
+    if (ec) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "ConnectionOptions::local_address is not an IP address");
+    }
+  }
   return {};
 }
 

@@ -39,15 +39,20 @@ struct ConnectionOptions {
   // Offer permessage-deflate on ws:// and wss:// (browsers and node `ws` offer it too). The
   // server decides; the frames read are the same either way.
   bool deflate = true;
-  // Offer zstd on tcp:// and tls://: zstd frames (Hello.zstd_frames: each scene frame
-  // compressed once per scene, ~5x fewer bytes at about the server CPU of plain frames) and,
-  // for servers that predate them, the zstd stream (Hello.compression). The server decides.
-  // Off by default until the latency at the standard load is measured on a quiet machine
-  // (docs/SERVER.md, "Shared compression: zstd frames").
-  bool zstd = false;
+  // Offer zstd on tcp:// and tls:// (default on): zstd frames (Hello.zstd_frames: each scene
+  // frame compressed once per scene, ~5x fewer bytes at about the server CPU of plain frames)
+  // and, for servers that predate them, the zstd stream (Hello.compression). The server
+  // decides; one that offers neither (`serve --no-compression`, older builds) answers plain.
+  // false: plain frames (`load --compression none`).
+  bool zstd = true;
   // With zstd: offer zstd frames too. false offers only the per-connection zstd stream
   // (~6x fewer bytes, but ~3x the server CPU of a plain fan-out and a longer latency tail).
   bool zstd_frames = true;
+  // Bind the socket to this local IP address before connecting (IP_BIND_ADDRESS_NO_PORT: the
+  // port is still picked at connect time); empty (default): the kernel picks the source
+  // address. Used by `load` to spread its clients over 127.0.0.0/8 (a server caps the
+  // connections of one address). Only server addresses of the same family are tried.
+  std::string local_address;
   // tcp:// only (not tls://): take each read's receive time from the kernel (SO_TIMESTAMPNS,
   // the CLOCK_REALTIME time the bytes reached the socket), readable as receive_time_ns() while
   // on_frame runs. Measures latency without the caller's own event-loop delay (`load`).

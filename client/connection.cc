@@ -2,8 +2,10 @@
 // Owns the client transports: connect with a deadline, frame reassembly, gather writes.
 #include "scenecrdt/client/internal/connection.h"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -150,35 +152,81 @@ void Connection::Start() {
             self->Fail(MakeError(ErrorCode::kIo, "cannot resolve the server host"));
             return;
           }
-          net::asio::async_connect(
-              self->impl_->lowest(), results,
-              [self](const net::error_code& e, const net::tcp::endpoint&) {
-                if (self->closed_) return;
-                if (e) {
-                  self->Fail(MakeError(ErrorCode::kIo,
-                                       "cannot connect to the server (is `scenecrdt serve` "
-                                       "running on that address?)"));
-                  return;
-                }
-                net::error_code ignored;
-                self->impl_->lowest().set_option(net::tcp::no_delay(true), ignored);
-                // Kernel receive stamps: plain tcp:// only (TLS and WebSocket read through
-                // their own layers; those connections use user-space times).
-                if (self->options_.kernel_receive_timestamps) {
-                  const int on = 1;
-                  if (!self->impl_->tcp || setsockopt(self->impl_->tcp->native_handle(), SOL_SOCKET,
-                                                      SO_TIMESTAMPNS, &on, sizeof on) != 0) {
-                    self->options_.kernel_receive_timestamps = false;  // user-space times
-                  }
-                }
-                if (self->impl_->tls_stream()) {
-                  self->TlsHandshake();
-                } else {
-                  self->Upgrade();
-                }
-              });
+          if (!self->options_.local_address.empty()) {
+            self->ConnectFrom(results);
+            return;
+          }
+          net::asio::async_connect(self->impl_->lowest(), results,
+                                   [self](const net::error_code& e, const net::tcp::endpoint&) {
+                                     self->OnTcpConnected(e);
+                                   });
         });
   });
+}
+
+void Connection::ConnectFrom(const net::tcp::resolver::results_type& results) {
+  net::error_code ec;
+  const net::asio::ip::address local = net::asio::ip::make_address(options_.local_address, ec);
+  if (ec) {
+    Fail(MakeError(ErrorCode::kInvalidArgument,
+                   "ConnectionOptions::local_address is not an IP address"));
+    return;
+  }
+  // A socket bound to an IPv4 address cannot reach an IPv6 server (nor the reverse), and
+  // async_connect over a list would reopen the socket without the binding: the first address
+  // of the same family only.
+  const auto match = std::find_if(results.begin(), results.end(), [&](const auto& entry) {
+    return entry.endpoint().address().is_v4() == local.is_v4();
+  });
+  if (match == results.end()) {
+    Fail(MakeError(ErrorCode::kIo,
+                   "the server host has no address of the local address's family (IPv4 or "
+                   "IPv6)"));
+    return;
+  }
+  const net::tcp::endpoint server = match->endpoint();
+  net::tcp::socket& socket = impl_->lowest();
+  socket.open(server.protocol(), ec);
+  if (!ec) {
+    // The port is picked at connect time (per destination), not at bind time: thousands of
+    // bound sockets do not exhaust the ephemeral ports of their address. Best effort (Linux).
+    const int on = 1;
+    setsockopt(socket.native_handle(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &on, sizeof on);
+    socket.bind(net::tcp::endpoint(local, 0), ec);
+  }
+  if (ec) {
+    Fail(MakeError(ErrorCode::kIo,
+                   "cannot bind ConnectionOptions::local_address (it must be an address of this "
+                   "machine; on Linux every 127.x.y.z is)"));
+    return;
+  }
+  socket.async_connect(
+      server, [self = shared_from_this()](const net::error_code& e) { self->OnTcpConnected(e); });
+}
+
+void Connection::OnTcpConnected(const net::error_code& e) {
+  if (closed_) return;
+  if (e) {
+    Fail(MakeError(ErrorCode::kIo,
+                   "cannot connect to the server (is `scenecrdt serve` running on that address?)"));
+    return;
+  }
+  net::error_code ignored;
+  impl_->lowest().set_option(net::tcp::no_delay(true), ignored);
+  // Kernel receive stamps: plain tcp:// only (TLS and WebSocket read through their own
+  // layers; those connections use user-space times).
+  if (options_.kernel_receive_timestamps) {
+    const int on = 1;
+    if (!impl_->tcp ||
+        setsockopt(impl_->tcp->native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) {
+      options_.kernel_receive_timestamps = false;  // user-space times
+    }
+  }
+  if (impl_->tls_stream()) {
+    TlsHandshake();
+  } else {
+    Upgrade();
+  }
 }
 
 void Connection::TlsHandshake() {

@@ -65,8 +65,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   struct Impl;
-  void TlsHandshake();  // tls:// and wss://, after the TCP connect
-  void Upgrade();       // ws:// and wss://, then OnConnected
+  // With options_.local_address: bind, then connect to the first address of its family.
+  void ConnectFrom(const net::tcp::resolver::results_type& results);
+  void OnTcpConnected(const net::error_code& ec);  // then TLS, the upgrade or OnConnected
+  void TlsHandshake();                             // tls:// and wss://, after the TCP connect
+  void Upgrade();                                  // ws:// and wss://, then OnConnected
   void OnConnected();
   void Read();
   void OnBytes(std::size_t n);

@@ -5,29 +5,30 @@
 // handed to its connection to the moment the bytes completing another client's frame reached its
 // socket (the kernel's SO_TIMESTAMPNS on tcp://; the decode time on ws://): the (entity,
 // timestamp) pair of every send is kept in a small ring per mover, so no stamp travels in the
-// payload.
-#include <sys/resource.h>
-#include <unistd.h>
-
+// payload. The run's state and measurements: tools/cli/load_run.h.
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "scenecrdt/client/internal/connection.h"
-#include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load_failover.h"
+#include "tools/cli/load_run.h"
 #include "tools/cli/progress.h"
 
 namespace scenecrdt::cli {
+
+using load::CpuSecondsOf;
+using load::CpuSecondsSelf;
+using load::LoadClient;
+using load::Mover;
+using load::Shard;
+using load::Totals;
 
 namespace {
 constexpr const char* kHelp = R"(usage: scenecrdt load --server URL --scene NAME [options]
@@ -49,7 +50,8 @@ options:
   --token T          a write token, when the server runs with --auth
   --ca FILE          CA certificates (PEM) for tls:// and wss:// (default: the
                      system trust store)
-  --clients N        connections (default 200, at most 2000)
+  --clients N        connections (default 200, at most 2000); from several source
+                     addresses when needed, see "Source addresses" below
   --movers M         moving entities (default 100, at most 10000)
   --rate HZ          updates per mover per second (default 20, at most 1000)
   --duration SEC     measured time (default 10, at most 600)
@@ -60,11 +62,22 @@ options:
   --compression MODE what to offer on tcp:// and tls:// (the server decides): `zstd` (zstd
                      frames, compressed once per scene, and the zstd stream for servers
                      without them), `zstd-stream` (only the per-connection zstd stream) or
-                     `none`; default: what the C++ client offers by default
+                     `none` (plain frames); default `zstd`, what the C++ client offers
+                     by default
   --zstd             the same as --compression zstd
   --no-deflate       do not offer permessage-deflate on ws:// and wss://
+  --source-ip A      first source address (127.0.0.0/8, default 127.0.0.1)
+  --clients-per-ip N clients per source address (default 1000)
   --server-pid PID   also report that process's CPU use over the measured time
   --json             print the summary as one JSON object on stdout
+
+Source addresses: against 127.0.0.1 or localhost (IPv4), client i binds its socket to
+--source-ip + i / --clients-per-ip before connecting (on Linux every 127.x.y.z is local), so
+no address opens more than --clients-per-ip connections: --clients 2000 runs against a
+default `serve` (--max-connections-per-ip 1024) from 127.0.0.1 and 127.0.0.2. Several
+generators against one server need distinct --source-ip ranges; a server with a lower
+--max-connections-per-ip needs --clients-per-ip below it. Against ::1 every client
+connects from ::1 (one address).
 
 Summary: clients connected, messages and bytes per second (sent, received), bytes per client
 per second, p50/p95/p99/max latency in ms, acks, refusals, and the CPU the generator (and
@@ -75,213 +88,6 @@ Fail-over mode (cluster nodes, docs/CLUSTER.md): --kill-pid PID kills the node o
 `scenecrdt load --kill-pid --help`.
 exit status: 0 ok; 1 not every client joined or the run failed; 2 bad usage.
 )";
-
-constexpr uint32_t kFirstMover = 1000;
-constexpr std::size_t kRing = 256;
-// Latency histogram: 1 us buckets up to 200 ms, plus the exact maximum.
-constexpr std::size_t kHistogramBuckets = 200000;
-
-int64_t SteadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// The kernel stamps receipts with CLOCK_REALTIME, so sends are stamped on that clock too.
-int64_t RealtimeNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-struct Mover {
-  uint32_t owner = 0;
-  uint32_t timestamp = 0;  // last timestamp sent (touched by the owner's thread only)
-  // (timestamp << 32) | microseconds since the run's epoch, per timestamp % kRing: written
-  // by the owner's thread, read by every other thread (one atomic word: no torn pairs).
-  std::array<std::atomic<uint64_t>, kRing> ring{};
-};
-
-// Written by one shard thread, read by the main thread for the progress line.
-struct Totals {
-  std::atomic<uint64_t> sent_frames{0};
-  std::atomic<uint64_t> sent_messages{0};
-  std::atomic<uint64_t> received_frames{0};
-  std::atomic<uint64_t> received_messages{0};
-  std::atomic<uint64_t> acks{0};
-  std::atomic<uint64_t> refusals{0};
-  std::atomic<uint64_t> samples{0};
-  std::atomic<int64_t> max_ns{0};
-};
-
-void Bump(std::atomic<uint64_t>& a, uint64_t n = 1) {
-  a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);  // one writer
-}
-
-struct LoadClient {
-  uint32_t index = 0;
-  std::shared_ptr<client::Connection> connection;
-  bool ready = false;
-  bool closed = false;
-  uint64_t next_frame = 1;
-  std::vector<uint32_t> movers;  // owned mover indices
-};
-
-struct Run;
-
-// One thread, one io_context and the clients it drives (client index % threads).
-struct Shard {
-  net::asio::io_context ioc{1};
-  std::vector<LoadClient*> clients;
-  std::vector<std::atomic<uint32_t>> histogram =
-      std::vector<std::atomic<uint32_t>>(kHistogramBuckets + 1);
-  Totals totals;
-  std::string last_refusal;  // read after the thread ended
-  net::asio::steady_timer timer{ioc};
-  std::thread thread;
-};
-
-struct Run {
-  // Declared before the clients: members are destroyed in reverse order, and each client's
-  // connection (its timers and sockets) must go before the io_context of its shard.
-  std::vector<std::unique_ptr<Shard>> shards;
-  std::vector<std::unique_ptr<LoadClient>> clients;
-  std::vector<Mover> movers;
-  std::atomic<bool> measuring{false};
-  std::atomic<uint32_t> ready{0};
-  bool kernel_stamps = false;
-  int64_t epoch_ns = 0;  // on the stamping clock
-
-  int64_t Now() const { return kernel_stamps ? RealtimeNs() : SteadyNs(); }
-
-  void OnFrame(Shard& shard, LoadClient& c, const session::Frame& frame) {
-    Totals& totals = shard.totals;
-    const bool measure = measuring.load(std::memory_order_relaxed);
-    if (const auto* crdt = std::get_if<session::Crdt>(&frame)) {
-      const int64_t kernel = kernel_stamps ? c.connection->receive_time_ns() : 0;
-      const int64_t now = kernel != 0 ? kernel : Now();
-      if (measure) Bump(totals.received_frames);
-      (void)protocol::DecodeStream(crdt->data, {}, [&](const protocol::CrdtMessage& m) {
-        if (measure) Bump(totals.received_messages);
-        if (m.type != protocol::MessageType::kPutComponent ||
-            m.component != protocol::kTransformComponentId) {
-          return;
-        }
-        const uint32_t number = protocol::EntityNumber(m.entity);
-        if (number < kFirstMover || number - kFirstMover >= movers.size()) return;
-        Mover& mover = movers[number - kFirstMover];
-        if (crdt->is_state) {
-          // Continue above whatever an earlier run left in the scene.
-          if (mover.owner == c.index) mover.timestamp = std::max(mover.timestamp, m.timestamp);
-          return;
-        }
-        if (!measure || mover.owner == c.index) return;
-        const uint64_t stamp = mover.ring[m.timestamp % kRing].load(std::memory_order_acquire);
-        if (static_cast<uint32_t>(stamp >> 32) != m.timestamp || (stamp & 0xffffffffu) == 0) {
-          return;
-        }
-        const int64_t sent_ns = epoch_ns + static_cast<int64_t>(stamp & 0xffffffffu) * 1000;
-        const int64_t ns = std::max<int64_t>(0, now - sent_ns);
-        shard
-            .histogram[std::min<std::size_t>(static_cast<std::size_t>(ns / 1000),
-                                             kHistogramBuckets)]
-            .fetch_add(1, std::memory_order_relaxed);
-        Bump(totals.samples);
-        if (ns > totals.max_ns.load(std::memory_order_relaxed)) {
-          totals.max_ns.store(ns, std::memory_order_relaxed);
-        }
-      });
-      if (crdt->is_state && crdt->frame_sequence == 0 && !c.ready) {
-        c.ready = true;
-        ready.fetch_add(1);
-      }
-    } else if (std::get_if<session::Ack>(&frame)) {
-      if (measure) Bump(totals.acks);
-    } else if (const auto* e = std::get_if<session::ErrorFrame>(&frame)) {
-      Bump(totals.refusals);
-      shard.last_refusal = std::string(ErrorCodeName(e->code)) + ": " + e->text;
-    } else if (const auto* p = std::get_if<session::Ping>(&frame)) {
-      c.connection->Send(session::BuildFrame(session::Pong{p->nonce, p->sent_us}));
-    }
-  }
-
-  void Send(Shard& shard, LoadClient& c, std::span<const uint32_t> mover_indices, uint64_t tick) {
-    if (!c.ready || c.closed) return;
-    std::vector<uint8_t> dcl;
-    dcl.reserve(mover_indices.size() * 68);
-    // At least 1 us after the epoch: 0 marks an empty ring slot.
-    const uint64_t sent_us =
-        std::max<uint64_t>(1, static_cast<uint64_t>((Now() - epoch_ns) / 1000)) & 0xffffffffu;
-    for (uint32_t k : mover_indices) {
-      Mover& m = movers[k];
-      ++m.timestamp;
-      const double angle = 0.05 * static_cast<double>(tick) + k;
-      protocol::Transform t;
-      t.position = {static_cast<float>(10.0 * std::cos(angle)), static_cast<float>(k % 7),
-                    static_cast<float>(10.0 * std::sin(angle))};
-      protocol::AppendTransformPut(kFirstMover + k, m.timestamp, t, dcl);
-      m.ring[m.timestamp % kRing].store((uint64_t{m.timestamp} << 32) | sent_us,
-                                        std::memory_order_release);
-    }
-    session::Crdt crdt;
-    crdt.frame_sequence = c.next_frame++;
-    crdt.data = dcl;
-    if (c.connection->Send(session::BuildFrame(crdt)) &&
-        measuring.load(std::memory_order_relaxed)) {
-      Bump(shard.totals.sent_frames);
-      Bump(shard.totals.sent_messages, mover_indices.size());
-    }
-  }
-
-  uint64_t Sum(std::atomic<uint64_t> Totals::*field) const {
-    uint64_t total = 0;
-    for (const auto& s : shards) total += (s->totals.*field).load(std::memory_order_relaxed);
-    return total;
-  }
-  int64_t MaxNs() const {
-    int64_t m = 0;
-    for (const auto& s : shards) m = std::max(m, s->totals.max_ns.load());
-    return m;
-  }
-
-  double Percentile(double p) const {
-    const uint64_t samples = Sum(&Totals::samples);
-    if (samples == 0) return 0.0;
-    const auto target = static_cast<uint64_t>(std::ceil(p * static_cast<double>(samples)));
-    uint64_t seen = 0;
-    for (std::size_t i = 0; i <= kHistogramBuckets; ++i) {
-      for (const auto& s : shards) seen += s->histogram[i].load(std::memory_order_relaxed);
-      if (seen >= std::max<uint64_t>(target, 1)) return static_cast<double>(i) / 1000.0 + 0.0005;
-    }
-    return static_cast<double>(MaxNs()) / 1e6;
-  }
-};
-
-double CpuSecondsSelf() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
-// utime + stime of another process from /proc/PID/stat, in seconds; negative when unknown.
-double CpuSecondsOf(uint64_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto paren = text.rfind(')');
-  if (paren == std::string::npos) return -1.0;
-  // Fields after "pid (comm)": state is field 3; utime and stime are fields 14 and 15.
-  std::size_t pos = paren + 2;
-  unsigned long long utime = 0, stime = 0;
-  for (int field = 3; field <= 15; ++field) {
-    const auto next = text.find(' ', pos);
-    if (next == std::string::npos) return -1.0;
-    if (field == 14) utime = std::stoull(text.substr(pos, next - pos));
-    if (field == 15) stime = std::stoull(text.substr(pos, next - pos));
-    pos = next + 1;
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
 
 }  // namespace
 
@@ -306,6 +112,8 @@ int RunLoad(Args args) {
   const uint64_t n_threads = scan.U64("--threads").value_or(1);
   const bool user_stamps = scan.Flag("--user-timestamps");
   const auto server_pid = scan.U64("--server-pid");
+  const std::string source_ip = scan.Value("--source-ip").value_or("127.0.0.1");
+  const uint64_t per_ip = scan.U64("--clients-per-ip").value_or(load::kDefaultClientsPerAddress);
   const bool json = scan.Flag("--json");
   if (!scan.Finish() || !have_flags) return kExitBadInput;
   client::ConnectionOptions options;
@@ -328,7 +136,25 @@ int RunLoad(Args args) {
     return kExitBadInput;
   }
   if (!RequireLoopback(flags.urls, "load")) return kExitBadInput;
-  Run run;
+  load::SourceAddresses sources;
+  const auto first_source = load::ParseLoopbackV4(source_ip);
+  if (!first_source || per_ip < 1 || per_ip > 65535) {
+    PrintMessage("load",
+                 "--source-ip takes an address in 127.0.0.0/8 and --clients-per-ip 1..65535");
+    return kExitBadInput;
+  }
+  sources.first = *first_source;
+  sources.per_address = static_cast<uint32_t>(per_ip);
+  // IPv4 loopback targets only: a socket bound to 127.x cannot reach ::1.
+  sources.enabled = std::none_of(flags.urls.begin(), flags.urls.end(),
+                                 [](const auto& url) { return url.host == "::1"; });
+  const uint32_t n_sources = sources.Count(static_cast<uint32_t>(n_clients));
+  if (sources.enabled && uint64_t{sources.first} + n_sources - 1 > 0x7ffffffeu) {
+    PrintMessage("load", "--source-ip + the addresses --clients needs leave 127.0.0.0/8");
+    return kExitBadInput;
+  }
+  load::RaiseOpenFileLimit();
+  load::Run run;
   // Kernel receive stamps need plain framed TCP on every server of the list.
   run.kernel_stamps =
       !user_stamps && std::all_of(flags.urls.begin(), flags.urls.end(), [](const auto& url) {
@@ -366,9 +192,13 @@ int RunLoad(Args args) {
       h.on_frame = [c, shard, &run](const session::Frame& f, std::span<const uint8_t>) {
         run.OnFrame(*shard, *c, f);
       };
-      h.on_closed = [c](const Error&) { c->closed = true; };
-      c->connection =
-          std::make_shared<client::Connection>(shard->ioc, url, flags.scene, options, h);
+      h.on_closed = [c, shard, &run](const Error& e) {
+        run.OnClosed(*c);
+        if (e.code != ErrorCode::kOk && e.detail != nullptr) shard->last_close_error = e.detail;
+      };
+      client::ConnectionOptions own = options;
+      own.local_address = sources.For(c->index);
+      c->connection = std::make_shared<client::Connection>(shard->ioc, url, flags.scene, own, h);
       c->connection->Start();
     }
   }
@@ -390,12 +220,28 @@ int RunLoad(Args args) {
       if (shard->thread.joinable()) shard->thread.join();
     }
   };
+  // Counts the connections that had ended, closes every other one, then ends the threads.
+  const auto close_and_stop = [&](std::atomic<uint32_t>& closed_count) {
+    for (auto& owned : run.shards) {
+      Shard* shard = owned.get();
+      net::asio::post(shard->ioc, [shard, &closed_count] {
+        shard->timer.cancel();
+        for (LoadClient* c : shard->clients) {
+          if (c->closed) closed_count.fetch_add(1);
+          c->connection->Close();
+        }
+      });
+    }
+    stop_threads();
+  };
+  // The last refusal, else the last connection error (read after the threads ended).
   const auto last_refusal = [&] {
-    std::string text;
+    std::string text, error;
     for (auto& shard : run.shards) {
       if (!shard->last_refusal.empty()) text = shard->last_refusal;
+      if (!shard->last_close_error.empty()) error = shard->last_close_error;
     }
-    return text;
+    return text.empty() ? error : text;
   };
   // Phase 1: everyone joins (bounded).
   const auto join_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -404,18 +250,31 @@ int RunLoad(Args args) {
     return "load: " + std::to_string(run.ready.load()) + "/" + std::to_string(n_clients) +
            " joined";
   };
-  while (run.ready.load() < n_clients && std::chrono::steady_clock::now() < join_deadline) {
+  // Until every client is in, or in or gone (refused, cut: no reason to wait for the rest).
+  while (run.ready.load() < n_clients &&
+         run.ready.load() + run.gone_before_ready.load() < n_clients &&
+         std::chrono::steady_clock::now() < join_deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     status.Show(joined());
   }
   status.Show(joined(), /*now=*/true);
   status.End();
   if (run.ready.load() < n_clients) {
-    stop_threads();
+    std::atomic<uint32_t> ignored{0};
+    close_and_stop(ignored);
     const std::string refusal = last_refusal();
-    PrintMessage("load", "only " + std::to_string(run.ready.load()) + " of " +
-                             std::to_string(n_clients) + " clients joined within 30 s" +
-                             (refusal.empty() ? "" : " (" + refusal + ")"));
+    const uint32_t gone = run.gone_before_ready.load();
+    PrintMessage(
+        "load", "only " + std::to_string(run.ready.load()) + " of " + std::to_string(n_clients) +
+                    " clients joined" +
+                    (gone > 0 ? " (" + std::to_string(gone) + " refused or cut)" : " within 30 s") +
+                    (refusal.empty() ? "" : ": " + refusal));
+    if (sources.enabled) {
+      PrintMessage("load", "the clients connected from " + std::to_string(n_sources) +
+                               " source address(es) from " + sources.For(0) + ", " +
+                               std::to_string(sources.per_address) +
+                               " each (--source-ip, --clients-per-ip)");
+    }
     return kExitCheckFailed;
   }
   // Phase 2: ticks. One timer per shard, on a common schedule; with --spread each tick is cut
@@ -428,7 +287,7 @@ int RunLoad(Args args) {
     net::asio::post(shard->ioc, [shard, &run, period, slices, first_tick] {
       struct Ticker {
         Shard* shard;
-        Run* run;
+        load::Run* run;
         std::chrono::nanoseconds period;
         int slices;
         std::chrono::steady_clock::time_point next;
@@ -506,20 +365,9 @@ int RunLoad(Args args) {
   const uint64_t bytes_in = sum_bytes(true) - bytes_in_start;
   const uint64_t bytes_out = sum_bytes(false) - bytes_out_start;
   status.End();
-  uint32_t connected = 0;
   std::atomic<uint32_t> closed_count{0};
-  for (auto& owned : run.shards) {
-    Shard* shard = owned.get();
-    net::asio::post(shard->ioc, [shard, &closed_count] {
-      shard->timer.cancel();
-      for (LoadClient* c : shard->clients) {
-        if (c->closed) closed_count.fetch_add(1);
-        c->connection->Close();
-      }
-    });
-  }
-  stop_threads();
-  connected = static_cast<uint32_t>(n_clients) - closed_count.load();
+  close_and_stop(closed_count);
+  const uint32_t connected = static_cast<uint32_t>(n_clients) - closed_count.load();
 
   struct {
     uint64_t sent_frames, sent_messages, received_frames, received_messages, acks, refusals,
@@ -544,6 +392,7 @@ int RunLoad(Args args) {
   summary["rate_hz"] = rate;
   summary["duration_s"] = duration;
   summary["threads"] = n_threads;
+  summary["source_addresses"] = n_sources;
   summary["kernel_timestamps"] = run.kernel_stamps;
   summary["sent_frames"] = t.sent_frames;
   summary["sent_messages"] = t.sent_messages;
