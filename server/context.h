@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "scenecrdt/net/net.h"
-#include "scenecrdt/server/access_control.h"
+#include "scenecrdt/server/auth/access_control.h"
+#include "scenecrdt/server/auth/origin_policy.h"
 #include "scenecrdt/server/config.h"
-#include "scenecrdt/server/event_log.h"
-#include "scenecrdt/server/metrics.h"
-#include "scenecrdt/server/origin_policy.h"
+#include "scenecrdt/server/observability/event_log.h"
+#include "scenecrdt/server/observability/metrics.h"
 
 namespace scenecrdt::server {
 

@@ -20,18 +20,18 @@
 #include <thread>
 #include <vector>
 
-#include "scenecrdt/server/cluster_node.h"
-#include "scenecrdt/server/connection_limiter.h"
+#include "scenecrdt/server/cluster/cluster_node.h"
 #include "scenecrdt/server/context.h"
-#include "scenecrdt/server/data_dir_lock.h"
-#include "scenecrdt/server/demo.h"
-#include "scenecrdt/server/listener.h"
-#include "scenecrdt/server/persistence.h"
-#include "scenecrdt/server/scene.h"
-#include "scenecrdt/server/scene_directory.h"
-#include "scenecrdt/server/scene_registry.h"
-#include "scenecrdt/server/session.h"
-#include "scenecrdt/server/tls_context.h"
+#include "scenecrdt/server/scene/demo.h"
+#include "scenecrdt/server/scene/scene.h"
+#include "scenecrdt/server/scene/scene_registry.h"
+#include "scenecrdt/server/sessions/session.h"
+#include "scenecrdt/server/storage/data_dir_lock.h"
+#include "scenecrdt/server/storage/persistence.h"
+#include "scenecrdt/server/transport/connection_limiter.h"
+#include "scenecrdt/server/transport/listener.h"
+#include "scenecrdt/server/transport/tls_context.h"
+#include "scenecrdt/server/web/scene_directory.h"
 
 namespace scenecrdt::server {
 
