@@ -84,10 +84,11 @@ class Server final : public ServerContext {
   Metrics& metrics() override { return metrics_; }
   const EventLog& log() const override { return log_; }
   Persistence& persistence() override { return *persistence_; }
-  CommitSink& commits() override {
-    return cluster_ ? static_cast<CommitSink&>(*cluster_) : *persistence_;
+  CommitLog& commits() override {
+    return cluster_ ? static_cast<CommitLog&>(*cluster_) : *persistence_;
   }
-  ClusterNode* cluster() override { return cluster_.get(); }
+  // The cluster membership with --redis; nullptr without (the embedded default).
+  ClusterNode* cluster() { return cluster_.get(); }
   SceneDirectory* scene_directory() override { return directory_.get(); }
   uint64_t incarnation() const override { return persistence_ ? persistence_->incarnation() : 0; }
   uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }

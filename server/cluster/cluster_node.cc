@@ -8,7 +8,6 @@
 #include <cstdio>
 
 #include "scenecrdt/protocol/crdt_codec.h"
-#include "scenecrdt/server/scene/scene.h"
 
 namespace scenecrdt::server {
 
@@ -155,24 +154,24 @@ void ClusterNode::Stop() {
   for (CommitJob& j : left) j.done(false);
 }
 
-void ClusterNode::Host(Scene* scene) {
+void ClusterNode::Follow(LoggedScene& scene) {
   {
     std::lock_guard lock(mu_);
-    scenes_.insert_or_assign(scene->name(), scene);
+    scenes_.insert_or_assign(scene.name(), &scene);
   }
   RequestLoad(scene);
 }
 
-void ClusterNode::Unhost(Scene* scene) {
+void ClusterNode::Unfollow(LoggedScene& scene) {
   std::lock_guard lock(mu_);
-  auto it = scenes_.find(scene->name());
-  if (it == scenes_.end() || it->second != scene) return;
+  auto it = scenes_.find(scene.name());
+  if (it == scenes_.end() || it->second != &scene) return;
   scenes_.erase(it);
-  read_lag_ms_.erase(scene->name());
-  stream_length_.erase(scene->name());
+  read_lag_ms_.erase(scene.name());
+  stream_length_.erase(scene.name());
   // Under mu_, so it is ordered with a load's AddScene (Load); no wake: a removed scene only
   // costs its place in the XREAD until the next round.
-  reader_->RemoveScene(scene->name(), /*wake=*/false);
+  reader_->RemoveScene(scene.name(), /*wake=*/false);
 }
 
 Result<bool> ClusterNode::SceneStored(std::string_view scene, std::string* why) {
@@ -196,10 +195,10 @@ Result<bool> ClusterNode::SceneStored(std::string_view scene, std::string* why) 
   return (*replies)[0].integer > 0 || (*replies)[1].integer > 0;
 }
 
-void ClusterNode::RequestLoad(Scene* scene) {
+void ClusterNode::RequestLoad(LoggedScene& scene) {
   {
     std::lock_guard lock(mu_);
-    loads_.push_back(scene);
+    loads_.push_back(&scene);
   }
   control_cv_.notify_all();
 }
@@ -271,11 +270,11 @@ void ClusterNode::AppendLoop() {
       if (ok && !last.is_zero()) {
         std::lock_guard lock(mu_);  // posts only; a hosted scene is never destroyed under mu_
         if (auto it = scenes_.find(jobs[i].scene); it != scenes_.end()) {
-          it->second->ClusterAppended(last);
+          it->second->LogAppended(last);
         }
       }
       if (!ok) append_failures_.fetch_add(1, std::memory_order_relaxed);
-      jobs[i].done(ok);  // posts to the scene strand after ClusterAppended: ordered
+      jobs[i].done(ok);  // posts to the scene strand after LogAppended: ordered
     }
   }
 }
@@ -291,7 +290,7 @@ void ClusterNode::ObserveAppend(double seconds) {
 void ClusterNode::ControlLoop() {
   auto next_compaction = std::chrono::steady_clock::now();
   for (;;) {
-    std::vector<Scene*> loads;
+    std::vector<LoggedScene*> loads;
     {
       std::unique_lock lock(mu_);
       control_cv_.wait_until(lock, next_compaction, [&] { return stop_ || !loads_.empty(); });
@@ -299,7 +298,7 @@ void ClusterNode::ControlLoop() {
       loads.assign(loads_.begin(), loads_.end());
       loads_.clear();
     }
-    for (Scene* scene : loads) Load(scene);
+    for (LoggedScene* scene : loads) Load(scene);
     if (compact_interval_ms_ > 0 && std::chrono::steady_clock::now() >= next_compaction) {
       CompactAll();
       next_compaction =
@@ -310,8 +309,8 @@ void ClusterNode::ControlLoop() {
   }
 }
 
-void ClusterNode::Load(Scene* scene) {
-  // `scene` lives until its ClusterLoaded / ClusterLoadFailed ran (a scene waiting for its load
+void ClusterNode::Load(LoggedScene* scene) {
+  // `scene` lives until its LogLoaded / LogLoadFailed ran (a scene waiting for its load
   // is never evicted), not after: its name is kept.
   const std::string name = scene->name();
   auto loaded = control_log_.LoadScene(name);
@@ -319,7 +318,7 @@ void ClusterNode::Load(Scene* scene) {
     load_failures_.fetch_add(1, std::memory_order_relaxed);
     Log("load of scene " + name + " failed: " + loaded.error().detail + " (" +
         control_connection_.last_error_text() + ")");
-    scene->ClusterLoadFailed(loaded.error().detail);
+    scene->LogLoadFailed(loaded.error().detail);
     return;
   }
   std::vector<std::string> chunks;
@@ -336,8 +335,8 @@ void ClusterNode::Load(Scene* scene) {
   }
   const cluster::StreamId last = loaded->last_id;
   // Posted before the reader follows the scene: its entries merge after the loaded state.
-  scene->ClusterLoaded(std::move(chunks), std::move(ids), last);
-  // Followed only while still hosted: an eviction may have come since (Unhost, under mu_).
+  scene->LogLoaded(std::move(chunks), std::move(ids), last);
+  // Followed only while still hosted: an eviction may have come since (Unfollow, under mu_).
   Result<void> followed;
   bool added = false;
   {
@@ -380,7 +379,7 @@ void ClusterNode::Reserve(std::size_t bytes) {
   posted_bytes_ += bytes;
 }
 
-void ClusterNode::ReleasePosted(std::size_t bytes) {
+void ClusterNode::Consumed(std::size_t bytes) {
   {
     std::lock_guard lock(mu_);
     posted_bytes_ -= std::min(posted_bytes_, bytes);
@@ -403,8 +402,8 @@ void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::Stre
     if (auto it = scenes_.find(name); it != scenes_.end()) {
       entries_applied_.fetch_add(chunks.size(), std::memory_order_relaxed);
       read_lag_ms_[std::string(name)] = WallMs() - static_cast<int64_t>(entries.back().id.ms);
-      // Posted under mu_: after Unhost (under mu_) nothing reaches the scene any more.
-      it->second->ClusterApply(std::move(chunks), entries.back().id, bytes);
+      // Posted under mu_: after Unfollow (under mu_) nothing reaches the scene any more.
+      it->second->LogEntries(std::move(chunks), entries.back().id, bytes);
       return;
     }
     // Not hosted (evicted while this round read it): stop following it.
@@ -421,7 +420,7 @@ void ClusterNode::OnSnapshot(std::string_view name, const cluster::SceneSnapshot
     if (auto it = scenes_.find(name); it != scenes_.end()) {
       Log("scene " + std::string(name) +
           ": entries trimmed before this node read them; merging the snapshot");
-      it->second->ClusterApply({snapshot.data}, cluster::StreamId{}, snapshot.data.size());
+      it->second->LogEntries({snapshot.data}, cluster::StreamId{}, snapshot.data.size());
       return;
     }
     posted_bytes_ -= std::min(posted_bytes_, snapshot.data.size());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns ClusterNode: what `scenecrdt serve --redis URL` adds to a server (docs/CLUSTER.md
-// "Server integration"). It replaces SQLite as the scenes' commit sink and runs three threads,
+// "Server integration"). It replaces SQLite as the scenes' commit log (a SharedLog:
+// storage/commit_log.h) and runs three threads,
 // each with its own Redis connection:
 //  - the append thread gathers the flushes of every scene that is ready at that moment into
 //    one AppendBatch (one round trip, fsynced together by Redis); a flush is acknowledged
@@ -35,11 +36,9 @@
 #include "scenecrdt/cluster/stream_reader.h"
 #include "scenecrdt/server/config.h"
 #include "scenecrdt/server/observability/metrics.h"
-#include "scenecrdt/server/storage/persistence.h"
+#include "scenecrdt/server/storage/commit_log.h"
 
 namespace scenecrdt::server {
-
-class Scene;
 
 struct ClusterCounters {
   uint64_t appends = 0;          // entries appended (acknowledged by Redis)
@@ -50,7 +49,7 @@ struct ClusterCounters {
   uint64_t compactions = 0;
 };
 
-class ClusterNode final : public CommitSink, public cluster::StreamReader::Sink {
+class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
  public:
   static constexpr std::size_t kMaxPostedBytes = 64u << 20;
   // Connect and reply timeout of SceneStored's connection (it runs on the I/O threads).
@@ -64,28 +63,28 @@ class ClusterNode final : public CommitSink, public cluster::StreamReader::Sink 
   // Stops the threads; jobs still queued fail (done(false)). Idempotent.
   void Stop();
 
-  // A scene this node hosts from now on: loaded from Redis, then followed. Any thread.
-  void Host(Scene* scene);
+  // ---- CommitLog: a scene's flush, appended to its stream ----
+  void Submit(CommitJob job) override;
+
+  // ---- SharedLog, any thread ----
+  // A scene this node hosts from now on: loaded from Redis, then followed.
+  void Follow(LoggedScene& scene) override;
   // The registry evicted `scene` (quiescent): the read loop stops following it and nothing is
-  // posted to it any more; its per-scene metrics go. Any thread (the registry's mutex held).
-  void Unhost(Scene* scene);
+  // posted to it any more; its per-scene metrics go. The registry's mutex is held.
+  void Unfollow(LoggedScene& scene) override;
+  // Loads `scene` again after a failed load (its next join asks).
+  void RequestLoad(LoggedScene& scene) override;
+  // A posted batch was merged: releases its share of kMaxPostedBytes.
+  void Consumed(std::size_t bytes) override;
   // Whether Redis holds anything of `scene` (its stream or its snapshot key: EXISTS), on the
   // probe connection (shorter timeouts: kProbeTimeoutMs). An error when Redis cannot tell now
-  // (`why` gets its text). Any thread; calls are serialised.
-  Result<bool> SceneStored(std::string_view scene, std::string* why);
-  // Loads `scene` again after a failed load (its next join asks). Any thread.
-  void RequestLoad(Scene* scene);
-
-  // ---- CommitSink: a scene's flush, appended to its stream ----
-  void Submit(CommitJob job) override;
+  // (`why` gets its text). Calls are serialised.
+  Result<bool> SceneStored(std::string_view scene, std::string* why) override;
 
   // ---- StreamReader::Sink (read loop thread) ----
   void OnEntries(std::string_view scene, std::span<const cluster::StreamEntry> entries) override;
   void OnSnapshot(std::string_view scene, const cluster::SceneSnapshot& snapshot) override;
   void OnFault(std::string_view scene, const cluster::SceneFault& fault) override;
-
-  // A posted batch was merged: releases its share of kMaxPostedBytes. Any thread.
-  void ReleasePosted(std::size_t bytes);
 
   const std::string& node_id() const { return config_.node_id; }
   const std::string& key_prefix() const { return config_.key_prefix; }
@@ -98,7 +97,7 @@ class ClusterNode final : public CommitSink, public cluster::StreamReader::Sink 
   ClusterNode(const ServerConfig& server, cluster::RedisOptions redis, Metrics& metrics);
   void AppendLoop();
   void ControlLoop();
-  void Load(Scene* scene);
+  void Load(LoggedScene* scene);
   void CompactAll();
   void Log(const std::string& line) const;
   void ObserveAppend(double seconds);
@@ -125,8 +124,8 @@ class ClusterNode final : public CommitSink, public cluster::StreamReader::Sink 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable append_cv_, control_cv_, posted_cv_;
   std::deque<CommitJob> jobs_;
-  std::deque<Scene*> loads_;
-  std::map<std::string, Scene*, std::less<>> scenes_;
+  std::deque<LoggedScene*> loads_;
+  std::map<std::string, LoggedScene*, std::less<>> scenes_;
   std::map<std::string, int64_t, std::less<>> read_lag_ms_;     // per scene, last delivery
   std::map<std::string, uint64_t, std::less<>> stream_length_;  // per scene, after compaction
   std::size_t posted_bytes_ = 0;

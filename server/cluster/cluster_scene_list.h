@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns ClusterSceneNames: the SceneDirectory source of a cluster node (scene_directory.h):
+// Owns ClusterSceneNames: the scene list's source on a cluster node (storage/scene_names.h):
 // the scenes with a stream in Redis, by a bounded SCAN (cluster/scene_scan.h) on a Redis
 // connection of its own, used only on the directory's thread (docs/CLUSTER.md "Scene list").
 #pragma once
@@ -8,7 +8,7 @@
 
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/server/config.h"
-#include "scenecrdt/server/web/scene_directory.h"
+#include "scenecrdt/server/storage/scene_names.h"
 
 namespace scenecrdt::server {
 

@@ -6,8 +6,6 @@
 
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/protocol/session/sequence.h"
-#include "scenecrdt/server/cluster/cluster_node.h"
-#include "scenecrdt/server/sessions/session.h"
 #include "scenecrdt/server/storage/persistence.h"
 
 namespace scenecrdt::server {
@@ -50,12 +48,12 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
   }
   bytes_.Reset(restore.size());
   flushed_ = durable_ = store_.sequence();
-  if (ClusterNode* node = ctx_.cluster()) {
-    // Nobody is welcomed before the scene's state is loaded from Redis (scene_cluster.cc).
+  if (SharedLog* log = ctx_.commits().shared()) {
+    // Nobody is welcomed before the scene's state is loaded from the log (scene_cluster.cc).
     sync_ = std::make_unique<ClusterSceneSync>();
     loaded_ = false;
     load_requested_ = true;
-    node->Host(this);
+    log->Follow(*this);
   }
 }
 
@@ -70,7 +68,8 @@ Scene::Member* Scene::FindMember(uint64_t id) {
   return nullptr;
 }
 
-void Scene::Join(std::shared_ptr<Session> session, bool can_write, std::optional<uint64_t> resume) {
+void Scene::Join(std::shared_ptr<SceneMember> session, bool can_write,
+                 std::optional<uint64_t> resume) {
   net::asio::post(strand_, [this, session = std::move(session), can_write, resume]() mutable {
     if (HoldJoin(session, can_write, resume)) return;
     if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {

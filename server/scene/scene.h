@@ -41,11 +41,13 @@
 #include "scenecrdt/server/cluster/cluster_scene_sync.h"
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/scene_bytes.h"
+#include "scenecrdt/server/scene/scene_member.h"
 #include "scenecrdt/server/scene/shared_compression.h"
+#include "scenecrdt/server/storage/commit_log.h"
 
 namespace scenecrdt::server {
 
-class Scene {
+class Scene final : public LoggedScene {
  public:
   // `restore`: a DCL stream (from Persistence::LoadScene) merged before anything else and
   // considered durable.
@@ -56,12 +58,12 @@ class Scene {
   Scene(const Scene&) = delete;
   Scene& operator=(const Scene&) = delete;
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const override { return name_; }
   // The limits of the scene's store (immutable: any thread). Sessions admit chunks under them.
   const runtime::StoreLimits& store_limits() const { return store_.limits(); }
 
   // ---- Any thread (each posts to the strand) ----
-  void Join(std::shared_ptr<Session> session, bool can_write, std::optional<uint64_t> resume);
+  void Join(std::shared_ptr<SceneMember> session, bool can_write, std::optional<uint64_t> resume);
   // `reason`: why the session ended (abnormal ends are remembered for 30 s so that a rejoin
   // from the same address and kind is recognised as a reconnect).
   void Leave(uint64_t session_id, CloseReason reason);
@@ -89,29 +91,24 @@ class Scene {
   };
   void Describe(std::function<void(Summary)> done);
 
-  // ---- Cluster mode (docs/CLUSTER.md "Server integration"; scene_cluster.cc), any thread ----
-  // The load from Redis finished: `chunks` (snapshot, then the tail) merge, everything up to
-  // `last` is in the store, and the joins held meanwhile are welcomed. `ids[i]` is the stream
-  // ID chunk i covers (the snapshot's, then each entry's): a resume from any of them gets a
-  // delta, so clients of a dead node resume on a node that did not host the scene yet.
-  void ClusterLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
-                     cluster::StreamId last);
-  // The load failed: held joins are closed with kUnavailable; the next join loads again.
-  void ClusterLoadFailed(std::string why);
-  // Other nodes' entries (chunks); the read loop passed `last` (zero: a snapshot reload, no
-  // position). `posted_bytes` go back to the node's budget once merged.
-  void ClusterApply(std::vector<std::string> chunks, cluster::StreamId last,
-                    std::size_t posted_bytes);
-  // The flush in flight is in Redis with (last) entry ID `id` (posted before its done).
-  void ClusterAppended(cluster::StreamId id);
-  // On the strand, once the registry evicted the scene and the node stopped following it:
-  // what the read loop posted before is ignored from now on, and `then` runs on the strand
+  // ---- LoggedScene: a shared log (docs/CLUSTER.md "Server integration"), any thread ----
+  // A resume from any of the loaded pieces' positions gets a delta, so clients of a dead node
+  // resume on a node that did not host the scene yet.
+  void LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                 cluster::StreamId last) override;
+  void LogLoadFailed(std::string why) override;
+  // Other nodes' entries merge and fan out as local writes.
+  void LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+                  std::size_t posted_bytes) override;
+  void LogAppended(cluster::StreamId id) override;
+  // On the strand, once the registry evicted the scene and its shared log stopped following
+  // it: what the log posted before is ignored from now on, and `then` runs on the strand
   // after it (the last use of the scene: it may destroy it).
-  void ClusterRetire(std::function<void()> then);
+  void Retire(std::function<void()> then);
 
  private:
   struct Member {
-    std::shared_ptr<Session> session;
+    std::shared_ptr<SceneMember> session;
     uint64_t id = 0;
     uint64_t cursor = 0;  // store sequence sent up to
     bool ready = false;   // nothing of the scene in flight to it
@@ -158,7 +155,7 @@ class Scene {
   void OnCommitted(bool ok, uint64_t target);
   void ReleaseAcks();
   // Cluster mode: joins wait for the load; writers hear once per outage that Redis is away.
-  bool HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
+  bool HoldJoin(const std::shared_ptr<SceneMember>& session, bool can_write,
                 std::optional<uint64_t> resume);
   // Cluster mode: no load pending and no join held (always true without a cluster).
   bool ClusterIdle() const;
@@ -198,9 +195,9 @@ class Scene {
   int64_t rate_timer_at_ms_ = 0;
   std::vector<uint8_t> scratch_;
 
-  // Cluster mode only (ctx.cluster() set).
+  // On a shared log only (ctx.commits().shared() set).
   struct HeldJoin {
-    std::shared_ptr<Session> session;
+    std::shared_ptr<SceneMember> session;
     bool can_write;
     std::optional<uint64_t> resume;
   };
@@ -209,7 +206,7 @@ class Scene {
   bool load_requested_ = false;
   std::vector<HeldJoin> held_joins_;  // bounded by max_sessions_per_scene
   bool unavailable_notified_ = false;
-  bool retired_ = false;  // evicted: posted entries are only released (ClusterRetire)
+  bool retired_ = false;  // evicted: posted entries are only released (Retire)
   SceneBytes bytes_;
   // Snapshot frames handed to joiners at snapshot_sequence_ (weak: freed once sent).
   uint64_t snapshot_sequence_ = ~uint64_t{0};

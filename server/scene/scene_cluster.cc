@@ -4,13 +4,11 @@
 // stream positions that give the scene sequence its cluster-wide meaning, the typed
 // `unavailable` notice while Redis refuses the scene's flushes, and the end of an evicted scene
 // (entries posted before the node stopped following it are released, not merged).
-#include "scenecrdt/server/cluster/cluster_node.h"
 #include "scenecrdt/server/scene/scene.h"
-#include "scenecrdt/server/sessions/session.h"
 
 namespace scenecrdt::server {
 
-bool Scene::HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
+bool Scene::HoldJoin(const std::shared_ptr<SceneMember>& session, bool can_write,
                      std::optional<uint64_t> resume) {
   if (loaded_) return false;
   if (held_joins_.size() >= ctx_.config().limits.max_sessions_per_scene) {
@@ -20,22 +18,22 @@ bool Scene::HoldJoin(const std::shared_ptr<Session>& session, bool can_write,
   held_joins_.push_back({session, can_write, resume});
   if (!load_requested_) {
     load_requested_ = true;
-    ctx_.cluster()->RequestLoad(this);
+    ctx_.commits().shared()->RequestLoad(*this);
   }
   return true;
 }
 
 bool Scene::ClusterIdle() const { return !sync_ || (!load_requested_ && held_joins_.empty()); }
 
-void Scene::ClusterRetire(std::function<void()> then) {
+void Scene::Retire(std::function<void()> then) {
   // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
   // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
   retired_ = true;
   net::asio::post(strand_, std::move(then));
 }
 
-void Scene::ClusterLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
-                          cluster::StreamId last) {
+void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                      cluster::StreamId last) {
   net::asio::post(strand_, [this, chunks = std::move(chunks), ids = std::move(ids), last] {
     const protocol::DecodeOptions decode;
     bool marked = false;
@@ -78,7 +76,7 @@ void Scene::ClusterLoaded(std::vector<std::string> chunks, std::vector<cluster::
   });
 }
 
-void Scene::ClusterLoadFailed(std::string why) {
+void Scene::LogLoadFailed(std::string why) {
   net::asio::post(strand_, [this, why = std::move(why)] {
     load_requested_ = false;
     std::vector<HeldJoin> held;
@@ -90,11 +88,11 @@ void Scene::ClusterLoadFailed(std::string why) {
   });
 }
 
-void Scene::ClusterApply(std::vector<std::string> chunks, cluster::StreamId last,
-                         std::size_t posted_bytes) {
+void Scene::LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+                       std::size_t posted_bytes) {
   net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes] {
     if (retired_) {
-      ctx_.cluster()->ReleasePosted(posted_bytes);  // evicted: the entries are in Redis
+      ctx_.commits().shared()->Consumed(posted_bytes);  // evicted: the entries are in Redis
       return;
     }
     Metrics& metrics = ctx_.metrics();
@@ -137,11 +135,11 @@ void Scene::ClusterApply(std::vector<std::string> chunks, cluster::StreamId last
       mixed_writers_ = true;
       ScheduleFlush();
     }
-    ctx_.cluster()->ReleasePosted(posted_bytes);
+    ctx_.commits().shared()->Consumed(posted_bytes);
   });
 }
 
-void Scene::ClusterAppended(cluster::StreamId id) {
+void Scene::LogAppended(cluster::StreamId id) {
   net::asio::post(strand_, [this, id] { sync_->NoteAppended(id, durable_); });
 }
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "scenecrdt/protocol/session/envelope.h"
-#include "scenecrdt/server/cluster/cluster_node.h"
 #include "scenecrdt/server/scene/scene.h"
 #include "scenecrdt/server/storage/persistence.h"
 
@@ -48,7 +47,7 @@ Result<Scene*> SceneRegistry::AcquireCluster(std::string_view name, bool may_cre
     // A read-only token never creates a scene: one with nothing in Redis is refused. Checked
     // outside the mutex (a Redis round trip; its timeouts bound it).
     std::string why;
-    auto stored = ctx_.cluster()->SceneStored(name, &why);
+    auto stored = ctx_.commits().shared()->SceneStored(name, &why);
     if (!stored.has_value()) {
       ctx_.log().Write("scene_load_failed", "scene=%.*s error=\"%s\"",
                        static_cast<int>(name.size()), name.data(), why.c_str());
@@ -76,7 +75,7 @@ Result<Scene*> SceneRegistry::AcquireCluster(std::string_view name, bool may_cre
 }
 
 Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bool from_client) {
-  if (ctx_.cluster()) return AcquireCluster(name, may_create, from_client);
+  if (ctx_.commits().shared()) return AcquireCluster(name, may_create, from_client);
   std::lock_guard<std::mutex> lock(mu_);
   auto found = FindLocked(name, from_client);
   if (!found.has_value() || found.value() != nullptr) return found;
@@ -122,7 +121,7 @@ void SceneRegistry::Release(Scene* scene) {
 
 bool SceneRegistry::WithScene(std::string_view name, const std::function<void(Scene&)>& fn) {
   Result<Scene*> scene = static_cast<Scene*>(nullptr);
-  if (ctx_.cluster()) {
+  if (ctx_.commits().shared()) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = scenes_.find(name);
     if (frozen_ || it == scenes_.end()) return false;
@@ -211,10 +210,10 @@ void SceneRegistry::FinishEviction(const std::string& name, Scene* scene, bool q
     if (!quiescent || entry.refs > 0 || frozen_) return;
     dropped = std::move(entry.scene);
     scenes_.erase(it);
-    if (ClusterNode* node = ctx_.cluster()) {
+    if (SharedLog* log = ctx_.commits().shared()) {
       // Under mu_: a later Acquire of the name hosts its own scene after this one is gone
       // from the node. The read loop stops following it and posts nothing more to it.
-      node->Unhost(scene);
+      log->Unfollow(*scene);
       retiring_.push_back(std::move(dropped));
     } else {
       if (evicted_names_.size() >= kMaxEvictedNames) {
@@ -226,10 +225,10 @@ void SceneRegistry::FinishEviction(const std::string& name, Scene* scene, bool q
   }
   Metrics::Add(ctx_.metrics().scenes, -1);
   Metrics::Add(ctx_.metrics().scene_evictions);
-  if (ctx_.cluster()) {
-    // We are on its strand: entries the read loop posted before Unhost are released, then the
-    // scene goes.
-    scene->ClusterRetire([this, scene] { DropRetired(scene); });
+  if (ctx_.commits().shared()) {
+    // We are on its strand: entries the read loop posted before Unfollow are released, then
+    // the scene goes.
+    scene->Retire([this, scene] { DropRetired(scene); });
     return;
   }
   // `dropped` is destroyed here, on its strand: nothing of it is pending (quiescent: no

@@ -18,11 +18,11 @@
 //   (Persistence::NextIncarnation): no resume position of its earlier life is mistaken.
 //
 // - Cluster mode (docs/CLUSTER.md "Scenes in memory"): the same rules. "Nothing stored" is
-//   checked in Redis (ClusterNode::SceneStored: EXISTS on the scene's stream and snapshot keys,
-//   outside the mutex; unreachable: kUnavailable, retry); the state loads asynchronously
-//   (joins wait on the scene's strand). An evicted scene is dropped once its node stopped
-//   following it (ClusterNode::Unhost) and the entries posted before are released on its
-//   strand (Scene::ClusterRetire); acquiring it again loads it from Redis (snapshot + tail).
+//   checked in Redis (SharedLog::SceneStored, ClusterNode's: EXISTS on the scene's stream and
+//   snapshot keys, outside the mutex; unreachable: kUnavailable, retry); the state loads
+//   asynchronously (joins wait on the scene's strand). An evicted scene is dropped once its node
+//   stopped following it (SharedLog::Unfollow) and the entries posted before are released on its
+//   strand (Scene::Retire); acquiring it again loads it from Redis (snapshot + tail).
 //
 // Thread-safe (one mutex). Loading a scene reads SQLite under the mutex: other joins wait for
 // it (bounded by --max-scene-bytes).

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
+#include "scenecrdt/server/observability/endpoint_text.h"
 #include "scenecrdt/server/scene/scene.h"
-#include "scenecrdt/server/transport/endpoint.h"
 
 namespace scenecrdt::server {
 

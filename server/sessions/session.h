@@ -4,8 +4,8 @@
 // Registration, scene membership, the token bucket, the write side, the slow-consumer
 // watchdog, closing, refusal logging and the close line live here; a protocol subclass says
 // what the bytes mean and how to say a fatal goodbye, a transport subclass moves the bytes.
-// Everything runs on the session's strand; the scene talks to it only through the Post*
-// methods.
+// Everything runs on the session's strand; the scene talks to it only through SceneMember
+// (scene/scene_member.h).
 //
 // Write side: whatever the protocol has pending ahead of scene data (Welcome, Error, Pong,
 // Ack: TakeControlFrames) plus at most one scene delivery go out in one gather write. A write
@@ -24,7 +24,7 @@
 
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/server/context.h"
-#include "scenecrdt/server/transport/connection_limiter.h"
+#include "scenecrdt/server/scene/scene_member.h"
 
 namespace scenecrdt::server {
 
@@ -32,7 +32,7 @@ namespace scenecrdt::server {
 // peer's answer before the socket is cut (at most --slow-consumer-ms).
 inline constexpr int64_t kCloseGraceMs = 1500;
 
-class Session : public std::enable_shared_from_this<Session> {
+class Session : public std::enable_shared_from_this<Session>, public SceneMember {
  public:
   virtual ~Session();
   Session(const Session&) = delete;
@@ -40,16 +40,17 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Registers the session and starts the transport (on the strand).
   void Start();
-  uint64_t id() const { return id_; }
+  uint64_t id() const override { return id_; }
   // Immutable after construction: readable from any strand.
-  SessionKind kind() const { return kind_; }
-  const net::tcp::endpoint& peer() const { return peer_; }
-  const std::string& peer_text() const { return peer_text_; }
-  // The connection's place under the connection caps, held until the socket closes.
-  void AdoptConnection(std::shared_ptr<ConnectionTicket> ticket) { ticket_ = std::move(ticket); }
+  SessionKind kind() const override { return kind_; }
+  const net::tcp::endpoint& peer() const override { return peer_; }
+  const std::string& peer_text() const override { return peer_text_; }
+  // The connection's place under the connection caps (a transport/connection_limiter.h
+  // ConnectionTicket, which gives the place back when dropped), held until the socket closes.
+  void AdoptConnection(std::shared_ptr<void> ticket) { ticket_ = std::move(ticket); }
   // The scene hands this session its frames as zstd records, compressed once per scene
   // (Welcome.compression = zstd frames). Set before the join; read by the scene's strand.
-  bool zstd_frames() const { return zstd_frames_; }
+  bool zstd_frames() const override { return zstd_frames_; }
   // The credential the session joins with: its subject is logged on join, and a grant that
   // expires closes the session then (fatal kUnauthorized "token_expired").
   void NoteGrant(const AccessGrant& grant) {
@@ -57,20 +58,15 @@ class Session : public std::enable_shared_from_this<Session> {
     grant_expires_ = grant.expires_at;
   }
 
-  // ---- Any thread (each posts to the strand) ----
-  // The scene accepted the join: `welcome` goes to protocols that send one, then `state`
-  // (the frames or chunk the scene built for this session's kind).
-  void PostJoined(session::Welcome welcome, std::vector<SharedFrame> state);
-  void PostSceneFrames(std::vector<SharedFrame> frames);
-  // Frames up to `frame_sequence` are durable (the envelope acks them; raw DCL cannot).
-  virtual void PostAck(uint64_t frame_sequence) = 0;
-  // A non-fatal refusal by the scene of a submitted batch of `messages` messages. `text`
-  // must be a static string.
+  // ---- SceneMember: any thread (each posts to the strand) ----
+  void PostJoined(session::Welcome welcome, std::vector<SharedFrame> state) final;
+  void PostSceneFrames(std::vector<SharedFrame> frames) final;
+  // PostAck: the protocol's (the envelope acks; raw DCL cannot).
   void PostRefusal(ErrorCode code, const char* text, uint64_t frame_sequence,
-                   uint64_t messages = 0);
-  // A fatal end: the protocol's goodbye (Error frame or close code), queued data flushed,
-  // closed.
-  void PostClose(ErrorCode code, std::string text);
+                   uint64_t messages = 0) final;
+  void PostClose(ErrorCode code, std::string text) final;
+
+  // ---- Any thread (each posts to the strand) ----
   // Stops reading (shutdown); `done` runs on the strand afterwards.
   void PostStopReading(std::function<void()> done);
 
@@ -203,7 +199,7 @@ class Session : public std::enable_shared_from_this<Session> {
   int64_t started_ms_ = 0;
   int64_t last_read_ms_ = 0;
   net::asio::steady_timer watchdog_;
-  std::shared_ptr<ConnectionTicket> ticket_;
+  std::shared_ptr<void> ticket_;  // the connection's place under the caps
   std::string subject_;
   std::optional<std::chrono::sys_seconds> grant_expires_;
 };

@@ -34,6 +34,7 @@
 
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/server/observability/metrics.h"
+#include "scenecrdt/server/storage/commit_log.h"
 #include "scenecrdt/server/storage/storage_health.h"
 
 struct sqlite3;
@@ -55,20 +56,8 @@ struct PersistenceOptions {
   const EventLog* log = nullptr;  // storage episodes are logged here
 };
 
-struct CommitJob {
-  std::string scene;
-  std::vector<uint8_t> dcl;        // changed registers/tombstones/append sets, current values
-  std::function<void(bool)> done;  // runs on the persistence thread: post, do not block
-};
-
-// Takes a scene's flush and calls its `done` once it is durable (or failed).
-class CommitSink {
- public:
-  virtual ~CommitSink() = default;
-  virtual void Submit(CommitJob job) = 0;
-};
-
-class Persistence final : public CommitSink {
+// The scenes' commit log without --redis (storage/commit_log.h): written by this server only.
+class Persistence final : public CommitLog {
  public:
   ~Persistence() override;
   Persistence(const Persistence&) = delete;
@@ -102,7 +91,8 @@ class Persistence final : public CommitSink {
   const StorageHealth& health() const { return health_; }
 
   void Start();
-  // Thread-safe. Jobs submitted together (while a commit runs) share one transaction.
+  // CommitLog: thread-safe. Jobs submitted together (while a commit runs) share one
+  // transaction; `done` runs on the persistence thread.
   void Submit(CommitJob job) override;
   // Commits what is queued, then stops the thread. Idempotent.
   void Stop();

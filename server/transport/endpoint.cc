@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns parsing and printing of listener and peer endpoints.
+// Owns parsing listener endpoints and reading a socket's peer.
 #include "scenecrdt/server/transport/endpoint.h"
-
-#include <arpa/inet.h>
 
 namespace scenecrdt::server {
 
@@ -27,19 +25,6 @@ Result<net::tcp::endpoint> ParseEndpoint(const std::string& host_port) {
   const auto address = net::asio::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
   if (ec) return MakeError(ErrorCode::kInvalidArgument, "HOST must be an IP address");
   return net::tcp::endpoint(address, static_cast<uint16_t>(port));
-}
-
-std::string EndpointText(const net::tcp::endpoint& endpoint) {
-  char text[64] = "?";
-  const net::asio::ip::address address = endpoint.address();
-  if (address.is_v4()) {
-    const auto bytes = address.to_v4().to_bytes();
-    inet_ntop(AF_INET, bytes.data(), text, sizeof text);
-    return std::string(text) + ':' + std::to_string(endpoint.port());
-  }
-  const auto bytes = address.to_v6().to_bytes();
-  inet_ntop(AF_INET6, bytes.data(), text, sizeof text);
-  return '[' + std::string(text) + "]:" + std::to_string(endpoint.port());
 }
 
 net::tcp::endpoint RemoteEndpoint(const StrandSocket& socket) {

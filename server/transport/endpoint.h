@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the endpoint helpers the listeners and sessions share: the strand-bound socket type,
-// "HOST:PORT" parsing, "IP:PORT" text for logs, and a socket's peer address.
+// "HOST:PORT" parsing and a socket's peer address.
 #pragma once
 
 #include <string>
@@ -18,8 +18,6 @@ using TlsSocket = net::ssl::stream<StrandSocket>;
 
 // "HOST:PORT" (IPv4, IPv6 in brackets, or "localhost") -> endpoint; an empty host is 0.0.0.0.
 Result<net::tcp::endpoint> ParseEndpoint(const std::string& host_port);
-// "IP:PORT" ("[IPv6]:PORT") for logs.
-std::string EndpointText(const net::tcp::endpoint& endpoint);
 // The peer of a connected socket (a default endpoint once it is gone).
 net::tcp::endpoint RemoteEndpoint(const StrandSocket& socket);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "scenecrdt/server/observability/endpoint_text.h"
 #include "scenecrdt/server/sessions/dcl_session.h"
 #include "scenecrdt/server/sessions/envelope_session.h"
 #include "scenecrdt/server/storage/persistence.h"
@@ -283,7 +284,7 @@ void HttpSession::Route() {
   } else if (path == "/healthz") {
     // Not ok while group commits fail: nothing written now can be acknowledged.
     // Cluster mode: the node serves reads without Redis; writes wait (docs/CLUSTER.md).
-    if (ctx_.cluster()) {
+    if (ctx_.commits().shared()) {
       Respond(http::status::ok, "ok\n", req);
       return;
     }

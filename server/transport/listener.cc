@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "scenecrdt/server/observability/endpoint_text.h"
 #include "scenecrdt/server/transport/http_session.h"
 #include "scenecrdt/server/transport/tcp_session.h"
 

@@ -11,6 +11,7 @@
 
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/observability/log_gate.h"
 #include "scenecrdt/server/transport/accept_backoff.h"
 #include "scenecrdt/server/transport/connection_limiter.h"
 #include "scenecrdt/server/transport/endpoint.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns SceneDirectory: the names of the stored scenes for the viewer's scene list (GET /,
 // GET /api/scenes; docs/WEB.md), read on a thread of its own, never on a network thread, from
-// a bounded source: SQLite's scene_names table (Persistence::ListSceneNames) or, in cluster
-// mode, a bounded SCAN of the scene streams in Redis (cluster/scene_scan.h). At most
+// a bounded source (storage/scene_names.h): SQLite's scene_names table or, in cluster mode, a
+// bounded SCAN of the scene streams in Redis (cluster/cluster_scene_list.h). At most
 // kMaxListedScenes names. Every listing asked while a read runs shares the next one, and a
 // read is reused for kFreshMs, so pollers cost the store at most one read per kFreshMs
 // whatever their number. Also holds the per-address rate of listings (kListingsPerSecond,
@@ -20,34 +20,17 @@
 
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/server/observability/event_log.h"
+#include "scenecrdt/server/observability/log_gate.h"
 #include "scenecrdt/server/observability/metrics.h"
-#include "scenecrdt/server/transport/accept_backoff.h"
+#include "scenecrdt/server/storage/scene_names.h"
 #include "scenecrdt/server/web/peer_rate_limiter.h"
 
 namespace scenecrdt::server {
 
-inline constexpr std::size_t kMaxListedScenes = 1000;  // names in one listing
-inline constexpr int64_t kFreshMs = 1000;              // a read serves listings this long
-inline constexpr double kListingsPerSecond = 5;        // per source address
+inline constexpr int64_t kFreshMs = 1000;        // a read serves listings this long
+inline constexpr double kListingsPerSecond = 5;  // per source address
 inline constexpr double kListingBurst = 20;
 inline constexpr std::size_t kMaxListingPeers = 4096;  // addresses the rate table holds
-
-struct StoredScenes {
-  std::vector<std::string> names;  // sorted, at most kMaxListedScenes
-  // False: more are stored than listed (the cap), or the read failed (`error`).
-  bool complete = true;
-  std::string error;  // the read's failure in words, "" when it worked
-};
-using StoredScenesPtr = std::shared_ptr<const StoredScenes>;
-
-// Reads at most `max_names` names; sets complete = false when there are more. Runs on the
-// directory's thread only.
-using SceneNameSource = std::function<Result<StoredScenes>(std::size_t max_names)>;
-
-class Persistence;
-
-// The SQLite source: Persistence::ListSceneNames (the scene_names table).
-SceneNameSource StoredSceneNames(Persistence& persistence);
 
 class SceneDirectory {
  public:

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/server/observability/endpoint_text.h"
 #include "scenecrdt/server/scene/scene.h"
-#include "scenecrdt/server/transport/endpoint.h"
 #include "scenecrdt/server/web/scene_directory.h"
 #include "scenecrdt/server/web/web_request.h"
 
