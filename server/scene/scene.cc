@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the scene strand's work: joins, merges, fan-out, catch-up, group commit and acks.
+// Owns the scene strand's work: joins, merges, fan-out, catch-up, group commit and acks, and
+// what a shared log hands the scene (its load, other nodes' entries, append positions).
 #include "scenecrdt/server/scene/scene.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/protocol/session/sequence.h"
-#include "scenecrdt/server/storage/persistence.h"
+#include "scenecrdt/server/scene/log_merge.h"
 
 namespace scenecrdt::server {
 
 namespace {
-
-// How long after an abnormal end a rejoin from the same address and kind counts as a
-// reconnect, and how many such ends a scene remembers.
-constexpr int64_t kReconnectWindowMs = 30000;
-constexpr std::size_t kMaxDepartures = 64;
 
 runtime::StoreLimits StoreLimitsFrom(const Limits& l) {
   runtime::StoreLimits s;
@@ -34,11 +31,16 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       name_(std::move(name)),
       strand_(net::asio::make_strand(ctx.ioc())),
       store_(StoreLimitsFrom(ctx.config().limits)),
-      wire_base_(session::MakeSceneSequence(incarnation.value_or(ctx.incarnation()), 0)),
+      sequences_(session::MakeSceneSequence(incarnation.value_or(ctx.incarnation()), 0)),
+      frames_(ctx.metrics(), ctx.config().limits.state_chunk_bytes),
+      compression_(ctx.metrics()),
+      rate_(ctx.config().limits.max_rate_hz, strand_,
+            [this] {
+              const int64_t now = NowMs();
+              for (Member& m : members_) Deliver(m, now);
+            }),
       retry_timer_(strand_),
-      rate_timer_(strand_),
-      flush_timer_(strand_),
-      compression_(ctx.metrics()) {
+      flush_timer_(strand_) {
   if (!restore.empty()) {
     if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
       ctx_.log().Write("restore_failed", "scene=%s error=%s offset=%llu", name_.c_str(),
@@ -49,16 +51,13 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
   bytes_.Reset(restore.size());
   flushed_ = durable_ = store_.sequence();
   if (SharedLog* log = ctx_.commits().shared()) {
-    // Nobody is welcomed before the scene's state is loaded from the log (scene_cluster.cc).
-    sync_ = std::make_unique<ClusterSceneSync>();
+    // Nobody is welcomed before the scene's state is loaded from the log (LogLoaded).
+    shared_log_ = log;
+    sequences_.UseSharedLog();
     loaded_ = false;
     load_requested_ = true;
     log->Follow(*this);
   }
-}
-
-uint64_t Scene::Wire(uint64_t local) const {
-  return sync_ ? sync_->Advertise(local) : wire_base_ | local;
 }
 
 Scene::Member* Scene::FindMember(uint64_t id) {
@@ -68,29 +67,23 @@ Scene::Member* Scene::FindMember(uint64_t id) {
   return nullptr;
 }
 
-void Scene::Join(std::shared_ptr<SceneMember> session, bool can_write,
+void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
                  std::optional<uint64_t> resume) {
-  net::asio::post(strand_, [this, session = std::move(session), can_write, resume]() mutable {
-    if (HoldJoin(session, can_write, resume)) return;
+  net::asio::post(strand_, [this, member = std::move(member), can_write, resume]() mutable {
+    if (HoldJoin(member, can_write, resume)) return;
     if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {
-      session->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
+      member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
       return;
     }
     Metrics& metrics = ctx_.metrics();
-    const SessionKind kind = session->kind();
+    const SessionKind kind = member->kind();
     const uint64_t seq = store_.sequence();
     uint64_t from = 0;
     JoinState state = JoinState::kSnapshot;
     if (resume) {
       state = JoinState::kResumeStale;
-      if (sync_) {
-        if (const auto at = sync_->ResumeFrom(*resume); at && *at <= seq) {
-          from = *at;
-          state = JoinState::kResume;
-        }
-      } else if ((*resume & ~session::kLocalSequenceMask) == wire_base_ &&
-                 session::LocalSequence(*resume) <= seq) {
-        from = session::LocalSequence(*resume);
+      if (const auto at = sequences_.ResumeFrom(*resume, seq)) {
+        from = *at;
         state = JoinState::kResume;
       }
     }
@@ -101,24 +94,18 @@ void Scene::Join(std::shared_ptr<SceneMember> session, bool can_write,
     // abnormal end (the client could not say goodbye).
     const int64_t now = NowMs();
     const char* reconnect = "no";
-    while (!departures_.empty() && now - departures_.front().left_ms > kReconnectWindowMs) {
-      departures_.pop_front();
-    }
-    auto departed = std::find_if(departures_.begin(), departures_.end(), [&](const Departure& d) {
-      return d.kind == kind && d.address == session->peer().address();
-    });
+    const bool recent_drop = departures_.Take(member->peer().address(), kind, now);
     if (resume) {
       metrics.CountReconnect(ReconnectEvidence::kResume);
       reconnect = "resume";
-    } else if (departed != departures_.end()) {
+    } else if (recent_drop) {
       metrics.CountReconnect(ReconnectEvidence::kRecentDrop);
       reconnect = "recent_drop";
     }
-    if (departed != departures_.end()) departures_.erase(departed);
     const auto build_start = std::chrono::steady_clock::now();
     std::vector<SharedFrame> frames;
-    const bool raw = session->kind() == SessionKind::kDcl;  // plain DCL chunks, no envelope
-    const bool zstd = !raw && session->zstd_frames();
+    const bool raw = kind == SessionKind::kDcl;  // plain DCL chunks, no envelope
+    const bool zstd = !raw && member->zstd_frames();
     if (raw || from == 0) {
       // raw: one chunk, the whole state (empty for a new scene)
       frames = SnapshotFrames(raw, zstd);
@@ -132,10 +119,10 @@ void Scene::Join(std::shared_ptr<SceneMember> session, bool can_write,
     std::size_t state_bytes = 0;
     for (const SharedFrame& f : frames) state_bytes += f->size();
     Metrics::Add(metrics.state_bytes, state_bytes);
-    session::Welcome welcome{session->id(), Wire(seq), resumed, can_write};
+    session::Welcome welcome{member->id(), sequences_.Wire(seq), resumed, can_write};
     Member m;
-    m.session = session;
-    m.id = session->id();
+    m.member = member;
+    m.id = member->id();
     m.cursor = seq;
     m.raw = raw;
     m.zstd = zstd;
@@ -144,45 +131,39 @@ void Scene::Join(std::shared_ptr<SceneMember> session, bool can_write,
     ctx_.log().Write("open",
                      "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
                      "reconnect=%s members=%zu",
-                     name_.c_str(), static_cast<unsigned long long>(session->id()),
-                     SessionKindName(kind), session->peer_text().c_str(),
+                     name_.c_str(), static_cast<unsigned long long>(member->id()),
+                     SessionKindName(kind), member->peer_text().c_str(),
                      can_write ? "write" : "read",
                      state == JoinState::kResume
                          ? "resume"
                          : (state == JoinState::kResumeStale ? "resume_stale" : "snapshot"),
                      state_bytes, reconnect, members_.size());
-    session->PostJoined(welcome, std::move(frames));
+    member->PostJoined(welcome, std::move(frames));
   });
 }
 
-void Scene::Leave(uint64_t session_id, CloseReason reason) {
-  net::asio::post(strand_, [this, session_id, reason] {
+void Scene::Leave(uint64_t member_id, CloseReason reason) {
+  net::asio::post(strand_, [this, member_id, reason] {
     auto it = std::find_if(members_.begin(), members_.end(),
-                           [&](const Member& m) { return m.id == session_id; });
+                           [&](const Member& m) { return m.id == member_id; });
     if (it == members_.end()) return;
-    // Ends the client did not choose (and the server did not choose for a bad client) are
-    // what a reconnect follows.
-    const bool abnormal = reason == CloseReason::kPeerGone || reason == CloseReason::kWriteFailed ||
-                          reason == CloseReason::kIdleTimeout ||
-                          reason == CloseReason::kSlowConsumer;
-    if (abnormal) {
-      if (departures_.size() >= kMaxDepartures) departures_.pop_front();
-      departures_.push_back({it->session->peer().address(), it->session->kind(), NowMs()});
+    if (Departures::Abnormal(reason)) {
+      departures_.Note(it->member->peer().address(), it->member->kind(), NowMs());
     }
     members_.erase(it);
   });
 }
 
-void Scene::Submit(uint64_t session_id, uint64_t frame_sequence, runtime::AdmittedBatch batch) {
-  net::asio::post(strand_, [this, session_id, frame_sequence, batch = std::move(batch)]() {
-    Member* member = FindMember(session_id);
+void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::AdmittedBatch batch) {
+  net::asio::post(strand_, [this, member_id, frame_sequence, batch = std::move(batch)]() {
+    Member* member = FindMember(member_id);
     if (!member) return;  // left meanwhile
     Metrics& metrics = ctx_.metrics();
     const uint64_t growth = SceneBytes::Growth(store_, batch.messages());
     if (!bytes_.Fits(store_, growth, ctx_.config().limits.max_scene_bytes, NowMs())) {
-      member->session->PostRefusal(ErrorCode::kSceneTooLarge,
-                                   "the write would grow the scene past --max-scene-bytes",
-                                   frame_sequence, batch.size());
+      member->member->PostRefusal(ErrorCode::kSceneTooLarge,
+                                  "the write would grow the scene past --max-scene-bytes",
+                                  frame_sequence, batch.size());
       return;
     }
     const uint64_t before = store_.sequence();
@@ -192,27 +173,27 @@ void Scene::Submit(uint64_t session_id, uint64_t frame_sequence, runtime::Admitt
           if (r.outcome == runtime::MergeOutcome::kRefused) metrics.CountRefusal(r.reason);
         });
     if (refusal != ErrorCode::kOk) {
-      member->session->PostRefusal(refusal, runtime::RefusalText(refusal), frame_sequence,
-                                   batch.size());
+      member->member->PostRefusal(refusal, runtime::RefusalText(refusal), frame_sequence,
+                                  batch.size());
       return;
     }
     Metrics::Add(metrics.messages_in, batch.size());
     bytes_.Add(growth);
     if (store_.sequence() != before) {
       if (sole_writer_ == 0 && !mixed_writers_) {
-        sole_writer_ = session_id;
-      } else if (sole_writer_ != session_id) {
+        sole_writer_ = member_id;
+      } else if (sole_writer_ != member_id) {
         mixed_writers_ = true;
       }
     }
-    pending_acks_.push_back({store_.sequence(), session_id, frame_sequence});
+    acks_.Add(store_.sequence(), member_id, frame_sequence);
     ScheduleFlush();
   });
 }
 
-void Scene::Ready(uint64_t session_id) {
-  net::asio::post(strand_, [this, session_id] {
-    Member* m = FindMember(session_id);
+void Scene::Ready(uint64_t member_id) {
+  net::asio::post(strand_, [this, member_id] {
+    Member* m = FindMember(member_id);
     if (!m) return;
     m->ready = true;
     const int64_t now = NowMs();
@@ -229,8 +210,8 @@ void Scene::Ready(uint64_t session_id) {
       ctx_.log().Write("resync",
                        "scene=%s session=%llu kind=%s peer=%s busy_ms=%lld changes_behind=%llu "
                        "bytes=%zu",
-                       name_.c_str(), static_cast<unsigned long long>(session_id),
-                       SessionKindName(m->session->kind()), m->session->peer_text().c_str(),
+                       name_.c_str(), static_cast<unsigned long long>(member_id),
+                       SessionKindName(m->member->kind()), m->member->peer_text().c_str(),
                        static_cast<long long>(busy_ms), static_cast<unsigned long long>(behind),
                        bytes);
     }
@@ -248,68 +229,49 @@ void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
 
 void Scene::Flush(std::function<void()> done) {
   net::asio::post(strand_, [this, done = std::move(done)]() mutable {
-    flush_waiters_.push_back(std::move(done));
+    acks_.AddWaiter(std::move(done));
     FanOut();
     MaybeCommit();
   });
 }
 
 void Scene::Inspect(std::function<void(const runtime::CrdtStore&, uint64_t)> read) {
-  net::asio::post(strand_,
-                  [this, read = std::move(read)] { read(store_, Wire(store_.sequence())); });
+  net::asio::post(strand_, [this, read = std::move(read)] {
+    read(store_, sequences_.Wire(store_.sequence()));
+  });
 }
 
 void Scene::RetireIfQuiescent(std::function<void(bool)> done) {
   net::asio::post(strand_, [this, done = std::move(done)] {
     const bool quiescent = members_.empty() && !commit_in_flight_ && !retry_armed_ &&
-                           !flush_scheduled_ && rate_timer_at_ms_ == 0 &&
-                           durable_ == store_.sequence() && pending_acks_.empty() &&
-                           flush_waiters_.empty() && ClusterIdle();
+                           !flush_scheduled_ && !rate_.armed() && durable_ == store_.sequence() &&
+                           acks_.empty() && !acks_.has_waiters() && LogIdle();
     done(quiescent);  // may destroy this scene: nothing of it is touched afterwards
   });
 }
 
 std::vector<SharedFrame> Scene::SnapshotFrames(bool raw, bool zstd) {
+  using Form = SnapshotShare::Form;
   const uint64_t seq = store_.sequence();
-  if (snapshot_sequence_ != seq) {
-    snapshot_sequence_ = seq;
-    snapshot_envelope_.clear();
-    snapshot_zstd_.clear();
-    snapshot_raw_.reset();
-  }
-  if (raw) {
-    if (SharedFrame shared = snapshot_raw_.lock()) {
-      Metrics::Add(ctx_.metrics().snapshot_shares);
-      return {shared};
-    }
-    SharedFrame built = BuildRaw(0);
-    snapshot_raw_ = built;
-    return {built};
-  }
-  // The frames of a cache when every one of them is still alive.
-  const auto alive = [](const std::vector<std::weak_ptr<const std::vector<uint8_t>>>& cache) {
-    std::vector<SharedFrame> frames;
-    for (const auto& weak : cache) {
-      SharedFrame f = weak.lock();
-      if (!f) return std::vector<SharedFrame>();
-      frames.push_back(std::move(f));
-    }
-    return frames;
-  };
-  auto& cache = zstd ? snapshot_zstd_ : snapshot_envelope_;
-  std::vector<SharedFrame> frames = alive(cache);
+  const Form form = raw ? Form::kRaw : (zstd ? Form::kZstd : Form::kEnvelope);
+  std::vector<SharedFrame> frames = snapshots_.Alive(seq, form);
   if (!frames.empty()) {
     Metrics::Add(ctx_.metrics().snapshot_shares);
     return frames;
   }
-  frames = alive(snapshot_envelope_);
+  if (raw) {
+    frames = {frames_.Raw(store_, 0)};
+    snapshots_.Keep(seq, Form::kRaw, frames);
+    return frames;
+  }
+  if (zstd) frames = snapshots_.Alive(seq, Form::kEnvelope);
   if (frames.empty()) {
     frames = BuildFrames(0, seq, /*is_state=*/true);
-    snapshot_envelope_.assign(frames.begin(), frames.end());
+    snapshots_.Keep(seq, Form::kEnvelope, frames);
   }
   if (zstd) {
     frames = compression_.Records(frames);
-    snapshot_zstd_.assign(frames.begin(), frames.end());
+    snapshots_.Keep(seq, Form::kZstd, frames);
   }
   return frames;
 }
@@ -362,104 +324,38 @@ void Scene::FanOut() {
 std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
   const uint64_t seq = store_.sequence();
   if (!m.ready || m.cursor >= seq) return 0;
-  const double max_rate = ctx_.config().limits.max_rate_hz;
-  if (max_rate > 0.0 && now_ms < m.next_send_ms) {
-    ArmRateTimer(m.next_send_ms);
-    return 0;
-  }
-  if (cache_sequence_ != seq) {
-    cache_.clear();
-    cache_sequence_ = seq;
-  }
-  auto it = std::find_if(cache_.begin(), cache_.end(),
-                         [&](const Batch& b) { return b.cursor == m.cursor; });
-  if (it == cache_.end()) {
-    cache_.push_back({m.cursor, {}, {}, nullptr});
-    it = cache_.end() - 1;
+  if (!rate_.Allow(m.next_send_ms, now_ms)) return 0;
+  bool created = false;
+  FanOutCache::Batch& batch = cache_.At(seq, m.cursor, created);
+  if (created) {
     Metrics::Add(m.cursor == flushed_ || m.cursor + 1 >= seq ? ctx_.metrics().shared_frames
                                                              : ctx_.metrics().catchups);
   }
   std::vector<SharedFrame> frames;
   if (m.raw) {
-    if (!it->raw) it->raw = BuildRaw(m.cursor);
-    frames.push_back(it->raw);
+    if (!batch.raw) batch.raw = frames_.Raw(store_, m.cursor);
+    frames.push_back(batch.raw);
   } else {
-    if (it->envelope.empty()) it->envelope = BuildFrames(m.cursor, seq, /*is_state=*/false);
-    frames = it->envelope;
+    if (batch.envelope.empty()) batch.envelope = BuildFrames(m.cursor, seq, /*is_state=*/false);
+    frames = batch.envelope;
     if (m.zstd) {
-      if (it->zstd.empty()) it->zstd = compression_.Records(it->envelope);
-      compression_.CountDelivery(it->envelope, it->zstd);
-      frames = it->zstd;
+      if (batch.zstd.empty()) batch.zstd = compression_.Records(batch.envelope);
+      compression_.CountDelivery(batch.envelope, batch.zstd);
+      frames = batch.zstd;
     }
   }
   std::size_t bytes = 0;
   for (const SharedFrame& f : frames) bytes += f->size();
-  m.session->PostSceneFrames(std::move(frames));
+  m.member->PostSceneFrames(std::move(frames));
   m.cursor = seq;
   m.ready = false;
   m.busy_since_ms = now_ms;
-  if (max_rate > 0.0) m.next_send_ms = now_ms + static_cast<int64_t>(1000.0 / max_rate);
+  if (const int64_t next = rate_.Next(now_ms); next != 0) m.next_send_ms = next;
   return bytes;
 }
 
-SharedFrame Scene::BuildRaw(uint64_t from) {
-  // The store's export is already a plain DCL stream: it is the chunk, as it is.
-  std::vector<uint8_t> dcl;
-  const std::size_t messages = store_.ExportChangesSince(from, dcl);
-  Metrics::Add(ctx_.metrics().messages_out, messages);
-  return MakeShared(std::move(dcl));
-}
-
 std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_state) {
-  scratch_.clear();
-  const std::size_t messages = store_.ExportChangesSince(from, scratch_);
-  Metrics::Add(ctx_.metrics().messages_out, messages);
-  // Cut at message boundaries into chunks of at most state_chunk_bytes (one chunk unless big).
-  const std::size_t chunk_bytes = ctx_.config().limits.state_chunk_bytes;
-  std::vector<std::span<const uint8_t>> chunks;
-  if (scratch_.size() <= chunk_bytes) {
-    chunks.emplace_back(scratch_);
-  } else {
-    std::size_t start = 0;
-    std::size_t pos = 0;
-    (void)protocol::DecodeStream(scratch_, {}, [&](const protocol::CrdtMessage& m) {
-      const std::size_t size = protocol::EncodedSize(m);
-      if (pos + size - start > chunk_bytes && pos > start) {
-        chunks.emplace_back(scratch_.data() + start, pos - start);
-        start = pos;
-      }
-      pos += size;
-    });
-    chunks.emplace_back(scratch_.data() + start, scratch_.size() - start);
-  }
-  std::vector<SharedFrame> frames;
-  frames.reserve(chunks.size());
-  for (std::size_t i = 0; i < chunks.size(); ++i) {
-    const bool last = i + 1 == chunks.size();
-    session::Crdt crdt;
-    // State frames count down the frames still to come in frame_sequence (0: the last one).
-    crdt.frame_sequence = is_state ? chunks.size() - 1 - i : 0;
-    // Only the last chunk reaches `to`: a client cut off mid-way resumes from `from`.
-    crdt.scene_sequence = Wire(last ? to : from);
-    crdt.is_state = is_state;
-    crdt.data = chunks[i];
-    frames.push_back(MakeShared(session::BuildFrame(crdt)));
-  }
-  // A large export's buffer is not kept for the scene's lifetime.
-  if (scratch_.capacity() > 4 * std::size_t{chunk_bytes}) std::vector<uint8_t>().swap(scratch_);
-  return frames;
-}
-
-void Scene::ArmRateTimer(int64_t at_ms) {
-  if (rate_timer_at_ms_ != 0 && rate_timer_at_ms_ <= at_ms) return;
-  rate_timer_at_ms_ = at_ms;
-  rate_timer_.expires_after(std::chrono::milliseconds(std::max<int64_t>(0, at_ms - NowMs())));
-  rate_timer_.async_wait([this](const net::error_code& ec) {
-    if (ec) return;
-    rate_timer_at_ms_ = 0;
-    const int64_t now = NowMs();
-    for (Member& m : members_) Deliver(m, now);
-  });
+  return frames_.Envelope(store_, from, sequences_.Wire(from), sequences_.Wire(to), is_state);
 }
 
 void Scene::MaybeCommit() {
@@ -483,13 +379,13 @@ void Scene::MaybeCommit() {
 
 void Scene::OnCommitted(bool ok, uint64_t target) {
   commit_in_flight_ = false;
-  if (sync_) {
+  if (shared_log_) {
     if (ok) unavailable_notified_ = false;
     if (!ok) NotifyUnavailable();
   }
   if (!ok) {
     // Nothing is acked; the next attempt exports again from the same durable point.
-    if (!sync_) TellStorageUnavailable();
+    if (!shared_log_) TellStorageUnavailable();
     if (!retry_armed_) {
       retry_armed_ = true;
       retry_timer_.expires_after(std::chrono::milliseconds(200));
@@ -506,41 +402,121 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
 }
 
 void Scene::TellStorageUnavailable() {
-  const uint64_t episode = ctx_.persistence().health().episode();
-  for (const PendingAck& a : pending_acks_) {
-    Member* m = FindMember(a.session_id);
+  const uint64_t episode = ctx_.commits().failure_episode();
+  for (const uint64_t id : acks_.Waiting()) {
+    Member* m = FindMember(id);
     if (!m || m->raw || m->storage_told == episode) continue;  // raw DCL has no acks to wait on
     m->storage_told = episode;
-    m->session->PostRefusal(ErrorCode::kStorageUnavailable,
-                            "the server cannot commit (disk full or I/O error): your frames are "
-                            "merged and will be acknowledged once a commit succeeds",
-                            0, 0);
+    m->member->PostRefusal(ErrorCode::kStorageUnavailable,
+                           "the server cannot commit (disk full or I/O error): your frames are "
+                           "merged and will be acknowledged once a commit succeeds",
+                           0, 0);
   }
 }
 
 void Scene::ReleaseAcks() {
-  // One cumulative Ack per session for everything durable now.
-  std::vector<std::pair<uint64_t, uint64_t>> acks;  // session id, frame sequence
-  while (!pending_acks_.empty() && pending_acks_.front().store_sequence <= durable_) {
-    const PendingAck& a = pending_acks_.front();
-    auto it = std::find_if(acks.begin(), acks.end(),
-                           [&](const auto& p) { return p.first == a.session_id; });
-    if (it == acks.end()) {
-      acks.emplace_back(a.session_id, a.frame_sequence);
-    } else {
-      it->second = std::max(it->second, a.frame_sequence);
+  // One cumulative Ack per member for everything durable now.
+  for (const auto& [id, fs] : acks_.TakeDurable(durable_)) {
+    if (Member* m = FindMember(id)) m->member->PostAck(fs);
+  }
+  if (!commit_in_flight_ && durable_ == store_.sequence() && acks_.empty() && acks_.has_waiters()) {
+    acks_.ReleaseWaiters();
+  }
+}
+
+// ---- A shared log ----
+
+bool Scene::HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
+                     std::optional<uint64_t> resume) {
+  if (loaded_) return false;
+  if (held_joins_.size() >= ctx_.config().limits.max_sessions_per_scene) {
+    member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
+    return true;
+  }
+  held_joins_.push_back({member, can_write, resume});
+  if (!load_requested_) {
+    load_requested_ = true;
+    shared_log_->RequestLoad(*this);
+  }
+  return true;
+}
+
+bool Scene::LogIdle() const { return !shared_log_ || (!load_requested_ && held_joins_.empty()); }
+
+void Scene::Retire(std::function<void()> then) {
+  // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
+  // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
+  retired_ = true;
+  net::asio::post(strand_, std::move(then));
+}
+
+void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                      cluster::StreamId last) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), ids = std::move(ids), last] {
+    // What was loaded is in the log already: nothing to append, nothing to fan out yet. Its
+    // size counts towards --max-scene-bytes (the bytes that rebuilt it: an upper bound).
+    bytes_.Reset(MergeLoaded(store_, sequences_.marks(), chunks, ids, last, ctx_.log(), name_));
+    flushed_ = durable_ = store_.sequence();
+    loaded_ = true;
+    load_requested_ = false;
+    std::vector<HeldJoin> held;
+    held.swap(held_joins_);
+    for (HeldJoin& j : held) Join(std::move(j.member), j.can_write, j.resume);
+  });
+}
+
+void Scene::LogLoadFailed(std::string why) {
+  net::asio::post(strand_, [this, why = std::move(why)] {
+    load_requested_ = false;
+    std::vector<HeldJoin> held;
+    held.swap(held_joins_);
+    for (HeldJoin& j : held) {
+      j.member->PostClose(ErrorCode::kUnavailable,
+                          "the scene cannot be loaded from Redis now (" + why + "); retry");
     }
-    pending_acks_.pop_front();
+  });
+}
+
+void Scene::LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+                       std::size_t posted_bytes) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes] {
+    if (retired_) {
+      shared_log_->Consumed(posted_bytes);  // evicted: the entries are in the log
+      return;
+    }
+    // Nothing of ours is waiting to be appended: the merged entries are in the log already, so
+    // the durable point moves with them. Otherwise the next flush carries them again, which
+    // last-write-wins makes harmless.
+    const bool idle = !commit_in_flight_ && durable_ == store_.sequence();
+    const uint64_t before = store_.sequence();
+    MergeRemote(store_, bytes_, chunks, ctx_.config().limits.max_scene_bytes, ctx_.metrics(),
+                ctx_.log(), name_);
+    if (idle) durable_ = store_.sequence();
+    if (!last.is_zero() && loaded_) sequences_.marks().NoteRead(last, store_.sequence(), durable_);
+    if (store_.sequence() != before) {
+      mixed_writers_ = true;
+      ScheduleFlush();
+    }
+    shared_log_->Consumed(posted_bytes);
+  });
+}
+
+void Scene::LogAppended(cluster::StreamId id) {
+  net::asio::post(strand_, [this, id] { sequences_.marks().NoteAppended(id, durable_); });
+}
+
+void Scene::NotifyUnavailable() {
+  if (unavailable_notified_) return;
+  unavailable_notified_ = true;
+  // Frame sequence 0: the notice refuses no frame, so clients keep theirs and wait for acks.
+  const std::vector<uint64_t> told = acks_.Waiting();
+  for (const uint64_t id : told) {
+    if (Member* m = FindMember(id)) {
+      m->member->PostRefusal(ErrorCode::kUnavailable,
+                             "Redis is unreachable: writes are held, not acknowledged", 0);
+    }
   }
-  for (const auto& [id, fs] : acks) {
-    if (Member* m = FindMember(id)) m->session->PostAck(fs);
-  }
-  if (!commit_in_flight_ && durable_ == store_.sequence() && pending_acks_.empty() &&
-      !flush_waiters_.empty()) {
-    std::vector<std::function<void()>> waiters;
-    waiters.swap(flush_waiters_);
-    for (auto& w : waiters) w();
-  }
+  ctx_.log().Write("cluster", "scene=%s unavailable=held writers=%zu", name_.c_str(), told.size());
 }
 
 }  // namespace scenecrdt::server

@@ -61,6 +61,10 @@ class CommitLog {
   // Where committed changes go: `job.done(true)` once durable, `done(false)` when not (the
   // scene keeps its acks and submits again). Thread-safe.
   virtual void Submit(CommitJob job) = 0;
+  // The current failure episode of the log's own storage (storage_health.h): a scene tells
+  // each writer once per episode that its commits fail. 0 for a shared log (a scene on it
+  // says so once per outage, whatever the episode).
+  virtual uint64_t failure_episode() const { return 0; }
   // The log as several servers share it (scenes load from it and receive other writers'
   // changes), or nullptr for a log this server alone writes (SQLite: the registry loads a
   // scene before it exists, and nothing comes from elsewhere).

@@ -94,6 +94,7 @@ class Persistence final : public CommitLog {
   // CommitLog: thread-safe. Jobs submitted together (while a commit runs) share one
   // transaction; `done` runs on the persistence thread.
   void Submit(CommitJob job) override;
+  uint64_t failure_episode() const override { return health_.episode(); }
   // Commits what is queued, then stops the thread. Idempotent.
   void Stop();
 
