@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "scenecrdt/server/access_control.h"
+#include "scenecrdt/server/auth/access_control.h"
 
 namespace scenecrdt::server {
 

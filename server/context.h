@@ -10,16 +10,15 @@
 #include <vector>
 
 #include "scenecrdt/net/net.h"
-#include "scenecrdt/server/access_control.h"
+#include "scenecrdt/server/auth/access_control.h"
+#include "scenecrdt/server/auth/origin_policy.h"
 #include "scenecrdt/server/config.h"
-#include "scenecrdt/server/event_log.h"
-#include "scenecrdt/server/metrics.h"
-#include "scenecrdt/server/origin_policy.h"
+#include "scenecrdt/server/observability/event_log.h"
+#include "scenecrdt/server/observability/metrics.h"
 
 namespace scenecrdt::server {
 
-class ClusterNode;
-class CommitSink;
+class CommitLog;
 class Persistence;
 class Scene;
 class SceneDirectory;
@@ -51,10 +50,9 @@ class ServerContext {
   virtual Metrics& metrics() = 0;
   virtual const EventLog& log() const = 0;
   virtual Persistence& persistence() = 0;
-  // Where scenes send their flushes: SQLite, or the cluster's Redis streams.
-  virtual CommitSink& commits() = 0;
-  // The cluster membership with --redis; nullptr without (the embedded default).
-  virtual ClusterNode* cluster() { return nullptr; }
+  // Where scenes send their flushes and, with --redis, where their state and other nodes'
+  // changes come from: SQLite, or the cluster's Redis streams (storage/commit_log.h).
+  virtual CommitLog& commits() = 0;
   // The stored scene names for the viewer's list, read off the network threads (SQLite or
   // Redis); nullptr: list the scenes in memory only.
   virtual SceneDirectory* scene_directory() { return nullptr; }
@@ -66,7 +64,7 @@ class ServerContext {
   // as the demo). Thread-safe. nullptr while stopping or when it cannot be loaded.
   virtual Scene* FindOrCreateScene(std::string_view name) = 0;
   // The scene called `name` for a session, loaded if stored, created only when `may_create`;
-  // held in memory until ReleaseScene (scene_registry.h has the errors). Thread-safe.
+  // held in memory until ReleaseScene (scene/scene_registry.h has the errors). Thread-safe.
   virtual Result<Scene*> AcquireScene(std::string_view name, bool may_create) = 0;
   virtual void ReleaseScene(Scene* scene) = 0;
   // Every scene in memory, in name order, each referenced until ReleaseScene. Thread-safe.

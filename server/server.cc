@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "scenecrdt/protocol/crdt_codec.h"
-#include "scenecrdt/server/cluster_scene_list.h"
-#include "scenecrdt/server/endpoint.h"
+#include "scenecrdt/server/cluster/cluster_scene_list.h"
+#include "scenecrdt/server/transport/endpoint.h"
 
 namespace scenecrdt::server {
 

@@ -20,18 +20,18 @@
 #include <thread>
 #include <vector>
 
-#include "scenecrdt/server/cluster_node.h"
-#include "scenecrdt/server/connection_limiter.h"
+#include "scenecrdt/server/cluster/cluster_node.h"
 #include "scenecrdt/server/context.h"
-#include "scenecrdt/server/data_dir_lock.h"
-#include "scenecrdt/server/demo.h"
-#include "scenecrdt/server/listener.h"
-#include "scenecrdt/server/persistence.h"
-#include "scenecrdt/server/scene.h"
-#include "scenecrdt/server/scene_directory.h"
-#include "scenecrdt/server/scene_registry.h"
-#include "scenecrdt/server/session.h"
-#include "scenecrdt/server/tls_context.h"
+#include "scenecrdt/server/scene/demo.h"
+#include "scenecrdt/server/scene/scene.h"
+#include "scenecrdt/server/scene/scene_registry.h"
+#include "scenecrdt/server/sessions/session.h"
+#include "scenecrdt/server/storage/data_dir_lock.h"
+#include "scenecrdt/server/storage/persistence.h"
+#include "scenecrdt/server/transport/connection_limiter.h"
+#include "scenecrdt/server/transport/listener.h"
+#include "scenecrdt/server/transport/tls_context.h"
+#include "scenecrdt/server/web/scene_directory.h"
 
 namespace scenecrdt::server {
 
@@ -84,10 +84,11 @@ class Server final : public ServerContext {
   Metrics& metrics() override { return metrics_; }
   const EventLog& log() const override { return log_; }
   Persistence& persistence() override { return *persistence_; }
-  CommitSink& commits() override {
-    return cluster_ ? static_cast<CommitSink&>(*cluster_) : *persistence_;
+  CommitLog& commits() override {
+    return cluster_ ? static_cast<CommitLog&>(*cluster_) : *persistence_;
   }
-  ClusterNode* cluster() override { return cluster_.get(); }
+  // The cluster membership with --redis; nullptr without (the embedded default).
+  ClusterNode* cluster() { return cluster_.get(); }
   SceneDirectory* scene_directory() override { return directory_.get(); }
   uint64_t incarnation() const override { return persistence_ ? persistence_->incarnation() : 0; }
   uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }

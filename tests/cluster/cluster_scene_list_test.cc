@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "scenecrdt/cluster/redis_connection.h"
-#include "scenecrdt/server/scene_directory.h"
+#include "scenecrdt/server/web/scene_directory.h"
 #include "tests/cluster/redis_test_server.h"
 #include "tests/server/server_test_util.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ClusterSceneSync: advertised scene sequences and resume points, own appends holding the
 // resume point back until the read loop passes them, bounded marks.
-#include "scenecrdt/server/cluster_scene_sync.h"
+#include "scenecrdt/server/cluster/cluster_scene_sync.h"
 
 #include <gtest/gtest.h>
 

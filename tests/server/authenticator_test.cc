@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Authenticator seam a session calls: the --auth token table and the JWT verifier answer
 // the same question the same way (grant with role, subject, expiry; refusal reasons).
-#include "scenecrdt/server/authenticator.h"
+#include "scenecrdt/server/auth/authenticator.h"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <vector>
 
-#include "scenecrdt/server/auth.h"
-#include "scenecrdt/server/jwt_verifier.h"
+#include "scenecrdt/server/auth/auth.h"
+#include "scenecrdt/server/auth/jwt_verifier.h"
 #include "tests/server/jwt_test_util.h"
 
 namespace scenecrdt::testing {

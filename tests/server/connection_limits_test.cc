@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/listener.*, server/connection_limiter.*, server/accept_backoff.*. With a low
-// `ulimit -n` and many idle connections: the default cap (derived from RLIMIT_NOFILE) refuses
-// the excess with an Error frame, /healthz and /metrics still answer from the HTTP reserve,
-// refusals are counted; with a cap above what the descriptors allow, accept errors (EMFILE)
-// back off instead of spinning a core, and accepting resumes once descriptors free up; the
-// per-address cap refuses the connection over it.
+// Owner: server/transport/listener.*, server/transport/connection_limiter.*,
+// server/transport/accept_backoff.*. With a low `ulimit -n` and many idle connections: the default
+// cap (derived from RLIMIT_NOFILE) refuses the excess with an Error frame, /healthz and /metrics
+// still answer from the HTTP reserve, refusals are counted; with a cap above what the descriptors
+// allow, accept errors (EMFILE) back off instead of spinning a core, and accepting resumes once
+// descriptors free up; the per-address cap refuses the connection over it.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/data_dir_lock.*. One server per data directory: a second `scenecrdt serve` on
-// the same --data exits 2 naming the first one's PID (and does not touch its incarnation); in
+// Owner: server/storage/data_dir_lock.*. One server per data directory: a second `scenecrdt serve`
+// on the same --data exits 2 naming the first one's PID (and does not touch its incarnation); in
 // one process, a second Server on a held directory refuses to start; after a stop the lock is
 // free again.
-#include "scenecrdt/server/data_dir_lock.h"
+#include "scenecrdt/server/storage/data_dir_lock.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/event_log.* (issue 23 item 10). One escaping rule for every string value of an
-// event line: bare when it is plain printable ASCII without space, '"', '\\' or '='; else
-// quoted with escapes. Numbers are formatted as printf does; a long line is cut without
+// Owner: server/observability/event_log.* (issue 23 item 10). One escaping rule for every string
+// value of an event line: bare when it is plain printable ASCII without space, '"', '\\' or '=';
+// else quoted with escapes. Numbers are formatted as printf does; a long line is cut without
 // leaving a quote open.
-#include "scenecrdt/server/event_log.h"
+#include "scenecrdt/server/observability/event_log.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/http_session.cc, server/envelope_session.cc. Requests over the HTTP parser's
-// limits get a status before the close (431 for headers or a path over 8 KiB, 400 for a GET
-// with a body), never a reset; a Hello sent as a WebSocket text message is refused; after a
+// Owner: server/transport/http_session.cc, server/sessions/envelope_session.cc. Requests over the
+// HTTP parser's limits get a status before the close (431 for headers or a path over 8 KiB, 400 for
+// a GET with a body), never a reset; a Hello sent as a WebSocket text message is refused; after a
 // fatal Error the WebSocket closes with a protocol or policy close code, not 1000.
 #include <gtest/gtest.h>
 

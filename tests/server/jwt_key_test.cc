@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The JWT building blocks: the strict base64url codec, the bounded JSON reader, and loading
 // verification keys (secret files, public key PEMs made by the openssl CLI, refused key kinds).
-#include "scenecrdt/server/jwt_key.h"
+#include "scenecrdt/server/auth/jwt_key.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <iterator>
 #include <string>
 
-#include "scenecrdt/server/jwt_base64url.h"
-#include "scenecrdt/server/jwt_json.h"
+#include "scenecrdt/server/auth/jwt_base64url.h"
+#include "scenecrdt/server/auth/jwt_json.h"
 #include "tests/server/jwt_test_util.h"
 
 namespace scenecrdt::testing {

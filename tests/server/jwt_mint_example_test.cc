@@ -7,7 +7,7 @@
 #include <chrono>
 #include <string>
 
-#include "scenecrdt/server/jwt_verifier.h"
+#include "scenecrdt/server/auth/jwt_verifier.h"
 #include "tests/server/jwt_test_util.h"
 
 #ifndef SCENECRDT_MINT_TOKEN_SCRIPT

@@ -15,7 +15,7 @@
 #include <fstream>
 #include <memory>
 
-#include "scenecrdt/server/jwt_base64url.h"
+#include "scenecrdt/server/auth/jwt_base64url.h"
 
 namespace scenecrdt::testing {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scenecrdt/server/jwt_verifier.h"
+#include "scenecrdt/server/auth/jwt_verifier.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {

@@ -10,8 +10,8 @@
 #include <iterator>
 #include <string>
 
-#include "scenecrdt/server/jwt_base64url.h"
-#include "scenecrdt/server/jwt_verifier.h"
+#include "scenecrdt/server/auth/jwt_base64url.h"
+#include "scenecrdt/server/auth/jwt_verifier.h"
 #include "tests/server/jwt_test_util.h"
 
 namespace scenecrdt::testing {

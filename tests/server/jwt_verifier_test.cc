@@ -3,7 +3,7 @@
 // the openssl CLI), time rules and leeway edges, claim shapes, grants, options, several keys.
 // The hostile cases (structure, algorithm, signature, encoding, JSON bounds) are in
 // jwt_token_tricks_test.cc.
-#include "scenecrdt/server/jwt_verifier.h"
+#include "scenecrdt/server/auth/jwt_verifier.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <iterator>
 #include <string>
 
-#include "scenecrdt/server/jwt_base64url.h"
+#include "scenecrdt/server/auth/jwt_base64url.h"
 #include "tests/server/jwt_test_util.h"
 
 namespace scenecrdt::testing {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/origin_policy.*. By default a WebSocket upgrade (and any HTTP request) without
+// Owner: server/auth/origin_policy.*. By default a WebSocket upgrade (and any HTTP request) without
 // an Origin header or from a same-origin page is served and another site's page gets 403;
 // --allowed-origins adds origins ("*" all); a malformed list refuses to start. The Host check
 // (--allowed-hosts) passes loopback names, IP literals and listed names only.
-#include "scenecrdt/server/origin_policy.h"
+#include "scenecrdt/server/auth/origin_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/scene_directory.*, server/peer_rate_limiter.*. Listings asked while a read of
-// the stored names runs share it, the read runs on the directory's thread (never the caller's,
+// Owner: server/web/scene_directory.*, server/web/peer_rate_limiter.*. Listings asked while a read
+// of the stored names runs share it, the read runs on the directory's thread (never the caller's,
 // a network thread in the server), a fresh read is reused, a failing source is logged,
 // counted and answered as incomplete; the per-address buckets refill and stay bounded.
-#include "scenecrdt/server/scene_directory.h"
+#include "scenecrdt/server/web/scene_directory.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/demo.cc. The demo scene must look alive: every body's world position moves.
+// Owner: server/scene/demo.cc. The demo scene must look alive: every body's world position moves.
 // Checked on the kinematics over two minutes (world matrices through the runtime, as a
 // renderer computes them), and on the live demo scene a client replicates from the server.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <glm/glm.hpp>
 #include <map>
 
-#include "scenecrdt/server/demo.h"
+#include "scenecrdt/server/scene/demo.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/access_control.*, the session wiring of signed access tokens. End to end on an
+// Owner: server/auth/access_control.*, the session wiring of signed access tokens. End to end on an
 // in-process server with keys made by the openssl CLI: a token (over 256 bytes: the envelope's
 // limit is 4096) joins the scenes its `scenes` grant names with its `role`; a wrong scene, an
 // expired token, `alg: none` and a bad signature are refused with their reason; a session

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: the graceful TLS close of server/tcp_session.cc, http_session.cc and
+// Owner: the graceful TLS close of server/transport/tcp_session.cc, http_session.cc and
 // websocket_session.h (docs/SERVER.md "TLS"). A raw TLS client (Asio over OpenSSL, trusting a
 // certificate made by the openssl CLI) checks that every graceful close ends with a TLS
 // close_notify: its last read ends with eof (SSL_read returned 0 with SSL_ERROR_ZERO_RETURN),

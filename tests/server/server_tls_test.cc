@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/tls_context.*, the TLS streams of server/tcp_session.cc, http_session.cc,
-// websocket_session.h, and client/connection.cc. Certificates are made by the openssl CLI in
-// the test. tls:// and wss:// clients (trusting the test CA with ConnectionOptions::ca_file,
-// as `--ca` does) join and exchange writes; https:// answers /healthz; a plain client on the
-// TLS port and a client that does not trust the certificate fail with a clear error; a reload
-// (what SIGHUP does) serves the new certificate to new connections while open sessions go on;
-// a non-loopback bind without TLS is refused unless --insecure-no-tls.
+// Owner: server/transport/tls_context.*, the TLS streams of server/transport/tcp_session.cc,
+// http_session.cc, websocket_session.h, and client/connection.cc. Certificates are made by the
+// openssl CLI in the test. tls:// and wss:// clients (trusting the test CA with
+// ConnectionOptions::ca_file, as `--ca` does) join and exchange writes; https:// answers /healthz;
+// a plain client on the TLS port and a client that does not trust the certificate fail with a clear
+// error; a reload (what SIGHUP does) serves the new certificate to new connections while open
+// sessions go on; a non-loopback bind without TLS is refused unless --insecure-no-tls.
 #include <gtest/gtest.h>
 
 #include <csignal>

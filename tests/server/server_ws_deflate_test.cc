@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/ws_message_compression.*, server/websocket_session.h (issue 23 item 5). With
-// permessage-deflate negotiated, a snapshot above kMaxDeflatedMessageBytes goes out
+// Owner: server/transport/ws_message_compression.*, server/transport/websocket_session.h (issue 23
+// item 5). With permessage-deflate negotiated, a snapshot above kMaxDeflatedMessageBytes goes out
 // uncompressed (RSV1 clear) in one frame, so joiners do not each deflate the whole scene;
 // small messages (the live batches) are still compressed. Read from a raw socket that offers
 // deflate as browsers and node's `ws` do, so the frame header bits are visible.
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "scenecrdt/server/ws_message_compression.h"
+#include "scenecrdt/server/transport/ws_message_compression.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {

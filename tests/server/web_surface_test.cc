@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: issue 23's web surface: server/origin_policy.* (the Host check), server/
-// connection_limiter.* + http_session.cc (the /healthz reserve), server/scene_directory.*,
-// server/persistence.* (scene_names) and server/web_routes.* (the scene list, the asset 404).
-// A rebinding Host is refused on every path; slow and half-open connections cannot hold the
+// Owner: issue 23's web surface: server/auth/origin_policy.* (the Host check), server/
+// connection_limiter.* + http_session.cc (the /healthz reserve), server/web/scene_directory.*,
+// server/storage/persistence.* (scene_names) and server/web/web_routes.* (the scene list, the asset
+// 404). A rebinding Host is refused on every path; slow and half-open connections cannot hold the
 // reserve that /healthz needs; the scene list is bounded, rate-limited per address and read
 // from the scene_names table (filled for an old database, kept by the writes); a missing
 // asset's 404 does not show the web root; /view/<scene> opens only scenes that exist.

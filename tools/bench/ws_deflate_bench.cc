@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "scenecrdt/net/ws_compression.h"
-#include "scenecrdt/server/endpoint.h"
-#include "scenecrdt/server/ws_message_compression.h"
+#include "scenecrdt/server/transport/endpoint.h"
+#include "scenecrdt/server/transport/ws_message_compression.h"
 
 namespace {
 

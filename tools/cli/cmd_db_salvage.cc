@@ -7,8 +7,8 @@
 #include <ctime>
 #include <filesystem>
 
-#include "scenecrdt/server/db_salvage.h"
-#include "scenecrdt/server/persistence.h"
+#include "scenecrdt/server/storage/db_salvage.h"
+#include "scenecrdt/server/storage/persistence.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {

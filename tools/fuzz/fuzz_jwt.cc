@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for the signed access token verifier (server/jwt_verifier.h). Input: byte 0 picks
-// the verifier's keys (bits 0-1: HS256, EdDSA, ES256, or all three) and whether the fuzzer signs
-// the rest itself (bit 2: the rest is "header.payload", a valid signature by the first key is
+// Fuzz target for the signed access token verifier (server/auth/jwt_verifier.h). Input: byte 0
+// picks the verifier's keys (bits 0-1: HS256, EdDSA, ES256, or all three) and whether the fuzzer
+// signs the rest itself (bit 2: the rest is "header.payload", a valid signature by the first key is
 // appended, so the claim rules are reached); the rest is the token. Checks (abort() when broken):
 // every refusal is kUnauthorized with a known reason; an accepted token carries a signature that
 // an independent check (OpenSSL's own base64, re-signing or digest-then-verify) confirms under a
@@ -28,10 +28,10 @@
 #include <string_view>
 #include <vector>
 
-#include "scenecrdt/server/authenticator.h"
-#include "scenecrdt/server/jwt_base64url.h"
-#include "scenecrdt/server/jwt_key.h"
-#include "scenecrdt/server/jwt_verifier.h"
+#include "scenecrdt/server/auth/authenticator.h"
+#include "scenecrdt/server/auth/jwt_base64url.h"
+#include "scenecrdt/server/auth/jwt_key.h"
+#include "scenecrdt/server/auth/jwt_verifier.h"
 
 using scenecrdt::ErrorCode;
 using scenecrdt::server::Base64UrlDecode;

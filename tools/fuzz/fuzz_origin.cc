@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for the Origin check (server/origin_policy.h): the input is split at its first
+// Fuzz target for the Origin check (server/auth/origin_policy.h): the input is split at its first
 // newline into an --allowed-origins list and an Origin header (the rest, split again into
 // Origin and Host). Any list parses or fails with kInvalidArgument; Allows never crashes; no
 // Origin is always allowed; an Origin equal to a listed entry is allowed; with "*" every
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "scenecrdt/server/origin_policy.h"
+#include "scenecrdt/server/auth/origin_policy.h"
 
 using scenecrdt::ErrorCode;
 using scenecrdt::server::OriginPolicy;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for the viewer's request-target parser (server/web_request.h): any target parses
+// Fuzz target for the viewer's request-target parser (server/web/web_request.h): any target parses
 // without crashing; a scene or asset name it accepts is 1..64 of [A-Za-z0-9_.-] (an asset name
 // never starts with '.', so no path outside --web-root can be named); a decoded token re-encoded
 // parses back to itself; and the route never depends on the query string.
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "scenecrdt/server/web_request.h"
+#include "scenecrdt/server/web/web_request.h"
 
 using scenecrdt::server::IsAssetName;
 using scenecrdt::server::ParseWebTarget;

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Owns the include direction between the server's rooms (server/README.md): every
+# `#include "scenecrdt/server/<room>/..."` in a file of server/ must name its own room or a room
+# below it in ORDER. Run by ctest (ServerRoomsIncludeDirection); `--self-test` checks that an
+# upward include is caught.
+# Usage: check_server_rooms.sh [SERVER_DIR] | --self-test
+set -euo pipefail
+
+# The allowed order, top to bottom: each room may include its own files and those of the levels
+# below it, never one above or one beside it. Rooms in one level are separated by '|'.
+# "server" is server.h and server.cc; "config" is config.h and context.h (both directly in
+# server/); every other room is a subfolder.
+ORDER=(server transport "sessions|web" scene cluster storage config auth observability)
+
+# The level of a room, or -1 when the order does not name it.
+level_of() {
+  local i
+  for i in "${!ORDER[@]}"; do
+    if [[ "|${ORDER[$i]}|" == *"|$1|"* ]]; then
+      echo "$i"
+      return
+    fi
+  done
+  echo -1
+}
+
+# The room of a path relative to server/ ("scene/scene.h" -> scene, "context.h" -> config).
+room_of() {
+  case "$1" in
+    */*) echo "${1%%/*}" ;;
+    server.h | server.cc) echo server ;;
+    *) echo config ;;
+  esac
+}
+
+check() {
+  local dir=$1 bad=0 file rel room level line target troom tlevel
+  while IFS= read -r file; do
+    rel=${file#"$dir"/}
+    room=$(room_of "$rel")
+    level=$(level_of "$room")
+    if [[ $level -lt 0 ]]; then
+      echo "server/$rel: room '$room' is not in ORDER (scripts/check_server_rooms.sh)" >&2
+      bad=1
+      continue
+    fi
+    while IFS= read -r line; do
+      target=${line#*\"scenecrdt/server/}
+      target=${target%%\"*}
+      troom=$(room_of "$target")
+      [[ $troom == "$room" ]] && continue
+      tlevel=$(level_of "$troom")
+      if [[ $tlevel -le $level ]]; then
+        echo "server/$rel: includes server/$target: room '$room' may not include '$troom'" >&2
+        bad=1
+      fi
+    done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]+"scenecrdt/server/' "$file" || true)
+  done < <(find "$dir" -type f \( -name '*.h' -o -name '*.cc' \) | sort)
+  if [[ $bad -ne 0 ]]; then
+    echo "check_server_rooms: upward includes found; the order, top to bottom: ${ORDER[*]}" \
+         "(server/README.md has the rooms)" >&2
+    return 1
+  fi
+  echo "check_server_rooms: every include of server/ goes down (${ORDER[*]})"
+}
+
+self_test() {
+  local tmp
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  mkdir -p "$tmp/scene" "$tmp/sessions"
+  printf '#include "scenecrdt/server/context.h"\n' > "$tmp/scene/scene.h"
+  printf '#include "scenecrdt/server/scene/scene.h"\n' > "$tmp/sessions/session.h"
+  check "$tmp" > /dev/null || { echo "self-test: a downward tree was refused" >&2; return 1; }
+  printf '#include "scenecrdt/server/sessions/session.h"\n' > "$tmp/scene/scene.cc"
+  if check "$tmp" > /dev/null 2>&1; then
+    echo "self-test: scene -> sessions was not caught" >&2
+    return 1
+  fi
+  rm "$tmp/scene/scene.cc"
+  mkdir -p "$tmp/web"
+  printf '#include "scenecrdt/server/sessions/session.h"\n' > "$tmp/web/routes.cc"
+  if check "$tmp" > /dev/null 2>&1; then
+    echo "self-test: an include between rooms of one level was not caught" >&2
+    return 1
+  fi
+  echo "check_server_rooms: self-test passed"
+}
+
+if [[ ${1:-} == --self-test ]]; then
+  self_test
+else
+  check "${1:-$(cd "$(dirname "$0")/.." && pwd)/server}"
+fi

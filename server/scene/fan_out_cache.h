@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns FanOutCache: the frames a scene built in its current store sequence, one Batch per
+// start cursor, each representation built at most once and shared by every member at that
+// cursor (docs/SERVER.md "Fan-out"): members that were busy catch up from the same cursor
+// with the same frames. A new store sequence forgets every batch. Bounded by the number of
+// distinct member cursors; used on the scene's strand only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scenecrdt/server/context.h"
+
+namespace scenecrdt::server {
+
+class FanOutCache {
+ public:
+  // The frames of one catch-up (store sequence cursor -> now), built once per representation.
+  struct Batch {
+    uint64_t cursor = 0;
+    std::vector<SharedFrame> envelope;
+    std::vector<SharedFrame> zstd;  // the envelope frames' records, when a member needs them
+    SharedFrame raw;                // the raw-DCL chunk, when a raw member needs it
+  };
+
+  // The batch from `cursor` in store sequence `seq`; `created`: it was not there yet (nothing
+  // built in it). The reference is valid until the next call.
+  Batch& At(uint64_t seq, uint64_t cursor, bool& created);
+
+ private:
+  uint64_t sequence_ = ~uint64_t{0};
+  std::vector<Batch> batches_;
+};
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns building a scene's envelope frames and raw-DCL chunks from one export.
+#include "scenecrdt/server/scene/frame_builder.h"
+
+#include <span>
+
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/session/envelope.h"
+
+namespace scenecrdt::server {
+
+SharedFrame FrameBuilder::Raw(const runtime::CrdtStore& store, uint64_t from) {
+  std::vector<uint8_t> dcl;
+  const std::size_t messages = store.ExportChangesSince(from, dcl);
+  Metrics::Add(metrics_.messages_out, messages);
+  return MakeShared(std::move(dcl));
+}
+
+std::vector<SharedFrame> FrameBuilder::Envelope(const runtime::CrdtStore& store, uint64_t from,
+                                                uint64_t from_wire, uint64_t to_wire,
+                                                bool is_state) {
+  scratch_.clear();
+  const std::size_t messages = store.ExportChangesSince(from, scratch_);
+  Metrics::Add(metrics_.messages_out, messages);
+  // Cut at message boundaries into chunks of at most chunk_bytes_ (one chunk unless big).
+  const std::size_t chunk_bytes = chunk_bytes_;
+  std::vector<std::span<const uint8_t>> chunks;
+  if (scratch_.size() <= chunk_bytes) {
+    chunks.emplace_back(scratch_);
+  } else {
+    std::size_t start = 0;
+    std::size_t pos = 0;
+    (void)protocol::DecodeStream(scratch_, {}, [&](const protocol::CrdtMessage& m) {
+      const std::size_t size = protocol::EncodedSize(m);
+      if (pos + size - start > chunk_bytes && pos > start) {
+        chunks.emplace_back(scratch_.data() + start, pos - start);
+        start = pos;
+      }
+      pos += size;
+    });
+    chunks.emplace_back(scratch_.data() + start, scratch_.size() - start);
+  }
+  std::vector<SharedFrame> frames;
+  frames.reserve(chunks.size());
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const bool last = i + 1 == chunks.size();
+    session::Crdt crdt;
+    crdt.frame_sequence = is_state ? chunks.size() - 1 - i : 0;
+    // Only the last chunk reaches the end: a client cut off mid-way resumes from `from`.
+    crdt.scene_sequence = last ? to_wire : from_wire;
+    crdt.is_state = is_state;
+    crdt.data = chunks[i];
+    frames.push_back(MakeShared(session::BuildFrame(crdt)));
+  }
+  // A large export's buffer is not kept for the scene's lifetime.
+  if (scratch_.capacity() > 4 * std::size_t{chunk_bytes}) std::vector<uint8_t>().swap(scratch_);
+  return frames;
+}
+
+}  // namespace scenecrdt::server

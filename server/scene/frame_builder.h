@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns FrameBuilder: how a scene's changes become what its members receive (docs/SERVER.md
+// "Fan-out"): the changes after a store sequence, exported once from the store, as envelope
+// Crdt frames cut at message boundaries into chunks of at most state_chunk_bytes, or as one
+// plain DCL chunk for raw-DCL members. Used on the scene's strand only; its export buffer is
+// reused and dropped when a large export left it above 4 x state_chunk_bytes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/context.h"
+
+namespace scenecrdt::server {
+
+class FrameBuilder {
+ public:
+  FrameBuilder(Metrics& metrics, uint32_t chunk_bytes)
+      : metrics_(metrics), chunk_bytes_(chunk_bytes) {}
+
+  // The changes of `store` after store sequence `from` as envelope frames. Every frame but the
+  // last advertises scene sequence `from_wire` (a client cut off mid-way resumes from there),
+  // the last `to_wire`. State frames (`is_state`: a snapshot or resume delta) count down the
+  // frames still to come in frame_sequence (0: the last one).
+  std::vector<SharedFrame> Envelope(const runtime::CrdtStore& store, uint64_t from,
+                                    uint64_t from_wire, uint64_t to_wire, bool is_state);
+  // The changes after `from` as one plain DCL chunk (raw-DCL members): the store's export as
+  // it is.
+  SharedFrame Raw(const runtime::CrdtStore& store, uint64_t from);
+
+ private:
+  Metrics& metrics_;
+  const uint32_t chunk_bytes_;
+  std::vector<uint8_t> scratch_;
+};
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the merges of a shared log's loaded state and of other writers' entries.
+#include "scenecrdt/server/scene/log_merge.h"
+
+#include <span>
+
+#include "scenecrdt/protocol/crdt_codec.h"
+
+namespace scenecrdt::server {
+
+namespace {
+
+std::span<const uint8_t> Bytes(const std::string& chunk) {
+  return std::span(reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size());
+}
+
+}  // namespace
+
+uint64_t MergeLoaded(runtime::CrdtStore& store, ClusterSceneSync& marks,
+                     const std::vector<std::string>& chunks,
+                     const std::vector<cluster::StreamId>& ids, cluster::StreamId last,
+                     const EventLog& log, const std::string& scene) {
+  const protocol::DecodeOptions decode;
+  bool marked = false;
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const std::string& c = chunks[i];
+    if (c.empty()) {
+      // The empty state before a tail without snapshot: nothing to merge, a mark all the same.
+    } else if (auto r = store.MergeStream(Bytes(c), decode); !r.has_value()) {
+      log.Write("cluster", "scene=%s load_merge_error=%s", scene.c_str(), r.error().detail);
+    }
+    // One mark per loaded piece: everything up to ids[i] is merged now, and what follows
+    // changes the store after this point (ClusterSceneSync keeps the newest kMaxMarks).
+    if (i < ids.size()) {
+      if (!marked) {
+        marks.Reset(ids[i], store.sequence());
+      } else {
+        marks.NoteRead(ids[i], store.sequence(), store.sequence());
+      }
+      marked = true;
+    }
+  }
+  if (!marked) {
+    marks.Reset(last, store.sequence());
+  } else {
+    marks.NoteRead(last, store.sequence(), store.sequence());
+  }
+  uint64_t loaded_bytes = 0;
+  for (const std::string& c : chunks) loaded_bytes += c.size();
+  return loaded_bytes;
+}
+
+void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes,
+                 const std::vector<std::string>& chunks, uint64_t cap, Metrics& metrics,
+                 const EventLog& log, const std::string& scene) {
+  const protocol::DecodeOptions decode;
+  const uint64_t bytes_before = bytes.bytes();
+  std::vector<protocol::CrdtMessage> messages;
+  for (const std::string& c : chunks) {
+    // Other nodes' writes count towards --max-scene-bytes like local ones (an upper bound
+    // of their growth), but are never refused: they are in Redis already, and every node
+    // must merge them to converge. What the cap refuses is this node's writers' growth.
+    messages.clear();
+    (void)protocol::DecodeStream(Bytes(c), decode,
+                                 [&](const protocol::CrdtMessage& m) { messages.push_back(m); });
+    bytes.Add(SceneBytes::Growth(store, messages));
+    auto r = store.MergeStream(Bytes(c), decode,
+                               [&](const protocol::CrdtMessage&, const runtime::MergeResult& m) {
+                                 metrics.CountMerge(m.outcome);
+                               });
+    if (!r.has_value()) {
+      log.Write("cluster", "scene=%s remote_merge_error=%s", scene.c_str(), r.error().detail);
+    }
+  }
+  if (cap != 0 && bytes_before <= cap && bytes.bytes() > cap) {
+    // From here this node refuses its writers' growth (scene_too_large), not other nodes'.
+    log.Write("cluster", "scene=%s over_max_scene_bytes=%llu by=other_nodes bytes=%llu",
+              scene.c_str(), static_cast<unsigned long long>(cap),
+              static_cast<unsigned long long>(bytes.bytes()));
+  }
+}
+
+}  // namespace scenecrdt::server

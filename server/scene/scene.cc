@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the scene strand's work: joins, merges, fan-out, catch-up, group commit and acks, and
+// what a shared log hands the scene (its load, other nodes' entries, append positions).
+#include "scenecrdt/server/scene/scene.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/protocol/session/sequence.h"
+#include "scenecrdt/server/scene/log_merge.h"
+
+namespace scenecrdt::server {
+
+namespace {
+
+runtime::StoreLimits StoreLimitsFrom(const Limits& l) {
+  runtime::StoreLimits s;
+  s.max_payload_bytes = l.max_payload_bytes;
+  s.max_entities = l.max_entities;
+  s.max_tombstones = l.max_tombstones;
+  s.refuse_non_finite_transforms = true;
+  return s;
+}
+
+}  // namespace
+
+Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore,
+             std::optional<uint64_t> incarnation)
+    : ctx_(ctx),
+      name_(std::move(name)),
+      strand_(net::asio::make_strand(ctx.ioc())),
+      store_(StoreLimitsFrom(ctx.config().limits)),
+      sequences_(session::MakeSceneSequence(incarnation.value_or(ctx.incarnation()), 0)),
+      frames_(ctx.metrics(), ctx.config().limits.state_chunk_bytes),
+      compression_(ctx.metrics()),
+      rate_(ctx.config().limits.max_rate_hz, strand_,
+            [this] {
+              const int64_t now = NowMs();
+              for (Member& m : members_) Deliver(m, now);
+            }),
+      retry_timer_(strand_),
+      flush_timer_(strand_) {
+  if (!restore.empty()) {
+    if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
+      ctx_.log().Write("restore_failed", "scene=%s error=%s offset=%llu", name_.c_str(),
+                       merged.error().detail,
+                       static_cast<unsigned long long>(merged.error().offset));
+    }
+  }
+  bytes_.Reset(restore.size());
+  flushed_ = durable_ = store_.sequence();
+  if (SharedLog* log = ctx_.commits().shared()) {
+    // Nobody is welcomed before the scene's state is loaded from the log (LogLoaded).
+    shared_log_ = log;
+    sequences_.UseSharedLog();
+    loaded_ = false;
+    load_requested_ = true;
+    log->Follow(*this);
+  }
+}
+
+Scene::Member* Scene::FindMember(uint64_t id) {
+  for (Member& m : members_) {
+    if (m.id == id) return &m;
+  }
+  return nullptr;
+}
+
+void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
+                 std::optional<uint64_t> resume) {
+  net::asio::post(strand_, [this, member = std::move(member), can_write, resume]() mutable {
+    if (HoldJoin(member, can_write, resume)) return;
+    if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {
+      member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
+      return;
+    }
+    Metrics& metrics = ctx_.metrics();
+    const SessionKind kind = member->kind();
+    const uint64_t seq = store_.sequence();
+    uint64_t from = 0;
+    JoinState state = JoinState::kSnapshot;
+    if (resume) {
+      state = JoinState::kResumeStale;
+      if (const auto at = sequences_.ResumeFrom(*resume, seq)) {
+        from = *at;
+        state = JoinState::kResume;
+      }
+    }
+    const bool resumed = state == JoinState::kResume;
+    Metrics::Add(resumed ? metrics.resumes : metrics.snapshots);
+    metrics.CountJoin(kind, state);
+    // Reconnect evidence: a resume position, or the same address and kind back soon after an
+    // abnormal end (the client could not say goodbye).
+    const int64_t now = NowMs();
+    const char* reconnect = "no";
+    const bool recent_drop = departures_.Take(member->peer().address(), kind, now);
+    if (resume) {
+      metrics.CountReconnect(ReconnectEvidence::kResume);
+      reconnect = "resume";
+    } else if (recent_drop) {
+      metrics.CountReconnect(ReconnectEvidence::kRecentDrop);
+      reconnect = "recent_drop";
+    }
+    const auto build_start = std::chrono::steady_clock::now();
+    std::vector<SharedFrame> frames;
+    const bool raw = kind == SessionKind::kDcl;  // plain DCL chunks, no envelope
+    const bool zstd = !raw && member->zstd_frames();
+    if (raw || from == 0) {
+      // raw: one chunk, the whole state (empty for a new scene)
+      frames = SnapshotFrames(raw, zstd);
+    } else {
+      frames = BuildFrames(from, seq, /*is_state=*/true);
+      if (zstd) frames = compression_.Records(frames);
+    }
+    const auto build_us = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - build_start);
+    Metrics::Add(metrics.state_build_us, static_cast<uint64_t>(build_us.count()));
+    std::size_t state_bytes = 0;
+    for (const SharedFrame& f : frames) state_bytes += f->size();
+    Metrics::Add(metrics.state_bytes, state_bytes);
+    session::Welcome welcome{member->id(), sequences_.Wire(seq), resumed, can_write};
+    Member m;
+    m.member = member;
+    m.id = member->id();
+    m.cursor = seq;
+    m.raw = raw;
+    m.zstd = zstd;
+    m.busy_since_ms = now;
+    members_.push_back(std::move(m));
+    ctx_.log().Write("open",
+                     "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
+                     "reconnect=%s members=%zu",
+                     name_.c_str(), static_cast<unsigned long long>(member->id()),
+                     SessionKindName(kind), member->peer_text().c_str(),
+                     can_write ? "write" : "read",
+                     state == JoinState::kResume
+                         ? "resume"
+                         : (state == JoinState::kResumeStale ? "resume_stale" : "snapshot"),
+                     state_bytes, reconnect, members_.size());
+    member->PostJoined(welcome, std::move(frames));
+  });
+}
+
+void Scene::Leave(uint64_t member_id, CloseReason reason) {
+  net::asio::post(strand_, [this, member_id, reason] {
+    // A join still held for the scene's load from Redis (cluster mode) is dropped: joined
+    // after its session ended, it would stay a member for good and keep the scene from being
+    // evicted (its Join was posted before this Leave, on the same strand).
+    std::erase_if(held_joins_,
+                  [&](const HeldJoin& j) { return j.member && j.member->id() == member_id; });
+    auto it = std::find_if(members_.begin(), members_.end(),
+                           [&](const Member& m) { return m.id == member_id; });
+    if (it == members_.end()) return;
+    if (Departures::Abnormal(reason)) {
+      departures_.Note(it->member->peer().address(), it->member->kind(), NowMs());
+    }
+    members_.erase(it);
+  });
+}
+
+void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::AdmittedBatch batch) {
+  net::asio::post(strand_, [this, member_id, frame_sequence, batch = std::move(batch)]() {
+    Member* member = FindMember(member_id);
+    if (!member) return;  // left meanwhile
+    Metrics& metrics = ctx_.metrics();
+    const uint64_t growth = SceneBytes::Growth(store_, batch.messages());
+    if (!bytes_.Fits(store_, growth, ctx_.config().limits.max_scene_bytes, NowMs())) {
+      member->member->PostRefusal(ErrorCode::kSceneTooLarge,
+                                  "the write would grow the scene past --max-scene-bytes",
+                                  frame_sequence, batch.size());
+      return;
+    }
+    const uint64_t before = store_.sequence();
+    const ErrorCode refusal = store_.MergeAdmitted(
+        batch, [&](const protocol::CrdtMessage&, const runtime::MergeResult& r) {
+          metrics.CountMerge(r.outcome);
+          if (r.outcome == runtime::MergeOutcome::kRefused) metrics.CountRefusal(r.reason);
+        });
+    if (refusal != ErrorCode::kOk) {
+      member->member->PostRefusal(refusal, runtime::RefusalText(refusal), frame_sequence,
+                                  batch.size());
+      return;
+    }
+    Metrics::Add(metrics.messages_in, batch.size());
+    bytes_.Add(growth);
+    if (store_.sequence() != before) {
+      if (sole_writer_ == 0 && !mixed_writers_) {
+        sole_writer_ = member_id;
+      } else if (sole_writer_ != member_id) {
+        mixed_writers_ = true;
+      }
+    }
+    acks_.Add(store_.sequence(), member_id, frame_sequence);
+    ScheduleFlush();
+  });
+}
+
+void Scene::Ready(uint64_t member_id) {
+  net::asio::post(strand_, [this, member_id] {
+    Member* m = FindMember(member_id);
+    if (!m) return;
+    m->ready = true;
+    const int64_t now = NowMs();
+    const int64_t busy_ms = now - m->busy_since_ms;
+    const uint64_t behind = store_.sequence() - m->cursor;
+    const std::size_t bytes = Deliver(*m, now);
+    // A consumer whose last delivery took long gets everything that piled up as one coalesced
+    // frame from the store's current state: the resync of a slow consumer.
+    const int64_t resync_ms =
+        std::max<int64_t>(10, static_cast<int64_t>(ctx_.config().limits.slow_consumer_ms) / 5);
+    if (bytes > 0 && busy_ms >= resync_ms) {
+      Metrics::Add(ctx_.metrics().resyncs);
+      Metrics::Add(ctx_.metrics().resync_bytes, bytes);
+      ctx_.log().Write("resync",
+                       "scene=%s session=%llu kind=%s peer=%s busy_ms=%lld changes_behind=%llu "
+                       "bytes=%zu",
+                       name_.c_str(), static_cast<unsigned long long>(member_id),
+                       SessionKindName(m->member->kind()), m->member->peer_text().c_str(),
+                       static_cast<long long>(busy_ms), static_cast<unsigned long long>(behind),
+                       bytes);
+    }
+  });
+}
+
+void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
+  net::asio::post(strand_, [this, write = std::move(write)] {
+    const uint64_t before = store_.sequence();
+    write(store_);
+    if (store_.sequence() != before) mixed_writers_ = true;
+    ScheduleFlush();
+  });
+}
+
+void Scene::Flush(std::function<void()> done) {
+  net::asio::post(strand_, [this, done = std::move(done)]() mutable {
+    acks_.AddWaiter(std::move(done));
+    FanOut();
+    MaybeCommit();
+  });
+}
+
+void Scene::Inspect(std::function<void(const runtime::CrdtStore&, uint64_t)> read) {
+  net::asio::post(strand_, [this, read = std::move(read)] {
+    read(store_, sequences_.Wire(store_.sequence()));
+  });
+}
+
+void Scene::RetireIfQuiescent(std::function<void(bool)> done) {
+  net::asio::post(strand_, [this, done = std::move(done)] {
+    const bool quiescent = members_.empty() && !commit_in_flight_ && !retry_armed_ &&
+                           !flush_scheduled_ && !rate_.armed() && durable_ == store_.sequence() &&
+                           acks_.empty() && !acks_.has_waiters() && LogIdle();
+    done(quiescent);  // may destroy this scene: nothing of it is touched afterwards
+  });
+}
+
+std::vector<SharedFrame> Scene::SnapshotFrames(bool raw, bool zstd) {
+  using Form = SnapshotShare::Form;
+  const uint64_t seq = store_.sequence();
+  const Form form = raw ? Form::kRaw : (zstd ? Form::kZstd : Form::kEnvelope);
+  std::vector<SharedFrame> frames = snapshots_.Alive(seq, form);
+  if (!frames.empty()) {
+    Metrics::Add(ctx_.metrics().snapshot_shares);
+    return frames;
+  }
+  if (raw) {
+    frames = {frames_.Raw(store_, 0)};
+    snapshots_.Keep(seq, Form::kRaw, frames);
+    return frames;
+  }
+  if (zstd) frames = snapshots_.Alive(seq, Form::kEnvelope);
+  if (frames.empty()) {
+    frames = BuildFrames(0, seq, /*is_state=*/true);
+    snapshots_.Keep(seq, Form::kEnvelope, frames);
+  }
+  if (zstd) {
+    frames = compression_.Records(frames);
+    snapshots_.Keep(seq, Form::kZstd, frames);
+  }
+  return frames;
+}
+
+void Scene::Describe(std::function<void(Summary)> done) {
+  net::asio::post(strand_, [this, done = std::move(done)] {
+    done(Summary{name_, store_.num_entities(), members_.size()});
+  });
+}
+
+void Scene::ScheduleFlush() {
+  if (flush_scheduled_) return;
+  flush_scheduled_ = true;
+  const auto run = [this] {
+    flush_scheduled_ = false;
+    FanOut();
+    MaybeCommit();
+  };
+  if (const uint32_t window = ctx_.config().limits.batch_window_us; window > 0) {
+    flush_timer_.expires_after(std::chrono::microseconds(window));
+    flush_timer_.async_wait([run](const net::error_code& ec) {
+      if (!ec) run();
+    });
+    return;
+  }
+  // Posted behind whatever the strand already holds: frames that arrived together merge
+  // together and leave as one batch, without waiting for a tick.
+  net::asio::post(strand_, run);
+}
+
+void Scene::FanOut() {
+  const uint64_t seq = store_.sequence();
+  if (seq == flushed_) return;
+  const uint64_t from = flushed_;
+  const uint64_t skip = mixed_writers_ ? 0 : sole_writer_;
+  flushed_ = seq;
+  sole_writer_ = 0;
+  mixed_writers_ = false;
+  const int64_t now = NowMs();
+  for (Member& m : members_) {
+    if (!m.ready) continue;  // catches up (coalesced) when its write completes
+    if (m.id == skip && m.cursor == from) {
+      m.cursor = seq;  // exactly its own changes: its replica has them already
+      continue;
+    }
+    Deliver(m, now);
+  }
+}
+
+std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
+  const uint64_t seq = store_.sequence();
+  if (!m.ready || m.cursor >= seq) return 0;
+  if (!rate_.Allow(m.next_send_ms, now_ms)) return 0;
+  bool created = false;
+  FanOutCache::Batch& batch = cache_.At(seq, m.cursor, created);
+  if (created) {
+    Metrics::Add(m.cursor == flushed_ || m.cursor + 1 >= seq ? ctx_.metrics().shared_frames
+                                                             : ctx_.metrics().catchups);
+  }
+  std::vector<SharedFrame> frames;
+  if (m.raw) {
+    if (!batch.raw) batch.raw = frames_.Raw(store_, m.cursor);
+    frames.push_back(batch.raw);
+  } else {
+    if (batch.envelope.empty()) batch.envelope = BuildFrames(m.cursor, seq, /*is_state=*/false);
+    frames = batch.envelope;
+    if (m.zstd) {
+      if (batch.zstd.empty()) batch.zstd = compression_.Records(batch.envelope);
+      compression_.CountDelivery(batch.envelope, batch.zstd);
+      frames = batch.zstd;
+    }
+  }
+  std::size_t bytes = 0;
+  for (const SharedFrame& f : frames) bytes += f->size();
+  m.member->PostSceneFrames(std::move(frames));
+  m.cursor = seq;
+  m.ready = false;
+  m.busy_since_ms = now_ms;
+  if (const int64_t next = rate_.Next(now_ms); next != 0) m.next_send_ms = next;
+  return bytes;
+}
+
+std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_state) {
+  return frames_.Envelope(store_, from, sequences_.Wire(from), sequences_.Wire(to), is_state);
+}
+
+void Scene::MaybeCommit() {
+  if (commit_in_flight_) return;
+  const uint64_t seq = store_.sequence();
+  if (seq == durable_) {
+    ReleaseAcks();
+    return;
+  }
+  std::vector<uint8_t> dcl;
+  store_.ExportChangesSince(durable_, dcl);
+  commit_in_flight_ = true;
+  CommitJob job;
+  job.scene = name_;
+  job.dcl = std::move(dcl);
+  job.done = [this, seq](bool ok) {
+    net::asio::post(strand_, [this, ok, seq] { OnCommitted(ok, seq); });
+  };
+  ctx_.commits().Submit(std::move(job));
+}
+
+void Scene::OnCommitted(bool ok, uint64_t target) {
+  commit_in_flight_ = false;
+  if (shared_log_) {
+    if (ok) unavailable_notified_ = false;
+    if (!ok) NotifyUnavailable();
+  }
+  if (!ok) {
+    // Nothing is acked; the next attempt exports again from the same durable point.
+    if (!shared_log_) TellStorageUnavailable();
+    if (!retry_armed_) {
+      retry_armed_ = true;
+      retry_timer_.expires_after(std::chrono::milliseconds(200));
+      retry_timer_.async_wait([this](const net::error_code& ec) {
+        retry_armed_ = false;
+        if (!ec) MaybeCommit();
+      });
+    }
+    return;
+  }
+  durable_ = target;
+  ReleaseAcks();
+  MaybeCommit();
+}
+
+void Scene::TellStorageUnavailable() {
+  const uint64_t episode = ctx_.commits().failure_episode();
+  for (const uint64_t id : acks_.Waiting()) {
+    Member* m = FindMember(id);
+    if (!m || m->raw || m->storage_told == episode) continue;  // raw DCL has no acks to wait on
+    m->storage_told = episode;
+    m->member->PostRefusal(ErrorCode::kStorageUnavailable,
+                           "the server cannot commit (disk full or I/O error): your frames are "
+                           "merged and will be acknowledged once a commit succeeds",
+                           0, 0);
+  }
+}
+
+void Scene::ReleaseAcks() {
+  // One cumulative Ack per member for everything durable now.
+  for (const auto& [id, fs] : acks_.TakeDurable(durable_)) {
+    if (Member* m = FindMember(id)) m->member->PostAck(fs);
+  }
+  if (!commit_in_flight_ && durable_ == store_.sequence() && acks_.empty() && acks_.has_waiters()) {
+    acks_.ReleaseWaiters();
+  }
+}
+
+// ---- A shared log ----
+
+bool Scene::HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
+                     std::optional<uint64_t> resume) {
+  if (loaded_) return false;
+  if (held_joins_.size() >= ctx_.config().limits.max_sessions_per_scene) {
+    member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
+    return true;
+  }
+  held_joins_.push_back({member, can_write, resume});
+  if (!load_requested_) {
+    load_requested_ = true;
+    shared_log_->RequestLoad(*this);
+  }
+  return true;
+}
+
+bool Scene::LogIdle() const { return !shared_log_ || (!load_requested_ && held_joins_.empty()); }
+
+void Scene::Retire(std::function<void()> then) {
+  // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
+  // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
+  retired_ = true;
+  net::asio::post(strand_, std::move(then));
+}
+
+void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                      cluster::StreamId last) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), ids = std::move(ids), last] {
+    // What was loaded is in the log already: nothing to append, nothing to fan out yet. Its
+    // size counts towards --max-scene-bytes (the bytes that rebuilt it: an upper bound).
+    bytes_.Reset(MergeLoaded(store_, sequences_.marks(), chunks, ids, last, ctx_.log(), name_));
+    flushed_ = durable_ = store_.sequence();
+    loaded_ = true;
+    load_requested_ = false;
+    std::vector<HeldJoin> held;
+    held.swap(held_joins_);
+    for (HeldJoin& j : held) Join(std::move(j.member), j.can_write, j.resume);
+  });
+}
+
+void Scene::LogLoadFailed(std::string why) {
+  net::asio::post(strand_, [this, why = std::move(why)] {
+    load_requested_ = false;
+    std::vector<HeldJoin> held;
+    held.swap(held_joins_);
+    for (HeldJoin& j : held) {
+      j.member->PostClose(ErrorCode::kUnavailable,
+                          "the scene cannot be loaded from Redis now (" + why + "); retry");
+    }
+  });
+}
+
+void Scene::LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+                       std::size_t posted_bytes) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes] {
+    if (retired_) {
+      shared_log_->Consumed(posted_bytes);  // evicted: the entries are in the log
+      return;
+    }
+    // Nothing of ours is waiting to be appended: the merged entries are in the log already, so
+    // the durable point moves with them. Otherwise the next flush carries them again, which
+    // last-write-wins makes harmless.
+    const bool idle = !commit_in_flight_ && durable_ == store_.sequence();
+    const uint64_t before = store_.sequence();
+    MergeRemote(store_, bytes_, chunks, ctx_.config().limits.max_scene_bytes, ctx_.metrics(),
+                ctx_.log(), name_);
+    if (idle) durable_ = store_.sequence();
+    if (!last.is_zero() && loaded_) sequences_.marks().NoteRead(last, store_.sequence(), durable_);
+    if (store_.sequence() != before) {
+      mixed_writers_ = true;
+      ScheduleFlush();
+    }
+    shared_log_->Consumed(posted_bytes);
+  });
+}
+
+void Scene::LogAppended(cluster::StreamId id) {
+  net::asio::post(strand_, [this, id] { sequences_.marks().NoteAppended(id, durable_); });
+}
+
+void Scene::NotifyUnavailable() {
+  if (unavailable_notified_) return;
+  unavailable_notified_ = true;
+  // Frame sequence 0: the notice refuses no frame, so clients keep theirs and wait for acks.
+  const std::vector<uint64_t> told = acks_.Waiting();
+  for (const uint64_t id : told) {
+    if (Member* m = FindMember(id)) {
+      m->member->PostRefusal(ErrorCode::kUnavailable,
+                             "Redis is unreachable: writes are held, not acknowledged", 0);
+    }
+  }
+  ctx_.log().Write("cluster", "scene=%s unavailable=held writers=%zu", name_.c_str(), told.size());
+}
+
+}  // namespace scenecrdt::server

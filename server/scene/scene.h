@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns Scene: one CrdtStore plus its members, change sequence, fan-out and durability
+// bookkeeping, all on one strand (no mutex: every public method posts to the strand). It
+// reaches its members only through SceneMember (scene_member.h) and its durability only
+// through its CommitLog (storage/commit_log.h: SQLite, or the cluster's shared log); the jobs
+// that stand alone are small classes of their own, used on the strand: FrameBuilder (what
+// members receive), FanOutCache (one batch per cursor), SnapshotShare (joiners share
+// snapshots), AckBook (acks and flush waiters), RateLimit (--max-rate), Departures
+// (reconnects), SceneBytes (--max-scene-bytes), SceneSequences (scene sequences and resume)
+// and SharedCompression (zstd frames).
+//
+// Fan-out (docs/SERVER.md): each member has a cursor (the store sequence it has been sent up
+// to) and is "ready" when nothing of the scene is in flight to it. A merge schedules one
+// flush (posted behind whatever the strand already holds, so frames queued together merge
+// together); the flush builds the batch once and hands it to every ready member at the batch
+// start. Members that were busy catch up when they report ready, with one coalesced
+// ExportChangesSince(cursor) frame, shared by members at the same cursor: while a write is in
+// flight, changes pile up as "latest per key" in the store itself, never as queued frames.
+// Raw-DCL members (/dcl/<name>) get the same batches as plain DCL chunks (no envelope): one
+// per delivery, built once per cursor like the envelope frames; their snapshot is one chunk.
+// Members that read zstd frames get the same frames compressed, once per scene and cursor.
+// A catch-up after a delivery that took longer than slow_consumer_ms / 5 is a "resync" of a
+// slow consumer (counted and logged).
+//
+// Durability: after merges, the changes since the durable point go to the commit log as one
+// job (group commit; what arrives meanwhile goes in the next one). Frames are acked once the
+// durable point passes the store sequence they reached. While commits fail, each envelope
+// writer waiting for an ack is told `storage_unavailable` once per failure episode (on the
+// shared log: `unavailable` once per outage); the frames stay merged and are acked when a
+// commit succeeds.
+//
+// On a shared log (docs/CLUSTER.md "Server integration") the scene is a LoggedScene: joins
+// wait until its state is loaded from the log, other nodes' entries merge and fan out like
+// local writes, and the scene sequences come from the log's positions.
+//
+// Memory (docs/SERVER.md "Memory bounds"): writes that would grow the state past
+// --max-scene-bytes are refused (scene_too_large); joiners at one store sequence share one set
+// of snapshot frames (weak references: nothing is kept once sent).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "scenecrdt/cluster/stream_id.h"
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/context.h"
+#include "scenecrdt/server/scene/ack_book.h"
+#include "scenecrdt/server/scene/departures.h"
+#include "scenecrdt/server/scene/fan_out_cache.h"
+#include "scenecrdt/server/scene/frame_builder.h"
+#include "scenecrdt/server/scene/rate_limit.h"
+#include "scenecrdt/server/scene/scene_bytes.h"
+#include "scenecrdt/server/scene/scene_member.h"
+#include "scenecrdt/server/scene/scene_sequences.h"
+#include "scenecrdt/server/scene/shared_compression.h"
+#include "scenecrdt/server/scene/snapshot_share.h"
+#include "scenecrdt/server/storage/commit_log.h"
+
+namespace scenecrdt::server {
+
+class Scene final : public LoggedScene {
+ public:
+  // `restore`: a DCL stream (from Persistence::LoadScene) merged before anything else and
+  // considered durable.
+  // `incarnation`: numbers the scene's sequences (default: the server's; a scene reloaded after
+  // an eviction gets a fresh one).
+  Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore = {},
+        std::optional<uint64_t> incarnation = std::nullopt);
+  Scene(const Scene&) = delete;
+  Scene& operator=(const Scene&) = delete;
+
+  const std::string& name() const override { return name_; }
+  // The limits of the scene's store (immutable: any thread). Sessions admit chunks under them.
+  const runtime::StoreLimits& store_limits() const { return store_.limits(); }
+
+  // ---- Any thread (each posts to the strand) ----
+  void Join(std::shared_ptr<SceneMember> member, bool can_write, std::optional<uint64_t> resume);
+  // `reason`: why the member ended (abnormal ends are remembered for 30 s so that a rejoin
+  // from the same address and kind is recognised as a reconnect: departures.h).
+  void Leave(uint64_t member_id, CloseReason reason);
+  // A chunk the member admitted (CrdtStore::Admit under store_limits(), then its own rate
+  // and role checks). The store's batch limits decide here; a refusal goes back to the member.
+  void Submit(uint64_t member_id, uint64_t frame_sequence, runtime::AdmittedBatch batch);
+  // Nothing of the scene is in flight to the member any more.
+  void Ready(uint64_t member_id);
+  // Runs `write(store, out)` on the strand; `out` gets the local writes' messages (Lamport
+  // writes by a server-side script such as the demo), which are then fanned out and persisted.
+  void LocalWrite(std::function<void(runtime::CrdtStore&)> write);
+  // Commits everything merged so far, releases the acks, then calls `done` (on the strand).
+  void Flush(std::function<void()> done);
+  // Reads the store on the strand (tests, tools): `read` runs there.
+  void Inspect(std::function<void(const runtime::CrdtStore&, uint64_t wire_sequence)> read);
+  // Calls `done(quiescent)` on the strand: true when nothing of the scene is pending (no
+  // member, everything durable, no timer armed), so it may be dropped from memory.
+  void RetireIfQuiescent(std::function<void(bool quiescent)> done);
+  // What the scene list (GET /, docs/WEB.md) shows; `done` runs on the strand.
+  struct Summary {
+    std::string name;
+    std::size_t entities = 0;
+    std::size_t sessions = 0;
+    bool in_memory = true;  // false: stored, not loaded (entities and sessions unknown / 0)
+  };
+  void Describe(std::function<void(Summary)> done);
+
+  // ---- LoggedScene: a shared log (storage/commit_log.h), any thread ----
+  // A resume from any of the loaded pieces' positions gets a delta, so clients of a dead node
+  // resume on a node that did not host the scene yet.
+  void LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                 cluster::StreamId last) override;
+  void LogLoadFailed(std::string why) override;
+  // Other nodes' entries merge and fan out as local writes.
+  void LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+                  std::size_t posted_bytes) override;
+  void LogAppended(cluster::StreamId id) override;
+  // On the strand, once the registry evicted the scene and its shared log stopped following
+  // it: what the log posted before is ignored from now on, and `then` runs on the strand
+  // after it (the last use of the scene: it may destroy it).
+  void Retire(std::function<void()> then);
+
+ private:
+  struct Member {
+    std::shared_ptr<SceneMember> member;
+    uint64_t id = 0;
+    uint64_t cursor = 0;        // store sequence sent up to
+    bool ready = false;         // nothing of the scene in flight to it
+    bool raw = false;           // gets plain DCL chunks (/dcl/) instead of envelope frames
+    bool zstd = false;          // gets the envelope frames as zstd records (compressed once)
+    int64_t next_send_ms = 0;   // --max-rate (rate_limit.h)
+    int64_t busy_since_ms = 0;  // when the delivery in flight was handed over
+    uint64_t storage_told = 0;  // the storage failure episode it was told about
+  };
+  // A join waiting for the shared log's load (bounded by max_sessions_per_scene).
+  struct HeldJoin {
+    std::shared_ptr<SceneMember> member;
+    bool can_write;
+    std::optional<uint64_t> resume;
+  };
+
+  Member* FindMember(uint64_t id);
+  void ScheduleFlush();
+  void FanOut();
+  // Sends everything after member.cursor (a shared batch or a coalesced catch-up) if allowed;
+  // the bytes handed over (0: nothing sent).
+  std::size_t Deliver(Member& m, int64_t now_ms);
+  // The envelope frames of the changes in (from, to].
+  std::vector<SharedFrame> BuildFrames(uint64_t from, uint64_t to, bool is_state);
+  // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
+  // whose copies are still alive (`zstd`: as zstd records).
+  std::vector<SharedFrame> SnapshotFrames(bool raw, bool zstd);
+  void MaybeCommit();
+  void OnCommitted(bool ok, uint64_t target);
+  void ReleaseAcks();
+  // Commits fail: tells each envelope writer waiting for an ack (once per episode).
+  void TellStorageUnavailable();
+  // On a shared log: joins wait for the load; writers hear once per outage that it is away.
+  bool HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
+                std::optional<uint64_t> resume);
+  // No load pending and no join held (always true on a local log).
+  bool LogIdle() const;
+  void NotifyUnavailable();
+
+  ServerContext& ctx_;
+  std::string name_;
+  net::Strand strand_;
+  runtime::CrdtStore store_;
+  SceneSequences sequences_;
+  std::vector<Member> members_;
+
+  bool flush_scheduled_ = false;
+  uint64_t flushed_ = 0;  // store sequence of the last fan-out
+  // The member whose frames made every change since flushed_ (0: none or several): it does
+  // not get its own changes echoed back.
+  uint64_t sole_writer_ = 0;
+  bool mixed_writers_ = false;
+  FrameBuilder frames_;
+  FanOutCache cache_;
+  SnapshotShare snapshots_;
+  SharedCompression compression_;
+  RateLimit rate_;
+  Departures departures_;
+  SceneBytes bytes_;
+
+  uint64_t durable_ = 0;
+  bool commit_in_flight_ = false;
+  bool retry_armed_ = false;
+  AckBook acks_;
+  net::asio::steady_timer retry_timer_;
+  net::asio::steady_timer flush_timer_;
+
+  // On a shared log only (ctx.commits().shared() set).
+  SharedLog* shared_log_ = nullptr;
+  bool loaded_ = true;
+  bool load_requested_ = false;
+  std::vector<HeldJoin> held_joins_;  // bounded by max_sessions_per_scene
+  bool unavailable_notified_ = false;
+  bool retired_ = false;  // evicted: posted entries are only released (Retire)
+};
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the raw-DCL protocol's chunk handling, drop policy, throttling and close codes.
+#include "scenecrdt/server/sessions/dcl_session.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/scene/scene.h"
+
+namespace scenecrdt::server {
+
+namespace {
+
+// The decoder's verdicts on a malformed DCL chunk.
+bool IsMalformedDcl(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kTruncated:
+    case ErrorCode::kLengthTooSmall:
+    case ErrorCode::kLengthTooLarge:
+    case ErrorCode::kLengthMismatch:
+    case ErrorCode::kDataLengthMismatch:
+    case ErrorCode::kUnknownMessageType:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The WebSocket close code for a fatal condition (RFC 6455 section 7.4.1).
+uint16_t WebSocketCloseCode(ErrorCode code) {
+  if (IsMalformedDcl(code)) return 1007;  // invalid frame payload data
+  switch (code) {
+    case ErrorCode::kFrameTooLarge:
+      return 1009;  // message too big
+    case ErrorCode::kShuttingDown:
+      return 1001;  // going away
+    case ErrorCode::kSceneFull:
+      return 1013;  // try again later
+    case ErrorCode::kStorageUnavailable:
+    case ErrorCode::kCorruptData:
+    case ErrorCode::kIo:
+      return 1011;  // internal error: the scene cannot be read from the database
+    case ErrorCode::kBadRequest:
+      return 1003;  // unsupported data (a text message)
+    default:
+      return 1008;  // policy violation
+  }
+}
+
+}  // namespace
+
+DclSession::DclSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer,
+                       std::string scene, Role role)
+    : Session(ctx, std::move(strand), SessionKind::kDcl, peer),
+      scene_(std::move(scene)),
+      role_(role),
+      throttle_timer_(strand_) {}
+
+void DclSession::OnTransportOpen() { JoinScene(scene_, role_ == Role::kWrite, std::nullopt); }
+
+void DclSession::OnMessage(std::span<const uint8_t> message, bool text) {
+  if (text) {
+    Fatal(ErrorCode::kBadRequest, "text messages are not DCL chunks");
+    return;
+  }
+  HandleChunk(message);
+}
+
+void DclSession::HandleChunk(std::span<const uint8_t> chunk) {
+  if (!reading() || closing() || !joined()) return;
+  Metrics& metrics = ctx_.metrics();
+  Metrics::Add(metrics.dcl_chunks_in);
+  NoteInput(chunk.size());
+  ++chunks_in_;
+  if (chunk.empty()) return;  // an @dcl/ecs engine sends one per update, even with nothing new
+  // Strictly decoded as a whole first (an error rejects all of it); the messages the store
+  // would refuse are left out and the rest is kept, in order, as sent.
+  runtime::Admission admission =
+      runtime::CrdtStore::Admit(chunk, scene()->store_limits(),
+                                {limits().max_message_bytes, runtime::AdmitMode::kDropRefused});
+  if (admission.verdict != runtime::Admission::Verdict::kAdmitted) {
+    // Nothing of the chunk reaches the scene: close with 1007 and say where it broke.
+    char text[96];
+    std::snprintf(text, sizeof text, "malformed DCL chunk: %s at byte %llu",
+                  ErrorCodeName(admission.error.code),
+                  static_cast<unsigned long long>(admission.error.offset));
+    Fatal(admission.error.code, text);
+    return;
+  }
+  if (!can_write()) {
+    // Dropped, not closed: a spectator engine still emits incidental messages (the
+    // DELETE_COMPONENTs @dcl/ecs sends after a remote DELETE_ENTITY), and must stay joined.
+    metrics.CountDclDrop(ErrorCode::kReadOnly, admission.messages);
+    LogRefusal(ErrorCode::kReadOnly, "read-only token: the chunk was dropped", false,
+               admission.messages);
+    return;
+  }
+  for (const runtime::RefusalCount& dropped : admission.dropped) {
+    metrics.CountDclDrop(dropped.code, dropped.messages);
+    LogRefusal(dropped.code, runtime::RefusalText(dropped.code), false, dropped.messages);
+  }
+  if (admission.batch.empty()) return;
+  // The rate limit delays instead of refusing: there is no refusal a raw client could act on.
+  // The chunk is admitted; a bucket in debt pauses reading until it has refilled, so the
+  // peer's later chunks wait in its socket (TCP backpressure) and nothing is lost.
+  const std::size_t kept = admission.batch.size();
+  RefillTokens();
+  const double tokens = SpendTokens(static_cast<double>(kept));
+  CountMessagesIn(kept);
+  scene()->Submit(id(), chunks_in_, std::move(admission.batch));
+  if (tokens < 0.0) {
+    PauseReading();
+    Metrics::Add(metrics.dcl_throttles);
+    const double rate = std::max<double>(1.0, limits().messages_per_second);
+    const auto wait_ms = static_cast<int64_t>(std::ceil(-tokens * 1000.0 / rate));
+    throttle_timer_.expires_after(std::chrono::milliseconds(wait_ms));
+    throttle_timer_.async_wait([self = shared_from_this()](const net::error_code& ec) {
+      if (!ec) static_cast<DclSession&>(*self).ResumeReading();
+    });
+  }
+}
+
+void DclSession::Refuse(ErrorCode code, const char* text, uint64_t, uint64_t messages) {
+  // A scene-level refusal (entity or tombstone limit) of a whole chunk: dropped, counted.
+  ctx_.metrics().CountDclDrop(code, messages);
+  LogRefusal(code, text, false, messages);
+}
+
+void DclSession::QueueGoodbye(ErrorCode code, std::string_view text) {
+  SetCloseStatus(WebSocketCloseCode(code), text);
+}
+
+CloseReason DclSession::FatalCloseReason(ErrorCode code) const {
+  return IsMalformedDcl(code) ? CloseReason::kMalformedDcl : Session::FatalCloseReason(code);
+}
+
+void DclSession::OnWriteStarted(std::size_t) {
+  Metrics::Add(ctx_.metrics().dcl_chunks_out);  // one WebSocket message per write
+}
+
+void DclSession::OnSessionClosed() { throttle_timer_.cancel(); }
+
+}  // namespace scenecrdt::server

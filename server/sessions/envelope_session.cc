@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the envelope protocol's frame handling, control queue, acks and timeouts.
+#include "scenecrdt/server/sessions/envelope_session.h"
+
+#include <algorithm>
+
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/scene/scene.h"
+
+namespace scenecrdt::server {
+
+namespace {
+
+// The WebSocket close status after a fatal Error frame (RFC 6455 section 7.4.1).
+uint16_t EnvelopeCloseCode(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kShuttingDown:
+      return 1001;  // going away
+    case ErrorCode::kFrameTooLarge:
+      return 1009;  // message too big
+    case ErrorCode::kSceneFull:
+      return 1013;  // try again later
+    case ErrorCode::kStorageUnavailable:
+    case ErrorCode::kCorruptData:
+    case ErrorCode::kIo:
+      return 1011;  // internal error: the scene cannot be read from the database
+    case ErrorCode::kEnvelopeInvalid:
+    case ErrorCode::kProtocolVersion:
+    case ErrorCode::kUnexpectedPayload:
+    case ErrorCode::kBadRequest:
+      return 1002;  // protocol error
+    default:
+      return 1008;  // policy violation (unauthorized, slow consumer, malformed DCL ...)
+  }
+}
+
+// Clients assume this limit before the Welcome and from servers that do not send it.
+static_assert(Limits{}.max_frame_bytes == session::kDefaultServerMaxFrameBytes,
+              "docs/PROTOCOL.md documents the default frame limit clients assume");
+
+}  // namespace
+
+EnvelopeSession::EnvelopeSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer,
+                                 SessionKind kind, std::string path_scene)
+    : Session(ctx, std::move(strand), kind, peer), path_scene_(std::move(path_scene)) {}
+
+void EnvelopeSession::OnMessage(std::span<const uint8_t> message, bool text) {
+  // A WebSocket message carries one or more complete frames (docs/PROTOCOL.md section 2), as
+  // a binary message: a text message is not the envelope, whatever its bytes.
+  if (text) {
+    Fatal(ErrorCode::kBadRequest, "text WebSocket message: send envelope frames as binary");
+    return;
+  }
+  while (!message.empty() && reading()) {
+    const auto size = session::PeekFrameSize(message);
+    if (!size || *size > message.size()) {
+      Fatal(ErrorCode::kEnvelopeInvalid, "a WebSocket message must hold whole frames");
+      return;
+    }
+    if (*size > limits().max_frame_bytes) {
+      Fatal(ErrorCode::kFrameTooLarge, "frame above the server's limit");
+      return;
+    }
+    // Copy into the aligned frame buffer (flatbuffers reads scalars in place).
+    frame_buffer_.assign(message.begin(), message.begin() + static_cast<std::ptrdiff_t>(*size));
+    message = message.subspan(*size);
+    OnFrame(frame_buffer_);
+  }
+}
+
+void EnvelopeSession::OnFrame(std::span<const uint8_t> frame) {
+  if (!reading() || closing()) return;
+  Metrics::Add(ctx_.metrics().frames_in);
+  NoteInput(frame.size());
+  session::ReadOptions options;
+  options.max_frame_bytes = limits().max_frame_bytes;
+  auto read = session::ReadFrame(frame, options);
+  if (!read.has_value()) {
+    Fatal(read.error().code, read.error().detail);
+    return;
+  }
+  const session::Frame& f = read.value();
+  if (const auto* hello = std::get_if<session::Hello>(&f)) {
+    HandleHello(*hello);
+  } else if (const auto* crdt = std::get_if<session::Crdt>(&f)) {
+    HandleCrdt(*crdt);
+  } else if (const auto* ping = std::get_if<session::Ping>(&f)) {
+    QueueControl(session::Pong{ping->nonce, ping->sent_us});
+  } else if (std::get_if<session::Pong>(&f)) {
+    // NoteInput already moved the idle clock: that is all a Pong is for.
+  } else if (const auto* error = std::get_if<session::ErrorFrame>(&f)) {
+    if (error->fatal) BeginClose(CloseReason::kClientClosed);  // the client says goodbye
+  } else {
+    Fatal(ErrorCode::kUnexpectedPayload, "clients send Hello, Crdt, Ping, Pong or Error");
+  }
+}
+
+void EnvelopeSession::HandleHello(const session::Hello& hello) {
+  if (joined()) {
+    Fatal(ErrorCode::kUnexpectedPayload, "Hello sent twice");
+    return;
+  }
+  if (!path_scene_.empty() && hello.scene != path_scene_) {
+    Fatal(ErrorCode::kBadRequest, "Hello.scene differs from the WebSocket path's scene");
+    return;
+  }
+  auto grant = ctx_.auth().CheckNow(hello.token, hello.scene);
+  if (!grant.has_value()) {
+    Fatal(ErrorCode::kUnauthorized, grant.error().detail);
+    return;
+  }
+  // zstd frames when offered (compressed once per scene), else the zstd stream when offered.
+  const bool compress = ctx_.config().compression && CanCompress();
+  if (compress && hello.zstd_frames && ctx_.config().zstd_frames) {
+    mode_ = session::Compression::kZstdFrames;
+  } else if (compress && hello.compression == session::Compression::kZstd) {
+    mode_ = session::Compression::kZstd;
+  }
+  SetZstdFrames(mode_ == session::Compression::kZstdFrames);
+  NoteGrant(grant.value());
+  JoinScene(hello.scene, grant->role == Role::kWrite, hello.resume_sequence);
+}
+
+void EnvelopeSession::HandleCrdt(const session::Crdt& crdt) {
+  if (!joined()) {
+    Fatal(ErrorCode::kUnexpectedPayload, "Crdt before Hello");
+    return;
+  }
+  if (!can_write()) {
+    Refuse(ErrorCode::kReadOnly, "this session's token is read-only", crdt.frame_sequence, 0);
+    return;
+  }
+  // The frame's one decode: a malformed stream is a protocol violation (fatal); a message the
+  // store would refuse refuses the frame.
+  runtime::Admission admission =
+      runtime::CrdtStore::Admit(crdt.data, scene()->store_limits(),
+                                {limits().max_message_bytes, runtime::AdmitMode::kWholeChunk});
+  if (admission.verdict == runtime::Admission::Verdict::kMalformed) {
+    Fatal(admission.error.code, "malformed DCL stream in a Crdt frame");
+    return;
+  }
+  if (admission.verdict == runtime::Admission::Verdict::kRefused) {
+    Refuse(admission.error.code, admission.error.detail, crdt.frame_sequence, 0);
+    return;
+  }
+  // Token bucket over messages: a frame is admitted whole or refused whole.
+  if (RefillTokens() < admission.messages) {
+    Refuse(ErrorCode::kRateLimited, "over the messages-per-second limit", crdt.frame_sequence, 0);
+    return;
+  }
+  (void)SpendTokens(admission.messages);
+  CountMessagesIn(admission.messages);
+  scene()->Submit(id(), crdt.frame_sequence, std::move(admission.batch));
+}
+
+void EnvelopeSession::Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,
+                             uint64_t messages) {
+  LogRefusal(code, text, false, messages);
+  QueueControl(session::ErrorFrame{code, text, frame_sequence, false});
+}
+
+void EnvelopeSession::QueueControl(const session::Frame& frame) {
+  if (ending()) return;
+  if (control_.size() >= limits().max_control_frames) {
+    // The client does not read what it provokes (errors, pongs): drop it.
+    Fatal(ErrorCode::kSlowConsumer, "too many unread control frames");
+    return;
+  }
+  control_.push_back(MakeShared(session::BuildFrame(frame)));
+  WriteNext();
+}
+
+void EnvelopeSession::QueueGoodbye(ErrorCode code, std::string_view text) {
+  // Over WebSocket the close status says it too (never 1000 "normal" after a fatal Error).
+  SetCloseStatus(EnvelopeCloseCode(code), text);
+  // The fatal Error goes out even when the control queue is full.
+  QueueRaw(MakeShared(session::BuildFrame(session::ErrorFrame{code, std::string(text), 0, true})));
+}
+
+void EnvelopeSession::PostAck(uint64_t frame_sequence) {
+  net::asio::post(strand_, [self = shared_from_this(), frame_sequence] {
+    auto& s = static_cast<EnvelopeSession&>(*self);
+    if (s.closed()) return;
+    s.ack_pending_ = std::max(s.ack_pending_.value_or(0), frame_sequence);
+    s.WriteNext();
+  });
+}
+
+void EnvelopeSession::TakeControlFrames(std::vector<SharedFrame>& out) {
+  out.insert(out.end(), control_.begin(), control_.end());
+  control_.clear();
+  if (ack_pending_) {
+    out.push_back(MakeShared(session::BuildFrame(session::Ack{*ack_pending_})));
+    ack_pending_.reset();
+    Metrics::Add(ctx_.metrics().acks_out);
+  }
+}
+
+void EnvelopeSession::OnJoined(const session::Welcome& welcome) {
+  session::Welcome w = welcome;
+  w.compression = mode_;
+  // Clients split what they send under it (docs/PROTOCOL.md section 2, "Frame limit").
+  w.max_frame_bytes = limits().max_frame_bytes;
+  SharedFrame frame = MakeShared(session::BuildFrame(w));
+  control_.push_back(frame);
+  if (mode_ == session::Compression::kZstd) StartCompression(frame);
+}
+
+void EnvelopeSession::OnWriteStarted(std::size_t frames) {
+  Metrics::Add(ctx_.metrics().frames_out, frames);
+}
+
+void EnvelopeSession::OnWatchdog(int64_t now_ms) {
+  const Limits& l = limits();
+  if (!joined() && reading() && now_ms - started_ms() > l.handshake_timeout_ms) {
+    ctx_.log().Write("drop", "scene=- session=%llu kind=%s peer=%s reason=handshake_timeout",
+                     static_cast<unsigned long long>(id()), SessionKindName(kind()),
+                     peer_text().c_str());
+    NoteClose(CloseReason::kHandshakeTimeout);
+    Fatal(ErrorCode::kUnauthorized, "no Hello within the handshake timeout");
+  } else if (reading() && now_ms - last_read_ms() > l.idle_timeout_ms) {
+    ctx_.log().Write("drop", "scene=%s session=%llu kind=%s peer=%s reason=idle_timeout",
+                     scene_name(), static_cast<unsigned long long>(id()), SessionKindName(kind()),
+                     peer_text().c_str());
+    StopReading();
+    BeginClose(CloseReason::kIdleTimeout);
+  } else if (joined() && reading() && now_ms - last_read_ms() > l.idle_timeout_ms / 3 &&
+             now_ms - last_ping_ms_ > l.idle_timeout_ms / 3) {
+    last_ping_ms_ = now_ms;
+    QueueControl(session::Ping{static_cast<uint64_t>(now_ms), 0});
+  }
+}
+
+void EnvelopeSession::OnSessionClosed() { control_.clear(); }
+
+}  // namespace scenecrdt::server

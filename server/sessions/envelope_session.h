@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns EnvelopeSession: the session envelope protocol (docs/PROTOCOL.md section 2) over any
+// transport (TcpSession, WebSocketSession<EnvelopeSession>). Every frame is verified
+// (ReadFrame), then Hello (auth, scene join), Crdt (read-only check, CrdtStore::Admit of the
+// whole frame, token bucket, then Scene::Submit), Ping/Pong. Protocol violations send a fatal
+// Error frame and close; refusals send a non-fatal Error naming the frame. It owns the bounded
+// control queue (Welcome, Error, Pong, Ping) and the one cumulative pending Ack, and the
+// Hello deadline, idle timeout and Ping of its watchdog.
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "scenecrdt/server/sessions/session.h"
+
+namespace scenecrdt::server {
+
+class EnvelopeSession : public Session {
+ public:
+  void PostAck(uint64_t frame_sequence) override;
+
+  // Liveness is the watchdog's (Ping, idle timeout), not the WebSocket keep-alive.
+  static constexpr bool kTransportKeepAlive = false;
+
+ protected:
+  // `kind`: kTcp or kWebSocket. `path_scene`: the scene named by the WebSocket path, which
+  // Hello must name too (empty for TCP).
+  EnvelopeSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer, SessionKind kind,
+                  std::string path_scene = {});
+
+  // A complete size-prefixed frame (TCP), in an 8-byte aligned buffer.
+  void OnFrame(std::span<const uint8_t> frame);
+  // A WebSocket message: one or more complete frames.
+  void OnMessage(std::span<const uint8_t> message, bool text) override;
+  // Queues a frame the peer provoked; a peer that leaves too many unread is dropped.
+  void QueueControl(const session::Frame& frame);
+  // Queues bytes ahead of scene data, outside the control limit (a goodbye).
+  void QueueRaw(SharedFrame bytes) { control_.push_back(std::move(bytes)); }
+
+  void QueueGoodbye(ErrorCode code, std::string_view text) override;
+  void Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,
+              uint64_t messages) override;
+  void TakeControlFrames(std::vector<SharedFrame>& out) override;
+  void OnJoined(const session::Welcome& welcome) override;
+  void OnWriteStarted(std::size_t frames) override;
+  void OnWatchdog(int64_t now_ms) override;
+  void OnSessionClosed() override;
+  // The transport can compress the server -> client stream (framed TCP: zstd). When the
+  // Hello offered the zstd stream, StartCompression is told which queued frame (the Welcome)
+  // is the last plain one; zstd frames need nothing of the transport (the scene hands them
+  // compressed records, which go out as they are).
+  virtual bool CanCompress() const { return false; }
+  virtual void StartCompression(const SharedFrame& last_plain) { (void)last_plain; }
+
+  std::vector<uint8_t> frame_buffer_;  // one frame, 8-byte aligned (std::vector storage)
+
+ private:
+  void HandleHello(const session::Hello& hello);
+  void HandleCrdt(const session::Crdt& crdt);
+
+  const std::string path_scene_;
+  std::deque<SharedFrame> control_;
+  std::optional<uint64_t> ack_pending_;
+  int64_t last_ping_ms_ = 0;
+  // Welcome.compression: what the Hello offered and the server and transport can do.
+  session::Compression mode_ = session::Compression::kNone;
+};
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns Session: the transport-and-queue core every client connection shares, whatever its
+// protocol (EnvelopeSession, DclSession) and transport (TcpSession, WebSocketSession).
+// Registration, scene membership, the token bucket, the write side, the slow-consumer
+// watchdog, closing, refusal logging and the close line live here; a protocol subclass says
+// what the bytes mean and how to say a fatal goodbye, a transport subclass moves the bytes.
+// Everything runs on the session's strand; the scene talks to it only through SceneMember
+// (scene/scene_member.h).
+//
+// Write side: whatever the protocol has pending ahead of scene data (Welcome, Error, Pong,
+// Ack: TakeControlFrames) plus at most one scene delivery go out in one gather write. A write
+// in flight longer than slow_consumer_ms drops the session.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/server/context.h"
+#include "scenecrdt/server/scene/scene_member.h"
+
+namespace scenecrdt::server {
+
+// How long a graceful close (a WebSocket close handshake, a TLS close_notify) waits for the
+// peer's answer before the socket is cut (at most --slow-consumer-ms).
+inline constexpr int64_t kCloseGraceMs = 1500;
+
+class Session : public std::enable_shared_from_this<Session>, public SceneMember {
+ public:
+  virtual ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Registers the session and starts the transport (on the strand).
+  void Start();
+  uint64_t id() const override { return id_; }
+  // Immutable after construction: readable from any strand.
+  SessionKind kind() const override { return kind_; }
+  const net::tcp::endpoint& peer() const override { return peer_; }
+  const std::string& peer_text() const override { return peer_text_; }
+  // The connection's place under the connection caps (a transport/connection_limiter.h
+  // ConnectionTicket, which gives the place back when dropped), held until the socket closes.
+  void AdoptConnection(std::shared_ptr<void> ticket) { ticket_ = std::move(ticket); }
+  // The scene hands this session its frames as zstd records, compressed once per scene
+  // (Welcome.compression = zstd frames). Set before the join; read by the scene's strand.
+  bool zstd_frames() const override { return zstd_frames_; }
+  // The credential the session joins with: its subject is logged on join, and a grant that
+  // expires closes the session then (fatal kUnauthorized "token_expired").
+  void NoteGrant(const AccessGrant& grant) {
+    subject_ = grant.subject;
+    grant_expires_ = grant.expires_at;
+  }
+
+  // ---- SceneMember: any thread (each posts to the strand) ----
+  void PostJoined(session::Welcome welcome, std::vector<SharedFrame> state) final;
+  void PostSceneFrames(std::vector<SharedFrame> frames) final;
+  // PostAck: the protocol's (the envelope acks; raw DCL cannot).
+  void PostRefusal(ErrorCode code, const char* text, uint64_t frame_sequence,
+                   uint64_t messages = 0) final;
+  void PostClose(ErrorCode code, std::string text) final;
+
+  // ---- Any thread (each posts to the strand) ----
+  // Stops reading (shutdown); `done` runs on the strand afterwards.
+  void PostStopReading(std::function<void()> done);
+
+ protected:
+  // `peer`: the remote address ("IP:PORT" in logs, reconnect detection).
+  Session(ServerContext& ctx, net::Strand strand, SessionKind kind, net::tcp::endpoint peer);
+
+  // ---- Transport hooks, run on the strand ----
+  virtual void TransportStart() = 0;  // handshake if any, then Opened()
+  virtual void TransportRead() = 0;   // one read; then the protocol's input or OnReadError()
+  virtual void TransportWrite(const std::vector<net::asio::const_buffer>& buffers) = 0;
+  virtual void TransportClose() = 0;  // graceful when possible; must end in OnClosed()
+
+  // ---- Protocol hooks, run on the strand ----
+  // The transport is ready (after the WebSocket upgrade): raw DCL joins its path's scene.
+  virtual void OnTransportOpen() {}
+  // One WebSocket message (`text`: a text message).
+  virtual void OnMessage(std::span<const uint8_t> message, bool text) = 0;
+  // Queues the protocol's fatal goodbye for `code` (it goes out after what is queued).
+  virtual void QueueGoodbye(ErrorCode code, std::string_view text) = 0;
+  // Why the session ends after a fatal `code` (the close line and metrics).
+  virtual CloseReason FatalCloseReason(ErrorCode code) const;
+  // A refusal of a submitted batch, on the strand (PostRefusal's body).
+  virtual void Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,
+                      uint64_t messages) = 0;
+  // Moves the frames to send ahead of scene data into `out` (the write being started).
+  virtual void TakeControlFrames(std::vector<SharedFrame>& out) { (void)out; }
+  // The scene accepted the join (before its state frames are queued).
+  virtual void OnJoined(const session::Welcome& welcome) { (void)welcome; }
+  // A write of `frames` frames starts (metrics).
+  virtual void OnWriteStarted(std::size_t frames) = 0;
+  // The protocol's own timeouts, every watchdog tick while not closing.
+  virtual void OnWatchdog(int64_t now_ms) { (void)now_ms; }
+  // The connection ended: drop queues, cancel timers.
+  virtual void OnSessionClosed() {}
+
+  // ---- Called by transports ----
+  void Opened();  // OnTransportOpen(), then the first read
+  void ReadNext();
+  void OnReadError(const net::error_code& ec);
+  void OnWriteDone(const net::error_code& ec, std::size_t bytes);
+  void OnClosed();
+
+  // ---- Called by protocols ----
+  // Counts `bytes` received and moves the idle clock.
+  void NoteInput(std::size_t bytes);
+  void SetZstdFrames(bool on) { zstd_frames_ = on; }
+  // Looks the scene up and joins it (the scene logs the open line).
+  void JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume);
+  // A fatal condition: logged (unless kShuttingDown), goodbye queued, flushed, closed.
+  void Fatal(ErrorCode code, std::string_view text);
+  // Starts the write of whatever is pending (no-op while one is in flight).
+  void WriteNext();
+  void BeginClose(CloseReason reason);
+  void NoteClose(CloseReason reason) {
+    if (close_reason_ == CloseReason::kNone) close_reason_ = reason;
+  }
+  void StopReading() { reading_ = false; }
+  // Reading paused by the protocol (rate limit backpressure); ResumeReading reads again.
+  void PauseReading() { read_paused_ = true; }
+  void ResumeReading();
+  // Token bucket over DCL messages, refilled to now; the tokens left (may be negative).
+  double RefillTokens();
+  // Takes `n` tokens; the tokens left (negative: in debt).
+  double SpendTokens(double n) { return tokens_ -= n; }
+  void CountMessagesIn(uint64_t n) { messages_in_ += n; }
+  // Counts a refusal and logs it (the first of each reason per session; the rest are counted
+  // and summed up in the close line).
+  void LogRefusal(ErrorCode code, std::string_view text, bool fatal, uint64_t messages);
+  // The WebSocket close status the transport sends when it closes (1000 "" by default).
+  void SetCloseStatus(uint16_t code, std::string_view text);
+  uint16_t close_code() const { return close_code_; }
+  const std::string& close_text() const { return close_text_; }
+
+  bool joined() const { return joined_; }
+  bool can_write() const { return can_write_; }
+  bool reading() const { return reading_; }
+  bool closing() const { return closing_; }
+  bool closed() const { return closed_; }
+  // A fatal goodbye is queued: nothing more is queued or read.
+  bool ending() const { return closed_ || close_after_flush_; }
+  bool writing() const { return writing_; }
+  int64_t started_ms() const { return started_ms_; }
+  int64_t last_read_ms() const { return last_read_ms_; }
+  Scene* scene() const { return scene_; }
+  const char* scene_name() const;
+  const Limits& limits() const { return ctx_.config().limits; }
+
+  ServerContext& ctx_;
+  net::Strand strand_;
+
+ private:
+  void Watchdog();
+
+  const SessionKind kind_;
+  const net::tcp::endpoint peer_;
+  const std::string peer_text_;
+  uint64_t id_ = 0;
+  Scene* scene_ = nullptr;
+  std::string joined_scene_;  // for the close line after leaving
+  bool joined_ = false;
+  bool can_write_ = false;
+  bool zstd_frames_ = false;
+  bool reading_ = true;  // false after a violation or on shutdown
+  bool read_paused_ = false;
+  bool close_after_flush_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+  CloseReason close_reason_ = CloseReason::kNone;
+  uint16_t close_code_ = 1000;
+  std::string close_text_;
+  // Token bucket over DCL messages.
+  double tokens_ = 0.0;
+  int64_t tokens_at_ms_ = 0;
+  // Totals for the close line.
+  uint64_t messages_in_ = 0;
+  uint64_t bytes_in_ = 0;
+  uint64_t bytes_out_ = 0;
+  uint64_t refusals_ = 0;
+  std::bitset<128> logged_refusals_;  // ErrorCodes already logged (non-fatal refusals)
+  // Write side.
+  std::vector<SharedFrame> scene_frames_;
+  std::vector<SharedFrame> in_flight_;
+  std::vector<net::asio::const_buffer> buffers_;
+  bool writing_ = false;
+  bool in_flight_has_scene_ = false;
+  int64_t write_started_ms_ = 0;
+  int64_t in_flight_bytes_ = 0;
+  // Timeouts.
+  int64_t started_ms_ = 0;
+  int64_t last_read_ms_ = 0;
+  net::asio::steady_timer watchdog_;
+  std::shared_ptr<void> ticket_;  // the connection's place under the caps
+  std::string subject_;
+  std::optional<std::chrono::sys_seconds> grant_expires_;
+};
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns CommitLog: the one interface a scene has to durability (docs/SERVER.md "Persistence",
+// docs/CLUSTER.md "Server integration"): where its committed changes go, and, for a log that
+// several servers share, where its stored state and the changes written elsewhere come from.
+// Two implementations: Persistence (storage/persistence.h, SQLite, written by this server only)
+// and ClusterNode (cluster/cluster_node.h, Redis Streams shared by every node).
+//
+// A scene submits each flush as one CommitJob and waits for its `done` before the next (so a
+// log holds at most one job per scene). On a shared log a scene is also a LoggedScene: the log
+// loads its state (before anyone is welcomed), then hands it every entry other writers append,
+// and tells it where its own flushes landed (positions number the scene's sequences). Nothing
+// here names a scene class: the scene room implements LoggedScene (scene/scene.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenecrdt/cluster/stream_id.h"
+#include "scenecrdt/protocol/result.h"
+
+namespace scenecrdt::server {
+
+struct CommitJob {
+  std::string scene;
+  std::vector<uint8_t> dcl;        // changed registers/tombstones/append sets, current values
+  std::function<void(bool)> done;  // runs on the log's thread: post, do not block
+};
+
+// A scene as a shared log sees it. Each call may come from any thread (the log's): the scene
+// posts to its strand. Positions are stream IDs of the shared log (cluster/stream_id.h).
+class LoggedScene {
+ public:
+  virtual const std::string& name() const = 0;
+  // The scene's stored state: `chunks` (snapshot, then the tail) merge, everything up to
+  // `last` is in them; `ids[i]` is the position chunk i covers (a resume from any of them
+  // gets a delta). Joins held meanwhile are welcomed afterwards.
+  virtual void LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                         cluster::StreamId last) = 0;
+  // The load failed: held joins are closed with kUnavailable; the next join loads again.
+  virtual void LogLoadFailed(std::string why) = 0;
+  // Other writers' entries (chunks), read up to position `last` (zero: a snapshot reload, no
+  // position). `posted_bytes` go back to the log (SharedLog::Consumed) once merged.
+  virtual void LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+                          std::size_t posted_bytes) = 0;
+  // The flush in flight is in the log with (last) position `id` (called before its done).
+  virtual void LogAppended(cluster::StreamId id) = 0;
+
+ protected:
+  virtual ~LoggedScene() = default;  // owned as its concrete type (the scene registry's)
+};
+
+class SharedLog;
+
+class CommitLog {
+ public:
+  virtual ~CommitLog() = default;
+  // Where committed changes go: `job.done(true)` once durable, `done(false)` when not (the
+  // scene keeps its acks and submits again). Thread-safe.
+  virtual void Submit(CommitJob job) = 0;
+  // The current failure episode of the log's own storage (storage_health.h): a scene tells
+  // each writer once per episode that its commits fail. 0 for a shared log (a scene on it
+  // says so once per outage, whatever the episode).
+  virtual uint64_t failure_episode() const { return 0; }
+  // The log as several servers share it (scenes load from it and receive other writers'
+  // changes), or nullptr for a log this server alone writes (SQLite: the registry loads a
+  // scene before it exists, and nothing comes from elsewhere).
+  virtual SharedLog* shared() { return nullptr; }
+};
+
+// Where remote changes come from. Any thread.
+class SharedLog : public CommitLog {
+ public:
+  SharedLog* shared() final { return this; }
+  // `scene` is hosted from now on: its state is loaded (LogLoaded / LogLoadFailed), then its
+  // entries are followed (LogEntries). `scene` stays alive until Unfollow.
+  virtual void Follow(LoggedScene& scene) = 0;
+  // The registry evicted `scene` (quiescent): nothing is handed to it any more.
+  virtual void Unfollow(LoggedScene& scene) = 0;
+  // Loads `scene` again after a failed load (its next join asks).
+  virtual void RequestLoad(LoggedScene& scene) = 0;
+  // Entries handed to a scene (LogEntries' `posted_bytes`) were merged or dropped.
+  virtual void Consumed(std::size_t posted_bytes) = 0;
+  // Whether the log holds anything of `scene`; an error when it cannot tell now (`why` gets
+  // its text). Bounded by the log's timeouts; calls are serialised.
+  virtual Result<bool> SceneStored(std::string_view scene, std::string* why) = 0;
+};
+
+}  // namespace scenecrdt::server

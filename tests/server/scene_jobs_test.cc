@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owner: the scene's jobs that stand alone (server/scene/: ack_book, snapshot_share,
+// fan_out_cache, departures, scene_sequences): their contracts without a scene around them.
+// The scene's behaviour through them is covered end to end by server_test.cc and friends.
+#include <gtest/gtest.h>
+
+#include "scenecrdt/protocol/session/sequence.h"
+#include "scenecrdt/server/scene/ack_book.h"
+#include "scenecrdt/server/scene/departures.h"
+#include "scenecrdt/server/scene/fan_out_cache.h"
+#include "scenecrdt/server/scene/scene_sequences.h"
+#include "scenecrdt/server/scene/snapshot_share.h"
+
+namespace scenecrdt::server {
+namespace {
+
+TEST(AckBookTest, OneCumulativeAckPerMemberForWhatIsDurable) {
+  AckBook book;
+  book.Add(/*store_sequence=*/1, /*member=*/7, /*frame_sequence=*/10);
+  book.Add(2, 8, 3);
+  book.Add(3, 7, 12);
+  book.Add(5, 8, 4);
+  EXPECT_EQ(book.Waiting(), (std::vector<uint64_t>{7, 8}));
+  const auto acks = book.TakeDurable(3);
+  ASSERT_EQ(acks.size(), 2u);
+  EXPECT_EQ(acks[0], (std::pair<uint64_t, uint64_t>{7, 12}));
+  EXPECT_EQ(acks[1], (std::pair<uint64_t, uint64_t>{8, 3}));
+  EXPECT_FALSE(book.empty());  // store sequence 5 is not durable yet
+  EXPECT_EQ(book.Waiting(), (std::vector<uint64_t>{8}));
+  EXPECT_EQ(book.TakeDurable(5).size(), 1u);
+  EXPECT_TRUE(book.empty());
+}
+
+TEST(AckBookTest, WaitersRunOnceWhenReleased) {
+  AckBook book;
+  int runs = 0;
+  book.AddWaiter([&] { ++runs; });
+  book.AddWaiter([&] { ++runs; });
+  EXPECT_TRUE(book.has_waiters());
+  book.ReleaseWaiters();
+  EXPECT_EQ(runs, 2);
+  EXPECT_FALSE(book.has_waiters());
+  book.ReleaseWaiters();
+  EXPECT_EQ(runs, 2);
+}
+
+TEST(SnapshotShareTest, SharedWhileAliveForgottenAtANewSequence) {
+  using Form = SnapshotShare::Form;
+  SnapshotShare share;
+  std::vector<SharedFrame> frames = {MakeShared({1, 2}), MakeShared({3})};
+  share.Keep(4, Form::kEnvelope, frames);
+  EXPECT_EQ(share.Alive(4, Form::kEnvelope), frames);
+  EXPECT_TRUE(share.Alive(4, Form::kZstd).empty());  // each form on its own
+  EXPECT_TRUE(share.Alive(4, Form::kRaw).empty());
+  frames[1].reset();  // one frame sent and dropped: the set is not shared any more
+  EXPECT_TRUE(share.Alive(4, Form::kEnvelope).empty());
+  share.Keep(4, Form::kRaw, {frames[0]});
+  EXPECT_EQ(share.Alive(4, Form::kRaw).size(), 1u);
+  EXPECT_TRUE(share.Alive(5, Form::kRaw).empty());  // a new store sequence forgets it
+  EXPECT_TRUE(share.Alive(4, Form::kRaw).empty());
+}
+
+TEST(FanOutCacheTest, OneBatchPerCursorPerSequence) {
+  FanOutCache cache;
+  bool created = false;
+  cache.At(10, 3, created).raw = MakeShared({9});
+  EXPECT_TRUE(created);
+  EXPECT_NE(cache.At(10, 3, created).raw, nullptr);
+  EXPECT_FALSE(created);
+  cache.At(10, 5, created);
+  EXPECT_TRUE(created);
+  EXPECT_EQ(cache.At(11, 3, created).raw, nullptr);  // a new sequence: nothing kept
+  EXPECT_TRUE(created);
+}
+
+TEST(DeparturesTest, ARecentAbnormalEndIsTakenOnce) {
+  Departures departures;
+  const auto a = net::asio::ip::make_address("192.0.2.1");
+  const auto b = net::asio::ip::make_address("192.0.2.2");
+  EXPECT_TRUE(Departures::Abnormal(CloseReason::kPeerGone));
+  EXPECT_FALSE(Departures::Abnormal(CloseReason::kClientClosed));
+  departures.Note(a, SessionKind::kTcp, 1000);
+  EXPECT_FALSE(departures.Take(a, SessionKind::kWebSocket, 2000));  // another kind
+  EXPECT_FALSE(departures.Take(b, SessionKind::kTcp, 2000));        // another address
+  EXPECT_TRUE(departures.Take(a, SessionKind::kTcp, 2000));
+  EXPECT_FALSE(departures.Take(a, SessionKind::kTcp, 2000));  // taken
+  departures.Note(a, SessionKind::kTcp, 1000);
+  EXPECT_FALSE(departures.Take(a, SessionKind::kTcp, 1000 + Departures::kReconnectWindowMs + 1));
+  for (int i = 0; i < static_cast<int>(Departures::kMaxDepartures) + 1; ++i) {
+    departures.Note(i == 0 ? b : a, SessionKind::kDcl, 5000);
+  }
+  EXPECT_FALSE(departures.Take(b, SessionKind::kDcl, 5000));  // the oldest went first
+}
+
+TEST(SceneSequencesTest, ALocalLogResumesItsOwnIncarnationOnly) {
+  const uint64_t base = session::MakeSceneSequence(/*incarnation=*/3, 0);
+  SceneSequences sequences(base);
+  EXPECT_FALSE(sequences.shared());
+  EXPECT_EQ(sequences.Wire(5), base | 5);
+  EXPECT_EQ(sequences.ResumeFrom(base | 4, /*store_seq=*/5), std::optional<uint64_t>(4));
+  EXPECT_EQ(sequences.ResumeFrom(base | 6, 5), std::nullopt);  // from the future
+  EXPECT_EQ(sequences.ResumeFrom(session::MakeSceneSequence(2, 4), 5), std::nullopt);
+}
+
+TEST(SceneSequencesTest, ASharedLogNumbersByItsPositions) {
+  SceneSequences sequences(session::MakeSceneSequence(3, 0));
+  sequences.UseSharedLog();
+  EXPECT_TRUE(sequences.shared());
+  EXPECT_EQ(sequences.Wire(5), 0u);  // no mark yet
+  const cluster::StreamId id{1700000000000, 2};
+  sequences.marks().Reset(id, /*store_seq=*/5);
+  EXPECT_EQ(sequences.Wire(5), cluster::SceneSequenceFromStreamId(id));
+  EXPECT_EQ(sequences.ResumeFrom(cluster::SceneSequenceFromStreamId(id), 7),
+            std::optional<uint64_t>(5));
+}
+
+}  // namespace
+}  // namespace scenecrdt::server
