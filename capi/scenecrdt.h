@@ -55,7 +55,8 @@ enum {
   SC_E_INTERNAL = -9,         /* unexpected internal failure (a bug: please report it) */
   SC_E_CLOSED = -10,          /* the client is closed for good (a permanent refusal) */
   SC_E_UNSUPPORTED = -11,     /* this libscenecrdt was built without the network client */
-  SC_E_FULL = -12             /* a bounded buffer is full (unsent writes): poll, then retry */
+  SC_E_FULL = -12,            /* a bounded buffer is full (unsent writes): poll, then retry */
+  SC_E_GROW_ONLY = -13        /* the component is a grow-only set: sc_runtime_copy_append_values */
 };
 
 /* The library's SC_ABI_VERSION. Compare it with the header's before anything else. */
@@ -161,6 +162,39 @@ SC_API int sc_runtime_node_info(const sc_runtime* rt, uint32_t entity, sc_node_i
  * NUL: the "stateHash" of `scenecrdt replay`. capacity >= SC_STATE_HASH_CHARS. */
 #define SC_STATE_HASH_CHARS 65
 SC_API int sc_runtime_state_hash(const sc_runtime* rt, char* out_hex, size_t capacity);
+
+/* ---- Components (docs/COMPONENTS.md): every component's payload, and what each update changed
+ * `component_id` is the component number (1 = Transform, 1018 = MeshRenderer, ...). Reads see
+ * the merged state at once (no update needed). Byte outputs follow the bulk-copy rule: `buf`
+ * may be NULL when `cap` is 0 (a size query); with too little room, SC_E_BUFFER_TOO_SMALL,
+ * `*len` = the bytes needed, nothing written. */
+/* The current value of (entity, component_id): the payload of its last winning PUT, exactly
+ * as sent (the Transform: its 44 wire bytes), `*len` = its size (0 for an empty payload).
+ * SC_E_NOT_FOUND when it has none (never set, DELETE_COMPONENT won, the entity deleted);
+ * SC_E_GROW_ONLY when it is an APPEND_VALUE set (read it with sc_runtime_copy_append_values). */
+SC_API int sc_runtime_get_component(const sc_runtime* rt, uint32_t entity, uint32_t component_id,
+                                    uint8_t* buf, size_t cap, size_t* len);
+/* The values of the APPEND_VALUE set of (entity, component_id), ascending by (timestamp,
+ * bytes), as records: uint32 timestamp, uint32 byte count (both little-endian), the bytes;
+ * `*len` = the total size (SC_APPEND_RECORD_HEADER_BYTES per value plus the values' bytes).
+ * SC_E_NOT_FOUND when the key has no set (a plain value reads with sc_runtime_get_component). */
+#define SC_APPEND_RECORD_HEADER_BYTES 8
+SC_API int sc_runtime_copy_append_values(const sc_runtime* rt, uint32_t entity,
+                                         uint32_t component_id, uint8_t* buf, size_t cap,
+                                         size_t* len);
+/* The (entity, component) pairs of the last update, components other than the Transform (the
+ * entity lists above cover it), sorted by entity then component, each once: entities[i] with
+ * components[i]. Changed: a value or set now, whose state changed since the update before
+ * (added ones included). Added: absent at the update before, present now. Removed: present at
+ * the update before, absent now. */
+SC_API int sc_runtime_copy_changed_components(const sc_runtime* rt, uint32_t* entities,
+                                              uint32_t* components, size_t capacity,
+                                              size_t* count);
+SC_API int sc_runtime_copy_added_components(const sc_runtime* rt, uint32_t* entities,
+                                            uint32_t* components, size_t capacity, size_t* count);
+SC_API int sc_runtime_copy_removed_components(const sc_runtime* rt, uint32_t* entities,
+                                              uint32_t* components, size_t capacity,
+                                              size_t* count);
 
 /* ---- Local writes: merged here with the Lamport rule, the DCL message to send returned ----
  * `out_msg` receives the message's bytes and `*len` their count (0 when the write changed

@@ -97,6 +97,8 @@ const char* sc_error_name(int status) {
       return "SC_E_UNSUPPORTED";
     case SC_E_FULL:
       return "SC_E_FULL";
+    case SC_E_GROW_ONLY:
+      return "SC_E_GROW_ONLY";
     default:
       return "SC_E_UNKNOWN";
   }

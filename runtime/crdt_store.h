@@ -95,6 +95,9 @@ class CrdtStore {
   // Elements of an APPEND_VALUE set in ascending (timestamp, bytes) order; empty if none.
   std::span<const AppendElement> FindAppendSet(ComponentId component, EntityId entity) const;
   EntityState GetEntityState(EntityId entity) const;
+  // True when (component, entity) has a value: a register with data (DELETE_COMPONENT did not
+  // win) or an APPEND_VALUE set (docs/COMPONENTS.md).
+  bool HasComponentValue(ComponentId component, EntityId entity) const;
   // Highest deleted version of `number`, or nullopt.
   std::optional<uint32_t> DeletedVersion(uint32_t number) const;
 
@@ -144,6 +147,15 @@ class CrdtStore {
   std::span<const EntityId> transform_changes() const { return transform_changes_; }
   void ClearTransformChanges() { transform_changes_.clear(); }
 
+  // ---- Component change feed (for the Runtime; docs/COMPONENTS.md) ----
+  // When on, every state change of a component other than the Transform (a register put or
+  // deleted, an APPEND_VALUE set grown, a purge by DELETE_ENTITY or a newer version) appends
+  // one ComponentChange, with whether the key had a value just before, until
+  // ClearComponentChanges(). Bound: one entry per state-changing merge between two clears.
+  void set_track_component_changes(bool on) { track_component_changes_ = on; }
+  std::span<const ComponentChange> component_changes() const { return component_changes_; }
+  void ClearComponentChanges() { component_changes_.clear(); }
+
   const StoreLimits& limits() const { return limits_; }
 
  private:
@@ -172,6 +184,13 @@ class CrdtStore {
   void NoteTransformChange(EntityId entity) {
     if (track_transform_changes_) transform_changes_.push_back(entity);
   }
+  // Call before the change: records whether the key has a value now. The Transform's changes
+  // go to the Transform feed instead.
+  void NoteComponentChange(ComponentId component, EntityId entity) {
+    if (track_component_changes_ && component != protocol::kTransformComponentId) {
+      component_changes_.push_back({entity, component, HasComponentValue(component, entity)});
+    }
+  }
   // Merges a stamped local write and appends it to `out` when it changed the state.
   Result<MergeOutcome> WriteLocal(const protocol::CrdtMessage& m, std::vector<uint8_t>& out);
 
@@ -184,6 +203,8 @@ class CrdtStore {
   internal::ChangeLog log_;                    // store sequence + ExportChangesSince's log
   bool track_transform_changes_ = false;
   std::vector<EntityId> transform_changes_;
+  bool track_component_changes_ = false;
+  std::vector<ComponentChange> component_changes_;
 };
 
 template <class OnResult>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the value types of the CRDT side (docs/CRDT.md): what a merge did (MergeOutcome,
 // MergeResult, MergeStats), an entity's state (EntityState), and the read-only forms of the
-// state CrdtStore hands out (RegisterView, TransformRegister, AppendElement).
+// state CrdtStore hands out (RegisterView, TransformRegister, AppendElement), and the entries of
+// its component change feed (ComponentChange).
 #pragma once
 
 #include <algorithm>
@@ -76,6 +77,15 @@ struct alignas(64) TransformRegister {
   uint64_t sequence;  // store sequence of the last change
 };
 static_assert(sizeof(TransformRegister) == 64, "one cache line per Transform register");
+
+// One entry of CrdtStore's component change feed (docs/COMPONENTS.md): (entity, component) had
+// a state change, and whether it had a value (an LWW register with data, or an APPEND_VALUE
+// set) just before that change.
+struct ComponentChange {
+  EntityId entity = 0;
+  ComponentId component = 0;
+  bool had_value = false;
+};
 
 // One element of an APPEND_VALUE set.
 struct AppendElement {

@@ -15,7 +15,10 @@ bool ValidTime(int64_t us) { return us >= -kMaxTimeUs && us <= kMaxTimeUs; }
 
 }  // namespace
 
-Runtime::Runtime(StoreLimits limits) : store_(limits) { store_.set_track_transform_changes(true); }
+Runtime::Runtime(StoreLimits limits) : store_(limits) {
+  store_.set_track_transform_changes(true);
+  store_.set_track_component_changes(true);
+}
 Runtime::~Runtime() = default;
 Runtime::Runtime(Runtime&&) noexcept = default;
 Runtime& Runtime::operator=(Runtime&&) noexcept = default;
@@ -107,6 +110,7 @@ void Runtime::Update(const UpdateOptions& options) {
     }
   }
   store_.ClearTransformChanges();
+  UpdateComponentLists();
   transforms_.Update(options);
 }
 

@@ -5,6 +5,10 @@
 // matrices and what changed. Single-threaded API (Update may use propagation helper threads,
 // UpdateOptions); deterministic (no clocks, no sockets; bits independent of thread count).
 //
+// Beyond the Transform, it reads every other component's current value (the LWW payload, or
+// the values of an APPEND_VALUE set) and lists the (entity, component) pairs each Update found
+// changed, added or removed (docs/COMPONENTS.md).
+//
 // Optionally (EnableInterpolation, docs/INTERPOLATION.md) it also keeps an interpolated
 // presentation: remote batches applied with their receive time are shown a short delay later,
 // blended between updates, through a second TransformSystem; the exact replica is unchanged.
@@ -25,6 +29,36 @@ namespace scenecrdt::runtime {
 namespace internal {
 class Presentation;
 }  // namespace internal
+
+// One (entity, component) pair of the component change lists.
+struct ComponentRef {
+  EntityId entity = 0;
+  ComponentId component = 0;
+  friend bool operator==(const ComponentRef&, const ComponentRef&) = default;
+};
+
+// What (entity, component) holds (docs/COMPONENTS.md).
+enum class ComponentKind : uint8_t {
+  kAbsent = 0,    // never set, DELETE_COMPONENT won, or the entity was deleted
+  kValue = 1,     // a last-write-wins value: bytes()
+  kGrowOnly = 2,  // an APPEND_VALUE set (and no LWW value): values
+};
+
+// A read of one component. Views into the store: valid until the next merge or local write.
+struct ComponentView {
+  ComponentKind kind = ComponentKind::kAbsent;
+  // kGrowOnly: the set's values, ascending by (timestamp, bytes).
+  std::span<const AppendElement> values;
+  // kValue: the payload as the last winning PUT carried it (for the Transform, component 1,
+  // its 44 wire bytes, re-encoded from the decoded register: the same bytes).
+  std::span<const uint8_t> bytes() const {
+    return is_transform ? std::span<const uint8_t>(transform_bytes) : data;
+  }
+
+  std::span<const uint8_t> data;  // kValue of a component other than the Transform
+  bool is_transform = false;
+  protocol::TransformBytes transform_bytes{};
+};
 
 class Runtime {
  public:
@@ -115,15 +149,38 @@ class Runtime {
   std::span<const EntityId> added_entities() const { return added_; }
   std::span<const EntityId> removed_entities() const { return removed_; }
 
+  // ---- Components (docs/COMPONENTS.md) ----
+  // The current value of (entity, component), merged at once (before any Update), the
+  // Transform included. An LWW value wins over an APPEND_VALUE set of the same key.
+  ComponentView FindComponent(EntityId e, ComponentId c) const;
+  // The LWW payload copied into `out` (replaced); false, `out` emptied, when there is none
+  // (absent, or only a grow-only set).
+  bool CopyComponent(EntityId e, ComponentId c, std::vector<uint8_t>& out) const;
+  // Pairs whose component (other than the Transform: the entity lists above cover it) had a
+  // state change between the previous Update and the last one, sorted by (entity, component),
+  // each once. changed: has a value after the last Update (a new value, a grown set, or a
+  // value that is new to it: added ones included). added: had no value at the previous Update,
+  // has one now. removed: had one at the previous Update, has none now (DELETE_COMPONENT,
+  // DELETE_ENTITY, a newer version of the entity).
+  std::span<const ComponentRef> changed_components() const { return changed_components_; }
+  std::span<const ComponentRef> added_components() const { return added_components_; }
+  std::span<const ComponentRef> removed_components() const { return removed_components_; }
+
  private:
   // Hands the Transform changes merged since feed position `before` to the presentation as
   // untimed (shown at once).
   void NoteUntimedChanges(std::size_t before);
+  // Turns the store's component feed into the three component lists (runtime_components.cc).
+  void UpdateComponentLists();
 
   CrdtStore store_;
   TransformSystem transforms_;
   std::vector<EntityId> added_;
   std::vector<EntityId> removed_;
+  std::vector<ComponentRef> changed_components_;
+  std::vector<ComponentRef> added_components_;
+  std::vector<ComponentRef> removed_components_;
+  std::vector<ComponentChange> component_feed_;  // scratch of UpdateComponentLists
   std::unique_ptr<internal::Presentation> presentation_;
 };
 

@@ -25,6 +25,10 @@ static_assert(sizeof(sc_interpolation_options) == 88);
 static_assert(offsetof(sc_interpolation_options, max_extrapolation_us) == 72);
 static_assert(sizeof(sc_apply_stats) == 56);
 static_assert(offsetof(sc_apply_stats, messages) == 16);
+// The component reads (client-web/src/components.ts): the append-value record header and the
+// grow-only status.
+static_assert(SC_APPEND_RECORD_HEADER_BYTES == 8);
+static_assert(SC_E_GROW_ONLY == -13);
 
 // sc_runtime_update_interpolated with the render time as a double (microseconds, whole values
 // exact below 2^53: 285 years). With WASM_BIGINT an int64 argument is a JavaScript BigInt, a

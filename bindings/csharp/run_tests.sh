@@ -3,7 +3,8 @@
 # bindings/csharp/run_tests.sh BUILD_DIR [SCENECRDT]: builds the SceneCrdt C# binding with mcs
 # and runs its tests with mono (docs/BINDINGS.md) against BUILD_DIR's libscenecrdt.so.1:
 # random, generated and conflict streams against `scenecrdt replay --world` bit for bit, two
-# Clients through a `scenecrdt serve`, interpolation, misuse. SCENECRDT defaults to
+# Clients through a `scenecrdt serve`, interpolation, misuse, component reads (the golden
+# @dcl/ecs stream of docs/COMPONENTS.md). SCENECRDT defaults to
 # BUILD_DIR/tools/scenecrdt. A sanitized BUILD_DIR works: libasan is preloaded into mono.
 # Needs mono-mcs, mono-runtime and /usr/bin/python3 (scripts/deps.sh). Exits non-zero on a failure.
 set -euo pipefail
@@ -46,7 +47,7 @@ fi
 echo "-- compile (mcs)"
 mcs -nologo -target:library -warn:4 -warnaserror -out:"$work/SceneCrdt.dll" "$here"/Runtime/*.cs
 mcs -nologo -warn:4 -warnaserror -r:"$work/SceneCrdt.dll" -out:"$work/SceneCrdtTests.exe" \
-  "$here/Tests~/SceneCrdtTests.cs"
+  "$here"/Tests~/*.cs
 
 echo "-- streams and what replay --world says of them ($(elapsed))"
 pairs=()
@@ -71,6 +72,9 @@ done
 add_stream "$work/conflicts.dcl"
 add_stream "$src/examples/sample_scene.dcl"
 /usr/bin/python3 "$src/bindings/world_bits.py" --each "${worlds[@]}"
+# The golden @dcl/ecs component stream (docs/COMPONENTS.md) as lines the test reads.
+/usr/bin/python3 "$src/bindings/components_golden.py" \
+  "$src/tests/data/components/ecs_components.json" >"$work/components.txt"
 
 echo "-- a scene server ($(elapsed))"
 "$cli" serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data "$work/serve" --no-fsync \
@@ -88,6 +92,8 @@ done
 
 echo "-- mono tests ($(elapsed))"
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LD_PRELOAD="$preload" \
-  mono --debug "$work/SceneCrdtTests.exe" --url "tcp://127.0.0.1:$port" "${pairs[@]}" ||
+  mono --debug "$work/SceneCrdtTests.exe" --url "tcp://127.0.0.1:$port" \
+  --components "$src/tests/data/components/ecs_components.dcl" "$work/components.txt" \
+  "${pairs[@]}" ||
   fail "SceneCrdtTests.exe"
 echo "run_tests.sh: C# binding tests passed ($(elapsed))"

@@ -3,8 +3,10 @@
 // `/dcl/<scene>` (docs/PROTOCOL.md section 3, docs/WEB.md): feeds every binary message to the
 // wasm runtime with its receive time, reconnects with jittered exponential backoff, hands a
 // render loop the interpolated world matrices and the changed / added / removed lists (reused
-// views: nothing is allocated per frame), and sends local Transform writes and deletes stamped
-// with the runtime's Lamport rule.
+// views: nothing is allocated per frame), the component lists and per-component change events
+// (docs/COMPONENTS.md), and sends local Transform writes and deletes stamped with the
+// runtime's Lamport rule.
+import type { ComponentChanges } from "./components.js";
 import type { EntityList, MatrixList } from "./views.js";
 import { checkFiniteTransform, SC_E_REFUSED, ScenecrdtError } from "./wasm.js";
 import type { Transform, WasmRuntime } from "./wasm.js";
@@ -43,7 +45,18 @@ export interface Frame {
   /** Entities that appeared / went away in this frame. */
   added: EntityList;
   removed: EntityList;
+  /**
+   * The (entity, component) pairs of every other component that this frame's update changed,
+   * added or removed (docs/COMPONENTS.md); read a value with runtime.getComponent.
+   */
+  components: ComponentChanges;
 }
+
+/** What happened to one component of one entity in a frame (see onComponent). */
+export type ComponentEvent = "added" | "changed" | "removed";
+/** Called by frame() for each change of a component the listener was registered for. */
+export type ComponentListener = (entity: number, event: ComponentEvent, runtime: WasmRuntime) => void;
+const EVENTS: readonly ComponentEvent[] = ["added", "changed", "removed"];
 
 // A local change asked for while not joined, sent right after the next snapshot.
 type PendingOp = { kind: "write"; t: Transform } | { kind: "deleteTransform" } | { kind: "deleteEntity" };
@@ -96,6 +109,8 @@ export class SceneClient {
   private readonly nowUs: () => bigint;
   private readonly Ws: WebSocketCtor;
   private readonly frameValue: Frame;
+  private readonly componentListeners = new Map<number, ComponentListener[]>();
+  private events = new Uint32Array(0); // (entity, component, kind) triples of dispatchComponents
 
   constructor(
     readonly runtime: WasmRuntime,
@@ -108,7 +123,9 @@ export class SceneClient {
     }
     this.Ws = ctor;
     const empty = { count: 0, entities: new Uint32Array(0), matrices: new Float32Array(0) };
-    this.frameValue = { world: empty, changed: empty, added: empty, removed: empty };
+    const none = { count: 0, entities: new Uint32Array(0), components: new Uint32Array(0) };
+    const components = { changed: none, added: none, removed: none };
+    this.frameValue = { world: empty, changed: empty, added: empty, removed: empty, components };
   }
 
   get state(): ConnectionState {
@@ -168,7 +185,58 @@ export class SceneClient {
     f.changed = rt.changedView(interpolated);
     f.added = rt.addedView(interpolated);
     f.removed = rt.removedView(interpolated);
+    f.components = rt.componentChangesView();
+    if (this.componentListeners.size > 0) this.dispatchComponents(f.components);
     return f;
+  }
+
+  /**
+   * Calls `listener(entity, event, runtime)` from frame() for every change of component `id`
+   * in that frame: "added" (it appeared), "changed" (a new value or set value; not for an
+   * added one), "removed"; removals first, then by entity. Returns the function that removes
+   * the listener. The Transform (id 1) has no events: its changes are the entity lists.
+   */
+  onComponent(id: number, listener: ComponentListener): () => void {
+    const key = id >>> 0;
+    this.componentListeners.set(key, [...(this.componentListeners.get(key) ?? []), listener]);
+    return () => {
+      const rest = (this.componentListeners.get(key) ?? []).filter((l) => l !== listener);
+      if (rest.length > 0) this.componentListeners.set(key, rest);
+      else this.componentListeners.delete(key);
+    };
+  }
+
+  private emit(entity: number, id: number, event: ComponentEvent): void {
+    const listeners = this.componentListeners.get(id);
+    if (!listeners) return;
+    // An indexed loop over an array replaced (never mutated) on change: no iterator object.
+    for (let k = 0; k < listeners.length; k++) listeners[k](entity, event, this.runtime);
+  }
+
+  // The events of one frame's lists. They are copied first into a JavaScript array kept
+  // between frames (grown geometrically): a listener may call into the runtime (getComponent),
+  // which can grow wasm memory and detach the lists' views. Nothing is allocated once grown.
+  private dispatchComponents(c: ComponentChanges): void {
+    const n = c.removed.count + c.changed.count;
+    if (this.events.length < 3 * n) this.events = new Uint32Array(Math.max(3 * n, 2 * this.events.length, 48));
+    const ev = this.events;
+    let k = 0;
+    for (let i = 0; i < c.removed.count; i++, k += 3) {
+      ev[k] = c.removed.entities[i];
+      ev[k + 1] = c.removed.components[i];
+      ev[k + 2] = 2;
+    }
+    let a = 0; // added is a sorted sub-list of changed
+    for (let i = 0; i < c.changed.count; i++, k += 3) {
+      const e = c.changed.entities[i];
+      const id = c.changed.components[i];
+      const added = a < c.added.count && c.added.entities[a] === e && c.added.components[a] === id;
+      if (added) a++;
+      ev[k] = e;
+      ev[k + 1] = id;
+      ev[k + 2] = added ? 0 : 1;
+    }
+    for (let j = 0; j < k; j += 3) this.emit(ev[j], ev[j + 1], EVENTS[ev[j + 2]]);
   }
 
   /**

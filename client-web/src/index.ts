@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the public surface of @scenecrdt/client-web (docs/WEB.md): loading the wasm module, the
-// wasm runtime wrapper and its reused views, and the WebSocket scene client. The three.js
+// wasm runtime wrapper and its reused views, component reads, and the WebSocket scene client. The three.js
 // binding is the separate entry "@scenecrdt/client-web/three" (src/three.ts).
 export { defaultWasmUrl, loadScenecrdt } from "./load.js";
 export type { LoadOptions } from "./load.js";
@@ -14,5 +14,15 @@ export {
 } from "./wasm.js";
 export type { ModuleFactory, NodeInfo, ScenecrdtModule, Transform, WorldCopy } from "./wasm.js";
 export type { EntityList, MatrixList } from "./views.js";
+export { SC_E_GROW_ONLY } from "./components.js";
+export type { AppendValue, ComponentChanges, ComponentList, ComponentPairs } from "./components.js";
 export { dclUrl, SceneClient } from "./client.js";
-export type { ClientStats, ConnectionState, Frame, SceneClientOptions, WebSocketCtor } from "./client.js";
+export type {
+  ClientStats,
+  ComponentEvent,
+  ComponentListener,
+  ConnectionState,
+  Frame,
+  SceneClientOptions,
+  WebSocketCtor,
+} from "./client.js";

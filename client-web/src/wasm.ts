@@ -2,8 +2,9 @@
 // Owns the typed TypeScript view of the WebAssembly module (wasm/, docs/WEB.md): loading it,
 // and WasmRuntime, one sc_runtime replica behind the C ABI (capi/scenecrdt.h, docs/C-ABI.md)
 // with its bulk copies (allocating copies for tools and tests, reused views for render loops,
-// src/views.ts), node info, Lamport writes and deletes, and interpolation. Struct offsets
-// match the static_asserts of wasm/module.cc.
+// src/views.ts), node info, Lamport writes and deletes, interpolation, and the component reads
+// of src/components.ts. Struct offsets match the static_asserts of wasm/module.cc.
+import { type AppendValue, type ComponentChanges, type ComponentPairs, ComponentReader } from "./components.js";
 import { type EntityList, HeapList, type MatrixList } from "./views.js";
 
 /** The emscripten module's exports this file uses (MODULARIZE build of wasm/CMakeLists.txt). */
@@ -35,6 +36,11 @@ export interface ScenecrdtModule {
   _sc_runtime_write_transform(rt: number, e: number, t: number, out: number, cap: number, len: number): number;
   _sc_runtime_delete_transform(rt: number, e: number, out: number, cap: number, len: number): number;
   _sc_runtime_delete_entity(rt: number, e: number, out: number, cap: number, len: number): number;
+  _sc_runtime_get_component(rt: number, e: number, id: number, buf: number, cap: number, len: number): number;
+  _sc_runtime_copy_append_values(rt: number, e: number, id: number, buf: number, cap: number, len: number): number;
+  _sc_runtime_copy_changed_components(rt: number, ents: number, comps: number, cap: number, count: number): number;
+  _sc_runtime_copy_added_components(rt: number, ents: number, comps: number, cap: number, count: number): number;
+  _sc_runtime_copy_removed_components(rt: number, ents: number, comps: number, cap: number, count: number): number;
   _sc_interpolation_options_default(out: number): number;
   _sc_runtime_enable_interpolation(rt: number, options: number): number;
   _sc_runtime_update_interpolated(rt: number, renderUs: bigint): number;
@@ -150,6 +156,7 @@ export class WasmRuntime {
   private readonly changedList: HeapList;
   private readonly addedList: HeapList;
   private readonly removedList: HeapList;
+  private readonly components: ComponentReader;
 
   constructor(readonly mod: ScenecrdtModule) {
     this.rt = mod._sc_runtime_create();
@@ -158,11 +165,13 @@ export class WasmRuntime {
     this.changedList = new HeapList(mod, true);
     this.addedList = new HeapList(mod, false);
     this.removedList = new HeapList(mod, false);
+    this.components = new ComponentReader(mod, () => this.rt, (status, message) => this.check(status, message));
     this.reserve(4096); // the scratch area exists before any frame: reads never malloc then
   }
 
   destroy(): void {
     for (const l of [this.worldList, this.changedList, this.addedList, this.removedList]) l.free();
+    this.components.free();
     if (this.scratch) this.mod._free(this.scratch);
     this.mod._sc_runtime_destroy(this.rt);
     this.rt = 0;
@@ -396,6 +405,52 @@ export class WasmRuntime {
     return this.deleteWith(this.mod._sc_runtime_delete_entity, entity);
   }
 
+  /**
+   * The current value of component `id` of `entity` (docs/COMPONENTS.md): the payload of its
+   * last winning PUT exactly as sent (the Transform, id 1: its 44 wire bytes), as a copy; null
+   * when absent (never set, deleted, or the entity deleted). Current at once, before update().
+   * Throws ScenecrdtError with status -13 (SC_E_GROW_ONLY) for a grow-only set: getAppendValues.
+   */
+  getComponent(entity: number, id: number): Uint8Array | null {
+    return this.components.get(entity, id);
+  }
+
+  /**
+   * getComponent without allocating: the value's size, its bytes written to `out` when they
+   * fit (size <= out.length; otherwise nothing is written: grow `out` and call again); -1 when
+   * absent.
+   */
+  getComponentInto(entity: number, id: number, out: Uint8Array): number {
+    return this.components.getInto(entity, id, out);
+  }
+
+  /** The values of a grow-only (APPEND_VALUE) set, ascending by (timestamp, bytes); null when none. */
+  getAppendValues(entity: number, id: number): AppendValue[] | null {
+    return this.components.appendValues(entity, id);
+  }
+
+  /**
+   * The changed / added / removed (entity, component) lists of the last update (every component
+   * but the Transform, whose lists are changed / added / removed), in reused views: no
+   * allocation. Valid until the next call into this runtime.
+   */
+  componentChangesView(): ComponentChanges {
+    return this.components.fillViews();
+  }
+
+  /** One component list of the last update, copied. */
+  changedComponents(): ComponentPairs {
+    return this.components.copy("changed");
+  }
+
+  addedComponents(): ComponentPairs {
+    return this.components.copy("added");
+  }
+
+  removedComponents(): ComponentPairs {
+    return this.components.copy("removed");
+  }
+
   /** The "stateHash" of `scenecrdt replay`. */
   stateHash(): string {
     const p = this.reserve(65);
@@ -459,7 +514,7 @@ export class WasmRuntime {
     return this.scratch;
   }
 
-  private check(status: number): void {
-    if (status < 0) throw new ScenecrdtError(status, this.mod.UTF8ToString(this.mod._sc_last_error()));
+  private check(status: number, message?: string): void {
+    if (status < 0) throw new ScenecrdtError(status, message ?? this.mod.UTF8ToString(this.mod._sc_last_error()));
   }
 }

@@ -191,7 +191,9 @@ MergeResult CrdtStore::MergeOpaque(const CrdtMessage& m, bool is_delete) {
   if (r) {
     outcome = internal::LwwRule(r->timestamp, r->has_data, r->data, m.timestamp, is_delete, m.data);
     if (!ChangedState(outcome)) return {outcome, ErrorCode::kOk};
+    NoteComponentChange(m.component, m.entity);
   } else {
+    NoteComponentChange(m.component, m.entity);
     if (!HoldsAny(m.entity)) versions_.NoteGained(m.entity);
     components_.AddRegister(m.entity, m.component);
     r = &opaque_.Add(m.component, m.entity);
@@ -211,6 +213,8 @@ MergeResult CrdtStore::MergeAppend(const CrdtMessage& m) {
   if (!AdmitEntity(m.entity)) return {MergeOutcome::kEntityWasDeleted, ErrorCode::kOk};
   internal::AppendSet* set = appends_.Find(m.component, m.entity);
   const bool created = set == nullptr;
+  // Whether the key had a value before the insertion (the feed needs it only if it changes).
+  const bool had_value = track_component_changes_ && HasComponentValue(m.component, m.entity);
   if (created) {
     if (limits_.max_append_values == 0) return {MergeOutcome::kOutdatedData, ErrorCode::kOk};
     if (!HoldsAny(m.entity)) versions_.NoteGained(m.entity);
@@ -221,6 +225,9 @@ MergeResult CrdtStore::MergeAppend(const CrdtMessage& m) {
       set->elements, AppendElement{m.timestamp, {m.data.begin(), m.data.end()}},
       limits_.max_append_values);
   if (!ChangedState(outcome)) return {outcome, ErrorCode::kOk};
+  if (track_component_changes_ && m.component != protocol::kTransformComponentId) {
+    component_changes_.push_back({m.entity, m.component, had_value});
+  }
   set->sequence = log_.Next(ChangeKind::kAppend, m.component, m.entity);
   // The first element of a new set is a new key: a newer "timestamp" than nothing.
   return {created ? MergeOutcome::kUpdatedTimestamp : outcome, ErrorCode::kOk};
@@ -251,6 +258,9 @@ void CrdtStore::PurgeEntity(EntityId entity) {
   }
   if (std::optional<internal::EntityComponentIndex::Components> held = components_.Take(entity)) {
     had_any = true;
+    // Noted before any erase: each key's value as it stood.
+    for (ComponentId c : held->registers) NoteComponentChange(c, entity);
+    for (ComponentId c : held->append_sets) NoteComponentChange(c, entity);
     for (ComponentId c : held->registers) opaque_.Erase(c, entity);
     for (ComponentId c : held->append_sets) appends_.Erase(c, entity);
   }
@@ -364,6 +374,16 @@ EntityState CrdtStore::GetEntityState(EntityId entity) const {
   const internal::EntityVersions::Deleted* tomb = versions_.FindDeleted(number);
   if (tomb && tomb->version >= protocol::EntityVersion(entity)) return EntityState::kRemoved;
   return HoldsAny(entity) ? EntityState::kUsedEntity : EntityState::kUnknown;
+}
+
+bool CrdtStore::HasComponentValue(ComponentId component, EntityId entity) const {
+  if (component == protocol::kTransformComponentId) {
+    if (FindTransform(entity) != nullptr) return true;
+  } else if (const internal::OpaqueRegister* r = opaque_.Find(component, entity);
+             r != nullptr && r->has_data) {
+    return true;
+  }
+  return appends_.Find(component, entity) != nullptr;
 }
 
 std::optional<uint32_t> CrdtStore::DeletedVersion(uint32_t number) const {

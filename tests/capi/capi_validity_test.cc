@@ -45,7 +45,8 @@ TEST(CapiValidityTest, LibraryFunctions) {
   EXPECT_STREQ(sc_error_name(SC_E_CLOSED), "SC_E_CLOSED");
   EXPECT_STREQ(sc_error_name(SC_E_UNSUPPORTED), "SC_E_UNSUPPORTED");
   EXPECT_STREQ(sc_error_name(SC_E_FULL), "SC_E_FULL");
-  EXPECT_STREQ(sc_error_name(-13), "SC_E_UNKNOWN");
+  EXPECT_STREQ(sc_error_name(SC_E_GROW_ONLY), "SC_E_GROW_ONLY");
+  EXPECT_STREQ(sc_error_name(-14), "SC_E_UNKNOWN");
   EXPECT_STREQ(sc_error_name(1), "SC_E_UNKNOWN");
   const int64_t a = sc_now_us();
   const int64_t b = sc_now_us();

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the C ABI (libscenecrdt.so, docs/C-ABI.md): an op script of applies (valid
 // and malformed bytes, timed and untimed), updates, interpolation with arbitrary options and
-// times, local writes with arbitrary entities, floats and buffer sizes, and every read. Checks,
-// for any input: every status is one the function documents (never SC_E_INTERNAL or
-// SC_E_BROKEN: nothing fails inside); a refused copy or write writes nothing; bulk copies agree
-// with the single reads and with entity_count; and the handle's state equals that of a C++
-// runtime fed only what the handle accepted or emitted (so a malformed stream applied nothing,
-// and every local write's message reproduces it elsewhere).
+// times, local writes with arbitrary entities, floats and buffer sizes, component messages
+// (puts, deletes, appends, entity deletes), and every read, components included
+// (docs/COMPONENTS.md). Checks, for any input: every status is one the function documents
+// (never SC_E_INTERNAL or SC_E_BROKEN: nothing fails inside); a refused copy or write writes
+// nothing; bulk copies agree with the single reads and with entity_count; and the handle's
+// state, component values and component lists equal those of a C++ runtime fed only what the
+// handle accepted or emitted (so a malformed stream applied nothing, and every local write's
+// message reproduces it elsewhere).
 //
-// Input: a sequence of ops; each starts with an opcode byte (value % 12), followed by its
-// operands (see Op below). Missing bytes read as 0.
+// Input: a sequence of ops; each starts with an opcode byte: 0xF0 and above are the component
+// ops (value % 2: a component message, the component reads), below that value % 12 (the seeds
+// written before the component ops keep their meaning), followed by its operands (see the
+// switch below). Missing bytes read as 0.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -110,11 +114,15 @@ void Write(State& s, Reader& in, int kind) {
   std::memset(msg, 0xEE, sizeof(msg));
   size_t len = 12345;
   int status;
+  bool finite = true;  // a non-finite Transform: SC_E_INVALID_ARGUMENT, nothing merged
   if (kind == 0) {
     sc_transform t;
     for (float& f : t.position) f = in.Float();
     for (float& f : t.rotation) f = in.Float();
     for (float& f : t.scale) f = in.Float();
+    for (const float* f : {t.position, t.rotation, t.scale}) {
+      for (int i = 0; i < (f == t.rotation ? 4 : 3); ++i) finite = finite && std::isfinite(f[i]);
+    }
     const uint8_t parent = in.U8();
     t.parent = parent < 40 ? 500u + parent : parent < 200 ? 0u : 512u | (1u << 16);
     status = sc_runtime_write_transform(s.rt, entity, &t, msg, capacity, &len);
@@ -122,6 +130,12 @@ void Write(State& s, Reader& in, int kind) {
     status = sc_runtime_delete_transform(s.rt, entity, msg, capacity, &len);
   } else {
     status = sc_runtime_delete_entity(s.rt, entity, msg, capacity, &len);
+  }
+  if (!finite && status != SC_E_BUFFER_TOO_SMALL) {  // the room is checked first
+    RequireStatus(status, {SC_E_INVALID_ARGUMENT});
+    Require(len == 12345);
+    for (uint8_t b : msg) Require(b == 0xEE);
+    return;
   }
   RequireStatus(status, {SC_OK, SC_E_BUFFER_TOO_SMALL, SC_E_REFUSED});
   if (status == SC_OK) {
@@ -271,6 +285,109 @@ void SameState(State& s, Reader& in) {
   }
 }
 
+// A well-formed component message over a few entities and components, applied to both.
+void ComponentMessage(State& s, Reader& in) {
+  const uint8_t kind = in.U8();
+  const uint32_t entity = Entity(in);
+  const uint32_t component = 1017u + in.U8() % 3u;
+  const uint32_t timestamp = in.U8() % 8u;
+  const std::span<const uint8_t> data = in.Bytes(in.U8() % 8u);
+  using scenecrdt::protocol::MessageType;
+  static const MessageType kTypes[] = {MessageType::kPutComponent, MessageType::kDeleteComponent,
+                                       MessageType::kAppendValue, MessageType::kDeleteEntity};
+  const MessageType type = kTypes[kind % 4];
+  const bool carries_data = type == MessageType::kPutComponent || type == MessageType::kAppendValue;
+  std::vector<uint8_t> bytes;
+  scenecrdt::protocol::AppendMessage(
+      {type, entity, component, timestamp, 0, carries_data ? data : std::span<const uint8_t>()},
+      bytes);
+  RequireStatus(sc_runtime_apply(s.rt, bytes.data(), bytes.size()), {SC_OK});
+  Require(s.reference.ApplyCrdt(bytes).has_value());
+}
+
+using PairCopy = int (*)(const sc_runtime*, uint32_t*, uint32_t*, size_t, size_t*);
+
+// One component list, checked against the reference's.
+std::vector<scenecrdt::runtime::ComponentRef> ComponentList(
+    const sc_runtime* rt, PairCopy copy,
+    std::span<const scenecrdt::runtime::ComponentRef> expected) {
+  size_t n = 12345;
+  RequireStatus(copy(rt, nullptr, nullptr, 0, &n),
+                {expected.empty() ? SC_OK : SC_E_BUFFER_TOO_SMALL});
+  Require(n == expected.size());
+  std::vector<uint32_t> entities(n + 1, 0xEEu), components(n + 1, 0xEEu);
+  if (n > 0) {
+    RequireStatus(copy(rt, entities.data(), components.data(), n - 1, &n), {SC_E_BUFFER_TOO_SMALL});
+    Require(entities[0] == 0xEEu && components[0] == 0xEEu);
+  }
+  RequireStatus(copy(rt, entities.data(), components.data(), n + 1, &n), {SC_OK});
+  Require(n == expected.size() && entities[n] == 0xEEu);
+  std::vector<scenecrdt::runtime::ComponentRef> out;
+  for (size_t i = 0; i < n; ++i) {
+    Require(entities[i] == expected[i].entity && components[i] == expected[i].component);
+    out.push_back({entities[i], components[i]});
+  }
+  return out;
+}
+
+// Every component read against the reference: values, grow-only records, the three lists.
+void ComponentReads(State& s, Reader& in) {
+  using scenecrdt::runtime::ComponentKind;
+  const sc_runtime* rt = s.rt;
+  const size_t room = in.U8() % 16u;  // a small buffer: refusals must write nothing
+  uint8_t buf[64];
+  for (uint32_t number = 500; number < 532; ++number) {
+    for (uint32_t entity : {number, number | (1u << 16)}) {
+      for (uint32_t component : {1u, 1017u, 1018u, 1019u}) {
+        const scenecrdt::runtime::ComponentView v = s.reference.FindComponent(entity, component);
+        std::memset(buf, 0xEE, sizeof(buf));
+        size_t len = 12345;
+        const int status = sc_runtime_get_component(rt, entity, component, buf, room, &len);
+        if (v.kind == ComponentKind::kAbsent) {
+          RequireStatus(status, {SC_E_NOT_FOUND});
+        } else if (v.kind == ComponentKind::kGrowOnly) {
+          RequireStatus(status, {SC_E_GROW_ONLY});
+        } else {
+          const std::span<const uint8_t> bytes = v.bytes();
+          RequireStatus(status, {bytes.size() <= room ? SC_OK : SC_E_BUFFER_TOO_SMALL});
+          Require(len == bytes.size());
+          if (status == SC_OK) Require(bytes.empty() || std::memcmp(buf, bytes.data(), len) == 0);
+        }
+        if (status != SC_OK) Require(buf[0] == 0xEE);
+        // The grow-only records: (timestamp, size, bytes) per value.
+        const auto set = s.reference.store().FindAppendSet(component, entity);
+        std::vector<uint8_t> records(16 * set.size() + 8);  // values are < 8 bytes here
+        const int copied = sc_runtime_copy_append_values(rt, entity, component, records.data(),
+                                                         records.size(), &len);
+        RequireStatus(copied, {set.empty() ? SC_E_NOT_FOUND : SC_OK});
+        size_t at = 0;
+        for (const scenecrdt::runtime::AppendElement& e : set) {
+          uint32_t ts, size;
+          std::memcpy(&ts, &records[at], 4);
+          std::memcpy(&size, &records[at + 4], 4);
+          Require(ts == e.timestamp && size == e.data.size());
+          Require(e.data.empty() || std::memcmp(&records[at + 8], e.data.data(), size) == 0);
+          at += SC_APPEND_RECORD_HEADER_BYTES + size;
+        }
+        if (!set.empty()) Require(at == len);
+      }
+    }
+  }
+  const auto changed =
+      ComponentList(rt, sc_runtime_copy_changed_components, s.reference.changed_components());
+  const auto added =
+      ComponentList(rt, sc_runtime_copy_added_components, s.reference.added_components());
+  const auto removed =
+      ComponentList(rt, sc_runtime_copy_removed_components, s.reference.removed_components());
+  // added is part of changed; removed keys are absent, changed ones present: disjoint.
+  for (const auto& a : added) {
+    Require(std::find(changed.begin(), changed.end(), a) != changed.end());
+  }
+  for (const auto& r : removed) {
+    Require(std::find(changed.begin(), changed.end(), r) == changed.end());
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -280,7 +397,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Require(s.rt != nullptr);
   Reader in(std::span<const uint8_t>(data, size));
   while (!in.done()) {
-    switch (in.U8() % 12) {
+    const uint8_t op = in.U8();
+    if (op >= 0xF0) {
+      if (op % 2 == 0) {
+        ComponentMessage(s, in);
+      } else {
+        ComponentReads(s, in);
+      }
+      continue;
+    }
+    switch (op % 12) {
       case 0:
         Apply(s, in, false);
         break;
@@ -289,12 +415,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       case 2:
         RequireStatus(sc_runtime_update(s.rt), {SC_OK});
+        s.reference.Update();  // the component lists follow the handle's updates
         break;
       case 3: {
         const int64_t t = Time(in, s.clock_us);
         const int status = sc_runtime_update_interpolated(s.rt, t);
         RequireStatus(status, {SC_OK, SC_E_INVALID_ARGUMENT});
         Require((status == SC_OK) == (t <= (int64_t{1} << 60)));
+        if (status == SC_OK) s.reference.Update();
         break;
       }
       case 4:

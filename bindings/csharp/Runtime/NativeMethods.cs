@@ -121,6 +121,31 @@ namespace SceneCrdt
         internal static extern int sc_runtime_delete_entity(IntPtr rt, uint e, byte[] msg,
                                                             UIntPtr cap, out UIntPtr len);
 
+        // Components (docs/COMPONENTS.md).
+        internal const int AppendRecordHeaderBytes = 8;  // SC_APPEND_RECORD_HEADER_BYTES
+        [DllImport(Lib)]
+        internal static extern int sc_runtime_get_component(IntPtr rt, uint e, uint id, byte[] buf,
+                                                            UIntPtr cap, out UIntPtr len);
+        [DllImport(Lib)]
+        internal static extern int sc_runtime_copy_append_values(IntPtr rt, uint e, uint id,
+                                                                 byte[] buf, UIntPtr cap,
+                                                                 out UIntPtr len);
+        [DllImport(Lib)]
+        internal static extern int sc_runtime_copy_changed_components(IntPtr rt, uint[] ids,
+                                                                      uint[] components,
+                                                                      UIntPtr cap,
+                                                                      out UIntPtr count);
+        [DllImport(Lib)]
+        internal static extern int sc_runtime_copy_added_components(IntPtr rt, uint[] ids,
+                                                                    uint[] components,
+                                                                    UIntPtr cap,
+                                                                    out UIntPtr count);
+        [DllImport(Lib)]
+        internal static extern int sc_runtime_copy_removed_components(IntPtr rt, uint[] ids,
+                                                                      uint[] components,
+                                                                      UIntPtr cap,
+                                                                      out UIntPtr count);
+
         [DllImport(Lib)]
         internal static extern int sc_interpolation_options_default(
             ref NativeInterpolationOptions o);

@@ -3,14 +3,15 @@
 // in, column-major world matrices out; local writes return the DCL bytes to send. A Runtime is
 // either owned (new Runtime(): freed by Dispose or the finalizer) or the read-only view of a
 // Client (Client.Runtime: changes throw SceneCrdtException with Status.ReadOnly; it dies with
-// its Client). One thread at a time per Runtime, as the C ABI requires.
+// its Client). One thread at a time per Runtime, as the C ABI requires. The component reads
+// are in RuntimeComponents.cs.
 using System;
 using System.Runtime.InteropServices;
 using System.Text;
 
 namespace SceneCrdt
 {
-    public sealed class Runtime : IDisposable
+    public sealed partial class Runtime : IDisposable
     {
         private IntPtr handle;
         private readonly bool owned;

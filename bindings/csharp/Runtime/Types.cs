@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The value types of the SceneCrdt namespace: Vec3, Quat and Transform (the wire Transform,
 // laid out as the C ABI's sc_transform so it crosses without conversion), the status codes, the
-// node flags, the apply, interpolation and client statistics, and the interpolation options.
+// component pairs and grow-only values, the node flags, the apply, interpolation and client statistics, and the interpolation options.
 using System.Runtime.InteropServices;
 
 namespace SceneCrdt
@@ -22,6 +22,7 @@ namespace SceneCrdt
         Closed = -10,
         Unsupported = -11,
         Full = -12,
+        GrowOnly = -13,
     }
 
     [StructLayout(LayoutKind.Sequential)]
@@ -75,6 +76,22 @@ namespace SceneCrdt
         public uint DeclaredParent;   // the Transform's parent; 0 for placeholders
         public bool Parked;           // member of a parenting loop, shown at root
         public bool Placeholder;      // no Transform but has children: identity at root
+    }
+
+    /// <summary>One (entity, component) pair of the component lists (docs/COMPONENTS.md).</summary>
+    public struct ComponentRef
+    {
+        public uint Entity;
+        public uint Component;
+        public ComponentRef(uint entity, uint component) { Entity = entity; Component = component; }
+        public override string ToString() { return Entity + ":" + Component; }
+    }
+
+    /// <summary>One value of a grow-only (APPEND_VALUE) set.</summary>
+    public struct AppendValue
+    {
+        public uint Timestamp;
+        public byte[] Bytes;
     }
 
     /// <summary>Totals of what Apply did through one Runtime (sc_apply_stats).</summary>

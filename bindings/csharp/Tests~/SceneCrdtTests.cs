@@ -5,7 +5,10 @@
 // throwing SceneCrdtException without crashing. Also `--bench`: the per-call cost of a bulk
 // copy (docs/BINDINGS.md). Plain C# (no test framework), so only mcs and mono are needed.
 //
-// usage: SceneCrdtTests.exe [--url tcp://HOST:PORT] (STREAM.dcl EXPECTED.txt)...
+// Component reads: ComponentTests.cs.
+//
+// usage: SceneCrdtTests.exe [--url tcp://HOST:PORT] [--components GOLDEN.dcl GOLDEN.txt]
+//                           (STREAM.dcl EXPECTED.txt)...
 //        SceneCrdtTests.exe --bench STREAM.dcl CALLS
 using System;
 using System.Collections.Generic;
@@ -354,11 +357,16 @@ internal static class SceneCrdtTests
     {
         if (args.Length == 3 && args[0] == "--bench")
             return Bench(args[1], int.Parse(args[2], CultureInfo.InvariantCulture));
-        string url = null;
+        string url = null, goldenDcl = null, goldenText = null;
         var streams = new List<string>();
         for (int i = 0; i < args.Length; ++i)
         {
             if (args[i] == "--url" && i + 1 < args.Length) url = args[++i];
+            else if (args[i] == "--components" && i + 2 < args.Length)
+            {
+                goldenDcl = args[++i];
+                goldenText = args[++i];
+            }
             else streams.Add(args[i]);
         }
         Expect(streams.Count % 2 == 0, "pairs of STREAM.dcl EXPECTED.txt");
@@ -373,6 +381,12 @@ internal static class SceneCrdtTests
         Run("Misuse", Misuse);
         Run("Interpolation", Interpolation);
         Run("BulkCopiesDoNotAllocate", BulkCopiesDoNotAllocate);
+        Run("ComponentValuesSetsAndLists", ComponentTests.ValuesSetsAndLists);
+        if (goldenDcl != null)
+        {
+            Run("ComponentsGoldenDclEcsStream",
+                () => ComponentTests.GoldenDclEcsStream(goldenDcl, goldenText));
+        }
         if (url != null) Run("TwoClients " + url, () => TwoClients(url));
         Console.WriteLine(passed + " passed, " + failures + " failed");
         return failures == 0 && passed > 0 ? 0 : 1;

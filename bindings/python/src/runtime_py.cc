@@ -277,8 +277,9 @@ sc_interpolation_options InterpolationOptions(const py::kwargs& options) {
 void DefineRuntime(py::module_& m) {
   using Vec3 = std::array<float, 3>;
   using Quat = std::array<float, 4>;
-  py::class_<PyRuntime>(m, "Runtime", "A replica of one scene (docs/BINDINGS.md).")
-      .def(py::init<>())
+  py::class_<PyRuntime> runtime(m, "Runtime", "A replica of one scene (docs/BINDINGS.md).");
+  AddComponentMethods(runtime);
+  runtime.def(py::init<>())
       .def("close", &PyRuntime::Close)
       .def_property_readonly("closed", &PyRuntime::closed)
       .def_property_readonly("is_view", &PyRuntime::is_view)
