@@ -166,8 +166,6 @@ Result<void> RedisConnection::Handshake() {
   return {};
 }
 
-void RedisConnection::Disconnect() { context_.reset(); }
-
 Error RedisConnection::FailConnect(std::string_view why) {
   errors_.fetch_add(1, std::memory_order_relaxed);
   last_error_text_ = std::string(why);

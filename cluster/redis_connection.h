@@ -75,8 +75,6 @@ class RedisConnection {
   // Connects unless connected. Within the backoff wait after a failure it returns kUnavailable
   // at once, without touching the network.
   Result<void> Connect();
-  // Closes the connection; the next command reconnects at once.
-  void Disconnect();
   bool connected() const { return context_ != nullptr; }
   // +1 on every successful connect: state tied to one connection (CLIENT ID) must be refreshed.
   uint64_t connection_epoch() const { return epoch_; }
