@@ -110,11 +110,15 @@ void Write(State& s, Reader& in, int kind) {
   std::memset(msg, 0xEE, sizeof(msg));
   size_t len = 12345;
   int status;
+  bool finite = true;  // a non-finite Transform: SC_E_INVALID_ARGUMENT, nothing merged
   if (kind == 0) {
     sc_transform t;
     for (float& f : t.position) f = in.Float();
     for (float& f : t.rotation) f = in.Float();
     for (float& f : t.scale) f = in.Float();
+    for (const float* f : {t.position, t.rotation, t.scale}) {
+      for (int i = 0; i < (f == t.rotation ? 4 : 3); ++i) finite = finite && std::isfinite(f[i]);
+    }
     const uint8_t parent = in.U8();
     t.parent = parent < 40 ? 500u + parent : parent < 200 ? 0u : 512u | (1u << 16);
     status = sc_runtime_write_transform(s.rt, entity, &t, msg, capacity, &len);
@@ -122,6 +126,12 @@ void Write(State& s, Reader& in, int kind) {
     status = sc_runtime_delete_transform(s.rt, entity, msg, capacity, &len);
   } else {
     status = sc_runtime_delete_entity(s.rt, entity, msg, capacity, &len);
+  }
+  if (!finite && status != SC_E_BUFFER_TOO_SMALL) {  // the room is checked first
+    RequireStatus(status, {SC_E_INVALID_ARGUMENT});
+    Require(len == 12345);
+    for (uint8_t b : msg) Require(b == 0xEE);
+    return;
   }
   RequireStatus(status, {SC_OK, SC_E_BUFFER_TOO_SMALL, SC_E_REFUSED});
   if (status == SC_OK) {
