@@ -38,7 +38,7 @@ fi
 # The release preset (no tests), installed under /usr, without the benchmarks; the viewer
 # is required (SCENECRDT_REQUIRE_WEB) so that no package ships without it.
 cmake --preset release -B "$build" -DCMAKE_INSTALL_PREFIX=/usr \
-  -DSCENECRDT_BUILD_BENCHMARKS=OFF -DSCENECRDT_WEB_DIR="$web" -DSCENECRDT_REQUIRE_WEB=ON \
+  -DSCENECRDT_BUILD_BENCHMARKS=OFF -DSCENECRDT_BUILD_PYTHON=OFF -DSCENECRDT_WEB_DIR="$web" -DSCENECRDT_REQUIRE_WEB=ON \
   "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs"
 rm -rf "$build/packages"
