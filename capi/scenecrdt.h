@@ -188,13 +188,11 @@ SC_API int sc_runtime_copy_append_values(const sc_runtime* rt, uint32_t entity,
  * (added ones included). Added: absent at the update before, present now. Removed: present at
  * the update before, absent now. */
 SC_API int sc_runtime_copy_changed_components(const sc_runtime* rt, uint32_t* entities,
-                                              uint32_t* components, size_t capacity,
-                                              size_t* count);
+                                              uint32_t* components, size_t capacity, size_t* count);
 SC_API int sc_runtime_copy_added_components(const sc_runtime* rt, uint32_t* entities,
                                             uint32_t* components, size_t capacity, size_t* count);
 SC_API int sc_runtime_copy_removed_components(const sc_runtime* rt, uint32_t* entities,
-                                              uint32_t* components, size_t capacity,
-                                              size_t* count);
+                                              uint32_t* components, size_t capacity, size_t* count);
 
 /* ---- Local writes: merged here with the Lamport rule, the DCL message to send returned ----
  * `out_msg` receives the message's bytes and `*len` their count (0 when the write changed
