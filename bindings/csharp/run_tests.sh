@@ -23,26 +23,10 @@ libdir="$build/capi"
 command -v mcs >/dev/null && command -v mono >/dev/null ||
   { echo "run_tests.sh: mcs and mono are needed (scripts/deps.sh)" >&2; exit 2; }
 
-start_ms=$(( $(date +%s%N) / 1000000 ))
-elapsed() { local ms=$(( $(date +%s%N) / 1000000 - start_ms )); printf '%d.%ds' $((ms / 1000)) $((ms % 1000 / 100)); }
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "run_tests.sh: FAILED: $1" >&2; exit 1; }
-
-# The library of a sanitized build needs the ASan runtime loaded first; mono's own
-# allocations and the JIT's are not ours (no leak check).
-preload=""
-if grep -q '^SCENECRDT_SANITIZE:STRING=.*address' "$build/CMakeCache.txt" 2>/dev/null; then
-  compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
-  # libstdc++ too: ASan's __cxa_throw interceptor must find it at start-up.
-  preload="$("$compiler" -print-file-name=libasan.so) $("$compiler" -print-file-name=libstdc++.so)"
-  export ASAN_OPTIONS="detect_leaks=0:handle_segv=0:allow_user_segv_handler=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-fi
+# mono's own SEGV handler must stay in charge of its signals.
+asan_extra=handle_segv=0:allow_user_segv_handler=1
+# shellcheck source=bindings/test_env.sh
+source "$(dirname "$0")/../test_env.sh"
 
 echo "-- compile (mcs)"
 mcs -nologo -target:library -warn:4 -warnaserror -out:"$work/SceneCrdt.dll" "$here"/Runtime/*.cs

@@ -23,25 +23,8 @@ python=${PYTHON:-/usr/bin/python3}
 ls "$build"/bindings/python/scenecrdt/_native*.so >/dev/null 2>&1 ||
   { echo "run_tests.sh: no module in $build/bindings/python/scenecrdt (build scenecrdt_python)" >&2; exit 2; }
 
-start_ms=$(( $(date +%s%N) / 1000000 ))
-elapsed() { local ms=$(( $(date +%s%N) / 1000000 - start_ms )); printf '%d.%ds' $((ms / 1000)) $((ms % 1000 / 100)); }
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "run_tests.sh: FAILED: $1" >&2; exit 1; }
-
-preload=""
-if grep -q '^SCENECRDT_SANITIZE:STRING=.*address' "$build/CMakeCache.txt" 2>/dev/null; then
-  compiler=$(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
-  # libstdc++ too: ASan's __cxa_throw interceptor must find it at start-up.
-  preload="$("$compiler" -print-file-name=libasan.so) $("$compiler" -print-file-name=libstdc++.so)"
-  # The interpreter's own allocations are not ours.
-  export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-fi
+# shellcheck source=bindings/test_env.sh
+source "$(dirname "$0")/../test_env.sh"
 
 "$cli" serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data "$work/serve" --no-fsync \
   2>"$work/serve.log" &

@@ -15,7 +15,11 @@ import ctypes
 import json
 import struct
 import sys
-from fractions import Fraction
+import os
+
+# One float-text rule for every test that compares bits with replay (bindings/world_bits.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings"))
+from world_bits import float32_bits  # noqa: E402
 
 SC_OK = 0
 SC_E_INVALID_ARGUMENT = -1
@@ -103,30 +107,6 @@ def load(path):
         fn.restype = restype
         fn.argtypes = argtypes
     return lib
-
-
-def float32_bits(text):
-    """The float32 bits of replay's JSON float text (docs/CLI.md), rounded exactly."""
-    special = {"NaN": 0x7FC00000, "Infinity": 0x7F800000, "-Infinity": 0xFF800000}
-    if text in special:
-        return special[text]
-    if text.startswith("0x"):
-        return int(text, 16)
-    exact = Fraction(text)
-    guess = struct.unpack("<I", struct.pack("<f", float(text)))[0]
-    # float(text) rounds twice (to double, then to float32): pick the nearest float32 to the
-    # exact value among the guess and its neighbours, ties to even.
-    best = None
-    for bits in (guess - 1, guess, guess + 1):
-        if bits < 0 or bits > 0xFFFFFFFF or (bits & 0x7F800000) == 0x7F800000:
-            continue
-        value = Fraction(struct.unpack("<f", struct.pack("<I", bits))[0])
-        key = (abs(value - exact), bits & 1)
-        if best is None or key < best[0]:
-            best = (key, bits)
-    if text.startswith("-") and exact == 0:
-        return 0x80000000
-    return best[1]
 
 
 def bits_of(value):
