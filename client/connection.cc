@@ -506,7 +506,7 @@ bool Connection::Send(std::vector<uint8_t> frame) {
   }
   queued_bytes_.fetch_add(size, std::memory_order_relaxed);
   net::asio::dispatch(strand_, [self = shared_from_this(), frame = std::move(frame)]() mutable {
-    if (self->closed_) {
+    if (self->closed_ || self->write_failed_) {  // nothing more can be written
       self->queued_bytes_.fetch_sub(frame.size(), std::memory_order_relaxed);
       return;
     }
@@ -519,13 +519,14 @@ bool Connection::Send(std::vector<uint8_t> frame) {
 void Connection::Queue(std::vector<uint8_t> frame) {
   // On the strand: the keepalive's own frames (not bounded by max_queued_bytes: one per
   // interval, and a connection that does not drain them fails on the missing Pong).
+  if (write_failed_) return;
   queued_bytes_.fetch_add(frame.size(), std::memory_order_relaxed);
   out_.push_back(std::move(frame));
   WriteNext();
 }
 
 void Connection::WriteNext() {
-  if (writing_ || !open_ || closed_ || out_.empty()) return;
+  if (writing_ || write_failed_ || !open_ || closed_ || out_.empty()) return;
   in_flight_.clear();
   buffers_.clear();
   // Over WebSocket the frames of one write are one message, which the server reads whole up
@@ -550,7 +551,7 @@ void Connection::WriteNext() {
     self->in_flight_.clear();
     if (self->closed_) return;
     if (ec) {
-      self->Fail(MakeError(ErrorCode::kIo, "connection lost while writing"));
+      self->OnWriteFailed();
       return;
     }
     self->bytes_sent_.fetch_add(n, std::memory_order_relaxed);
@@ -562,6 +563,26 @@ void Connection::WriteNext() {
     impl_->WithBytes(
         [&](auto& stream) { net::asio::async_write(stream, buffers_, std::move(done)); });
   }
+}
+
+void Connection::OnWriteFailed() {
+  const Error error = MakeError(ErrorCode::kIo, "connection lost while writing");
+  if (!read_pending_) {
+    Fail(error);
+    return;
+  }
+  // A server that closes (a goodbye, then its FIN) while this side still writes makes the
+  // write fail; its last frames may still wait in the socket, and they say why. Read them:
+  // the read side fails the connection at the end of the stream, or the deadline does.
+  write_failed_ = true;
+  std::size_t dropped = 0;
+  for (const auto& f : out_) dropped += f.size();
+  queued_bytes_.fetch_sub(dropped, std::memory_order_relaxed);
+  out_.clear();
+  impl_->deadline.expires_after(std::chrono::milliseconds(kWriteFailureGraceMs));
+  impl_->deadline.async_wait([self = shared_from_this(), error](const net::error_code& ec) {
+    if (!ec && !self->closed_) self->Fail(error);
+  });
 }
 
 void Connection::SetReading(bool on) {

@@ -32,6 +32,10 @@ namespace scenecrdt::client {
 void OfferCompression(const ServerUrl& url, const ConnectionOptions& options,
                       session::Hello& hello);
 
+// After a failed write, how long the read side may take to reach the end of the stream (the
+// server's goodbye, then its FIN) before the connection fails with the write's error.
+inline constexpr int kWriteFailureGraceMs = 2000;
+
 struct ConnectionHandlers {
   std::function<void()> on_open;  // transport ready: send Hello now
   // A verified frame; views (Crdt::data) are valid during the call only. `raw` is the whole
@@ -83,6 +87,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Fail(const Error& error);
   void ArmKeepalive();
   void Queue(std::vector<uint8_t> frame);
+  void OnWriteFailed();
 
   net::Strand strand_;
   ServerUrl url_;
@@ -104,6 +109,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Welcome's, the documented default before it.
   uint32_t send_limit_bytes_ = session::kDefaultServerMaxFrameBytes;
   bool writing_ = false;
+  // A write failed while a read was in flight: nothing more is written, and the read side
+  // ends the connection (it may still hold the server's goodbye), or the deadline after
+  // kWriteFailureGraceMs does.
+  bool write_failed_ = false;
   bool reading_ = true;
   bool read_pending_ = false;
   bool open_ = false;

@@ -52,17 +52,25 @@ void TcpSession::TransportStart() {
 }
 
 void TcpSession::TransportRead() {
+  if (read_pending_ || lingering_) return;
   frame_buffer_.resize(session::kSizePrefixBytes);
+  read_pending_ = true;
   WithStream([this](auto& stream) {
     net::asio::async_read(
         stream, net::asio::buffer(frame_buffer_.data(), session::kSizePrefixBytes),
         net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t) {
+          self->read_pending_ = false;
+          if (self->lingering_) {
+            self->OnLingerRead(ec);
+            return;
+          }
           self->OnPrefix(ec);
         }));
   });
 }
 
 void TcpSession::OnPrefix(const net::error_code& ec) {
+  if (closed()) return;
   if (ec) {
     OnReadError(ec);
     return;
@@ -88,12 +96,19 @@ void TcpSession::OnPrefix(const net::error_code& ec) {
     return;
   }
   frame_buffer_.resize(static_cast<std::size_t>(size));
+  read_pending_ = true;
   WithStream([this](auto& stream) {
     net::asio::async_read(
         stream,
         net::asio::buffer(frame_buffer_.data() + session::kSizePrefixBytes,
                           frame_buffer_.size() - session::kSizePrefixBytes),
         net::asio::bind_executor(strand_, [self = Self()](const net::error_code& e, std::size_t) {
+          self->read_pending_ = false;
+          if (self->lingering_) {
+            self->OnLingerRead(e);
+            return;
+          }
+          if (self->closed()) return;
           if (e) {
             self->OnReadError(e);
             return;
@@ -175,11 +190,48 @@ void TcpSession::TransportClose() {
     }));
     return;
   }
-  // Plain TCP, a TLS session before its handshake or with a write in flight, or a close_notify
-  // not answered within the grace: what was queued (the Error frame) is already written.
+  if (!tls_ && !lingering_ && !writing()) {
+    // Plain TCP: everything queued (the goodbye) is written; send the FIN and read what the
+    // peer still sends until its FIN. Closing over unread bytes would answer with a reset,
+    // and a reset can destroy the goodbye in the peer's kernel before the peer read it. The
+    // watchdog cuts a peer that keeps sending past kCloseGraceMs (a second TransportClose).
+    lingering_ = true;
+    lowest().shutdown(net::tcp::socket::shutdown_send, ec);
+    if (!read_pending_) Linger();
+    return;
+  }
+  // A TLS session before its handshake or with a write in flight, a close_notify not answered
+  // within the grace, or a lingering peer past the grace.
+  CloseSocket();
+}
+
+void TcpSession::CloseSocket() {
+  net::error_code ec;
   lowest().shutdown(net::tcp::socket::shutdown_both, ec);
   lowest().close(ec);
   OnClosed();
+}
+
+void TcpSession::Linger() {
+  // Reuses the frame buffer (at least the prefix's 4 bytes, at most the largest frame read):
+  // lingering allocates nothing.
+  if (frame_buffer_.size() < 4096) frame_buffer_.resize(4096);
+  read_pending_ = true;
+  socket_.async_read_some(
+      net::asio::buffer(frame_buffer_.data(), frame_buffer_.size()),
+      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t) {
+        self->read_pending_ = false;
+        self->OnLingerRead(ec);
+      }));
+}
+
+void TcpSession::OnLingerRead(const net::error_code& ec) {
+  if (closed()) return;
+  if (ec) {
+    CloseSocket();  // the peer's FIN (eof) or its reset: nothing left to protect
+    return;
+  }
+  Linger();
 }
 
 void TcpSession::QueueGoodbye(ErrorCode code, std::string_view text) {

@@ -5,7 +5,10 @@
 // port: "GET " where a size prefix should be) gets an HTTP 400 naming the --http port. With
 // --tls-cert the listener speaks tls://: the TLS handshake comes first (within the Hello
 // deadline), then the same frames inside TLS records, and a graceful close sends a TLS
-// close_notify (bounded by Session's close grace).
+// close_notify (bounded by Session's close grace). A plain TCP close is a lingering close:
+// the goodbye, a FIN, then whatever the peer still sends is read and dropped until its own
+// FIN (bounded by the same grace), so unread bytes never turn the close into a reset that
+// could destroy the goodbye before the peer read it.
 // When the Hello offers zstd, everything after the Welcome is one zstd stream (plain and TLS).
 #pragma once
 
@@ -29,6 +32,11 @@ class TcpSession final : public EnvelopeSession {
   void TransportWrite(const std::vector<net::asio::const_buffer>& buffers) override;
   void TransportClose() override;
   void OnPrefix(const net::error_code& ec);
+  // After shutdown(send): reads and drops until the peer's FIN or an error, then closes.
+  void Linger();
+  // A read completed while lingering: continue dropping, or close on its end.
+  void OnLingerRead(const net::error_code& ec);
+  void CloseSocket();
   // The goodbye in HTTP for a peer that sent an HTTP request, the envelope's otherwise.
   void QueueGoodbye(ErrorCode code, std::string_view text) override;
   bool CanCompress() const override { return true; }
@@ -51,6 +59,8 @@ class TcpSession final : public EnvelopeSession {
   bool tls_ready_ = false;         // the handshake completed (writes wait for it)
   bool shutdown_started_ = false;  // close_notify sent (a second close cuts the socket)
   bool http_peer_ = false;         // the first bytes were an HTTP request line
+  bool read_pending_ = false;      // an async read is in flight on the stream
+  bool lingering_ = false;         // plain TCP: FIN sent, dropping the peer's bytes
   // Compressed mode (docs/PROTOCOL.md section 2, "Compression"): frames after `last_plain_`
   // (the Welcome) go through the connection's zstd stream, each write flushed.
   std::unique_ptr<session::ZstdEncoder> zstd_;

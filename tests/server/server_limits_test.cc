@@ -372,5 +372,26 @@ TEST(ServerBackpressureTest, ConsumerThatNeverReadsIsBoundedThenDropped) {
       << "the stuck session was not dropped";
 }
 
+// A fatal refusal while the peer still sends: the server reads on after its goodbye and FIN
+// (a lingering close), so the peer's next writes are taken, not answered with a reset that
+// could destroy the goodbye in the peer's kernel before the peer read it (a writing client
+// once lost the kShuttingDown goodbye this way).
+TEST(ServerCloseTest, AGoodbyeOverUnreadBytesEndsInAFinNotAReset) {
+  TestServer server;
+  RawConnection raw(server.get().tcp_port());
+  ASSERT_TRUE(raw.Join("linger").has_value());
+  // An empty frame (fatal) and then 32 KiB the server will never parse.
+  std::vector<uint8_t> bytes(4 + 32 * 1024, 0x5a);
+  bytes[0] = 4;
+  bytes[1] = bytes[2] = bytes[3] = 0;
+  ASSERT_TRUE(raw.Send(bytes));
+  auto goodbye = raw.ReadError();
+  ASSERT_TRUE(goodbye.has_value());
+  EXPECT_EQ(goodbye->code, ErrorCode::kEnvelopeInvalid);
+  // The peer has not seen the goodbye yet in its own code and writes on.
+  EXPECT_TRUE(raw.Send(std::vector<uint8_t>(16 * 1024, 0x5a)));
+  EXPECT_EQ(raw.FinishAndReadEnd(), 0);
+}
+
 }  // namespace
 }  // namespace scenecrdt::testing

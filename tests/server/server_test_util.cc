@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -273,6 +274,22 @@ bool RawConnection::WaitClosed(std::chrono::milliseconds timeout) {
     uint8_t buf[65536];
     const ssize_t n = recv(fd_, buf, sizeof buf, 0);
     if (n <= 0) return true;
+  }
+}
+
+int RawConnection::FinishAndReadEnd(std::chrono::milliseconds timeout) {
+  shutdown(fd_, SHUT_WR);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return -1;
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return -1;
+    uint8_t buf[65536];
+    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n == 0) return 0;
+    if (n < 0) return errno;
   }
 }
 

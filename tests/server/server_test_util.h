@@ -94,6 +94,9 @@ class RawConnection {
       std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Everything the server sends until it closes (or the timeout), as text.
   std::string ReadUntilClosed(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Shuts this side's sending down, then reads to the end: 0 when the stream ended in the
+  // server's FIN, the errno when it ended in an error (ECONNRESET: a reset), -1 on timeout.
+  int FinishAndReadEnd(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // True once the server closed the connection (EOF) within the timeout.
   bool WaitClosed(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // Hello + Welcome + state frames; returns the Welcome (nullopt on failure).
