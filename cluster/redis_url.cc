@@ -4,6 +4,10 @@
 #include "scenecrdt/cluster/redis_url.h"
 
 #include <charconv>
+#include <optional>
+#include <utility>
+
+#include "scenecrdt/protocol/percent.h"
 
 namespace scenecrdt::cluster {
 namespace {
@@ -27,41 +31,13 @@ int HexValue(char c) {
   return -1;
 }
 
-// Percent-decodes `text`; a malformed escape or a decoded NUL fails.
+// Percent-decodes `text` by the one rule of protocol/percent.h ('+' is itself); a decoded NUL
+// fails too (hiredis takes these as C strings).
 bool PercentDecode(std::string_view text, std::string& out) {
-  out.clear();
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    if (i + 2 >= text.size()) return false;
-    const int hi = HexValue(text[i + 1]);
-    const int lo = HexValue(text[i + 2]);
-    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) return false;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
+  std::optional<std::string> decoded = protocol::PercentDecode(text, protocol::Plus::kLiteral);
+  if (!decoded.has_value() || decoded->find('\0') != std::string::npos) return false;
+  out = std::move(*decoded);
   return true;
-}
-
-bool IsUnreserved(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
-void PercentEncode(std::string_view text, bool keep_slash, std::string& out) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  for (const char c : text) {
-    if (IsUnreserved(c) || (keep_slash && c == '/')) {
-      out += c;
-    } else {
-      const auto byte = static_cast<unsigned char>(c);
-      out += '%';
-      out += kHex[byte >> 4];
-      out += kHex[byte & 15];
-    }
-  }
 }
 
 // Unsigned decimal without sign or leading zeros, at most `max`.
@@ -254,14 +230,14 @@ std::string FormatRedisUrl(const RedisEndpoint& endpoint, bool include_password)
   std::string out;
   auto append_password = [&] {
     if (include_password) {
-      PercentEncode(endpoint.password, false, out);
+      protocol::AppendPercentEncoded(endpoint.password, out);
     } else {
       out += "***";
     }
   };
   if (endpoint.kind == RedisEndpoint::Kind::kUnix) {
     out += "unix://";
-    PercentEncode(endpoint.path, true, out);
+    protocol::AppendPercentEncoded(endpoint.path, out, protocol::Slash::kKeep);
     char sep = '?';
     if (endpoint.db != 0) {
       out += sep;
@@ -272,7 +248,7 @@ std::string FormatRedisUrl(const RedisEndpoint& endpoint, bool include_password)
       if (!endpoint.user.empty()) {
         out += sep;
         out += "user=";
-        PercentEncode(endpoint.user, false, out);
+        protocol::AppendPercentEncoded(endpoint.user, out);
         sep = '&';
       }
       out += sep;
@@ -283,7 +259,7 @@ std::string FormatRedisUrl(const RedisEndpoint& endpoint, bool include_password)
   }
   out += "redis://";
   if (!endpoint.password.empty()) {
-    PercentEncode(endpoint.user, false, out);
+    protocol::AppendPercentEncoded(endpoint.user, out);
     out += ':';
     append_password();
     out += '@';

@@ -76,9 +76,9 @@ const char* Reason(const nlohmann::json::exception& ex) {
 // Builds the document from nlohmann's SAX events (the interface of nlohmann::json_sax).
 class DomBuilder {
  public:
-  DomBuilder(std::string_view text, const char** consumed, std::size_t max_depth,
+  DomBuilder(std::string_view text, const char** consumed, const ReadLimits& limits,
              ElementOffsets* offsets)
-      : text_(text), consumed_(consumed), max_depth_(max_depth), offsets_(offsets) {}
+      : text_(text), consumed_(consumed), limits_(limits), offsets_(offsets) {}
 
   bool null() { return Add(Json(nullptr)) != nullptr; }
   bool boolean(bool v) { return Add(Json(v)) != nullptr; }
@@ -127,7 +127,7 @@ class DomBuilder {
   // Places `v` in the open container (or as the root); returns where it now lives, or
   // nullptr past the depth bound.
   Json* Add(Json v) {
-    if (stack_.size() > max_depth_) {
+    if (stack_.size() > limits_.max_depth) {
       Fail("JSON nested too deeply", Position());
       return nullptr;
     }
@@ -143,12 +143,20 @@ class DomBuilder {
       top.push_back(std::move(v));
       return &top.back();
     }
+    if (limits_.refuse_duplicate_members && top.contains(key_)) {
+      Fail("JSON duplicate member", Position());
+      return nullptr;
+    }
     // std::map nodes never move, so the pointer stays valid while the object grows.
     Json& slot = top[key_];
     slot = std::move(v);
     return &slot;
   }
   bool Open(Json container) {
+    if (stack_.size() >= limits_.max_nesting) {
+      Fail("JSON nested too deeply", Position());
+      return false;
+    }
     Json* at = Add(std::move(container));
     if (at == nullptr) return false;
     stack_.push_back(at);
@@ -161,7 +169,7 @@ class DomBuilder {
 
   std::string_view text_;
   const char** consumed_;
-  std::size_t max_depth_;
+  const ReadLimits& limits_;
   ElementOffsets* offsets_;
   Json root_;
   std::vector<Json*> stack_;  // the open containers, outermost first
@@ -187,7 +195,7 @@ Result<Json> ReadJson(std::string_view text, const ReadLimits& limits, ElementOf
     return MakeError(ErrorCode::kParse, "NUL byte in JSON text", nul);
   }
   const char* consumed = text.data();
-  DomBuilder builder(text, &consumed, limits.max_depth, offsets);
+  DomBuilder builder(text, &consumed, limits, offsets);
   const CountingIterator first(text.data(), &consumed);
   const CountingIterator last(text.data() + text.size(), &consumed);
   if (!Json::sax_parse(first, last, &builder)) return builder.error();

@@ -19,7 +19,7 @@
 namespace scenecrdt::json {
 
 // A parsed document. Objects are std::map (keys sorted, lookups O(log n)); a key given twice
-// keeps its last value.
+// keeps its last value unless ReadLimits::refuse_duplicate_members.
 using Json = nlohmann::json;
 
 struct ReadLimits {
@@ -27,6 +27,13 @@ struct ReadLimits {
   std::size_t max_depth = 64;
   // Longest accepted text, in bytes; longer text is refused before parsing.
   std::size_t max_bytes = 64u << 20;
+  // Most objects and arrays open at once (a bare scalar is 0, {} is 1), checked beside
+  // max_depth: a JWT's header and claims are bounded this way (server/auth/jwt_json.h).
+  std::size_t max_nesting = SIZE_MAX;
+  // Refuse an object that names a member twice ("JSON duplicate member") instead of keeping the
+  // last value: RFC 7515 section 5.2 lets a JWT parser do so, and taking "the last one" lets two
+  // libraries read different claims.
+  bool refuse_duplicate_members = false;
 };
 
 // Where the elements of each array of one parsed document start, as byte offsets into the

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "scenecrdt/protocol/percent.h"
 #include "scenecrdt/server/observability/endpoint_text.h"
 #include "scenecrdt/server/sessions/dcl_session.h"
 #include "scenecrdt/server/sessions/envelope_session.h"
@@ -20,44 +21,6 @@ namespace http = net::beast::http;
 namespace websocket = net::beast::websocket;
 
 constexpr std::size_t kMaxHeaderBytes = 8 * 1024;
-
-// The value of `key` in a URL query string ("a=1&token=x"), percent-decoded ('+' is a space,
-// as URLSearchParams writes it); nullopt when absent or badly encoded.
-std::optional<std::string> QueryParam(std::string_view query, std::string_view key) {
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    const auto eq = pair.find('=');
-    if (pair.substr(0, eq) != key) continue;
-    const std::string_view value =
-        eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
-    std::string out;
-    out.reserve(value.size());
-    for (std::size_t i = 0; i < value.size(); ++i) {
-      if (value[i] == '+') {
-        out += ' ';
-      } else if (value[i] != '%') {
-        out += value[i];
-      } else {
-        const auto hex = [](char c) -> int {
-          if (c >= '0' && c <= '9') return c - '0';
-          if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-          if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-          return -1;
-        };
-        if (i + 2 >= value.size()) return std::nullopt;
-        const int hi = hex(value[i + 1]);
-        const int lo = hex(value[i + 2]);
-        if (hi < 0 || lo < 0) return std::nullopt;
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-      }
-    }
-    return out;
-  }
-  return std::nullopt;
-}
 
 // An attacker-chosen header value made safe to quote in a log line or an answer: printable
 // ASCII without '"' and '\\', at most 100 characters.
@@ -272,7 +235,7 @@ void HttpSession::Route() {
       const auto query_at = target.find('?');
       const std::string_view query =
           query_at == std::string_view::npos ? std::string_view() : target.substr(query_at + 1);
-      std::string token = QueryParam(query, "token").value_or(std::string());
+      std::string token = protocol::QueryParam(query, "token").value_or(std::string());
       UpgradeDcl(std::string(path.substr(kDclPrefix.size())), std::move(token), std::move(req));
       return;
     }

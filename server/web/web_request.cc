@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "scenecrdt/protocol/percent.h"
+
 namespace scenecrdt::server {
 
 namespace {
@@ -19,40 +21,6 @@ bool IsNameChar(char c) {
 
 }  // namespace
 
-std::string QueryValue(std::string_view query, std::string_view key) {
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
-    const auto eq = pair.find('=');
-    if (eq == std::string_view::npos || pair.substr(0, eq) != key) continue;
-    std::string out;
-    const std::string_view v = pair.substr(eq + 1);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i] == '+') {
-        out += ' ';
-      } else if (v[i] != '%') {
-        out += v[i];
-      } else {
-        const auto hex = [](char c) {
-          if (c >= '0' && c <= '9') return c - '0';
-          if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-          if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-          return -1;
-        };
-        if (i + 2 >= v.size()) return std::string();
-        const int hi = hex(v[i + 1]);
-        const int lo = hex(v[i + 2]);
-        if (hi < 0 || lo < 0) return std::string();
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-      }
-    }
-    return out;
-  }
-  return std::string();
-}
-
 bool IsAssetName(std::string_view name) {
   if (name.empty() || name.size() > 64 || name.front() == '.') return false;
   return std::all_of(name.begin(), name.end(), IsNameChar);
@@ -64,7 +32,7 @@ WebRequest ParseWebTarget(std::string_view target) {
   const std::string_view path = target.substr(0, query_at);
   const std::string_view query =
       query_at == std::string_view::npos ? std::string_view() : target.substr(query_at + 1);
-  out.token = QueryValue(query, "token");
+  out.token = protocol::QueryParam(query, "token").value_or(std::string());
   if (path == "/") {
     out.route = WebRequest::Route::kList;
   } else if (path == "/api/scenes") {

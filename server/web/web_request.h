@@ -15,7 +15,8 @@ struct WebRequest {
   // kView: the scene; kAsset: the file name ([A-Za-z0-9_.-], 1..64, not starting with '.').
   // Empty when the name is invalid (the route answers 400 / 404 then).
   std::string name;
-  // The percent-decoded value of ?token= ('+' is a space); empty when absent or malformed.
+  // The value of ?token=, decoded by protocol::QueryParam (protocol/percent.h: '+' is a space,
+  // the first ?token= wins); empty when absent or malformed.
   std::string token;
 };
 
@@ -24,8 +25,5 @@ WebRequest ParseWebTarget(std::string_view target);
 
 // [A-Za-z0-9_.-], 1..64 characters, not starting with '.': no folder can be named.
 bool IsAssetName(std::string_view name);
-
-// Percent-decoded value of `key` in a query string; empty when absent or malformed.
-std::string QueryValue(std::string_view query, std::string_view key);
 
 }  // namespace scenecrdt::server

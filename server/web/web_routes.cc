@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "scenecrdt/protocol/percent.h"
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/server/observability/endpoint_text.h"
 #include "scenecrdt/server/scene/scene.h"
@@ -29,23 +30,6 @@ namespace {
 // Largest asset served (the wasm module is ~200 KiB, the bundle ~50 KiB): a bound on what one
 // request reads into memory.
 constexpr std::size_t kMaxAssetBytes = 16u << 20;
-
-std::string PercentEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
 
 std::string HtmlEscape(std::string_view s) {
   std::string out;
@@ -189,7 +173,8 @@ void Summaries(ServerContext& ctx, const std::string& token, const StoredScenesP
 std::string ListHtml(const Listing& listing, const std::string& token,
                      const std::string& missing = {}) {
   const std::vector<Scene::Summary>& scenes = listing.scenes;
-  const std::string suffix = token.empty() ? std::string() : "?token=" + PercentEncode(token);
+  const std::string suffix =
+      token.empty() ? std::string() : "?token=" + protocol::PercentEncode(token);
   std::string html =
       "<!doctype html><html><head><meta charset=\"utf-8\"><title>scenecrdt scenes</title>"
       "<link rel=\"icon\" href=\"data:,\">"
@@ -204,9 +189,10 @@ std::string ListHtml(const Listing& listing, const std::string& token,
   html += "<table><tr><th>scene</th><th>entities</th><th>sessions</th></tr>";
   for (const Scene::Summary& s : scenes) {
     const std::string name = HtmlEscape(s.name);
-    html += "<tr><td><a href=\"/view/" + PercentEncode(s.name) + HtmlEscape(suffix) + "\">" + name +
-            "</a></td><td>" + (s.in_memory ? std::to_string(s.entities) : std::string("stored")) +
-            "</td><td>" + std::to_string(s.sessions) + "</td></tr>";
+    html += "<tr><td><a href=\"/view/" + protocol::PercentEncode(s.name) + HtmlEscape(suffix) +
+            "\">" + name + "</a></td><td>" +
+            (s.in_memory ? std::to_string(s.entities) : std::string("stored")) + "</td><td>" +
+            std::to_string(s.sessions) + "</td></tr>";
   }
   if (scenes.empty()) html += "<tr><td colspan=\"3\">no scenes yet</td></tr>";
   html += "</table>";

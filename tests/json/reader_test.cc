@@ -137,6 +137,31 @@ TEST(JsonReaderTest, DuplicateKeysKeepTheLast) {
   EXPECT_EQ(AsU32(*Member(*r, "j")), 3u);
 }
 
+TEST(JsonReaderTest, DuplicateMembersCanBeRefused) {
+  ReadLimits limits;
+  limits.refuse_duplicate_members = true;
+  EXPECT_TRUE(ReadJson(R"({"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]})", limits).has_value());
+  for (const char* text : {R"({"a":1,"a":2})", R"({"x":{"b":1,"b":1}})", R"([{"x":1,"x":1}])"}) {
+    auto r = ReadJson(text, limits);
+    ASSERT_FALSE(r.has_value()) << text;
+    EXPECT_EQ(r.error().code, ErrorCode::kParse);
+    EXPECT_STREQ(r.error().detail, "JSON duplicate member") << text;
+  }
+}
+
+TEST(JsonReaderTest, NestingCountsObjectsAndArraysOnly) {
+  ReadLimits limits;
+  limits.max_nesting = 2;
+  EXPECT_TRUE(ReadJson("1", limits).has_value());
+  EXPECT_TRUE(ReadJson(R"({"a":[1]})", limits).has_value());
+  EXPECT_TRUE(ReadJson(R"([[],{},[1,2]])", limits).has_value());
+  for (const char* text : {R"({"a":[[1]]})", R"({"a":{"b":{}}})", "[[[]]]"}) {
+    auto r = ReadJson(text, limits);
+    ASSERT_FALSE(r.has_value()) << text;
+    EXPECT_STREQ(r.error().detail, "JSON nested too deeply") << text;
+  }
+}
+
 TEST(JsonReaderTest, StringEscapesAndSurrogates) {
   struct Case {
     const char* json;

@@ -97,6 +97,14 @@ TEST(JwtJsonTest, Validity) {
   }
 }
 
+TEST(JwtJsonTest, NulByteIsNotTheEndOfTheText) {
+  // nlohmann's own parse stops at a NUL and would read only the claims before it.
+  const std::string text("{\"sub\":\"a\"}\0{\"sub\":\"b\"}", 23);
+  auto parsed = ParseJwtJson(text, 8);
+  ASSERT_FALSE(parsed.has_value());
+  EXPECT_STREQ(parsed.error().detail, "not JSON");
+}
+
 TEST(JwtJsonTest, DepthCountsObjectsAndArrays) {
   EXPECT_TRUE(ParseJwtJson("1", 2).has_value());
   EXPECT_TRUE(ParseJwtJson(R"({"a":[1]})", 2).has_value());

@@ -8,11 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "scenecrdt/protocol/percent.h"
 #include "scenecrdt/server/web/web_request.h"
 
 using scenecrdt::server::IsAssetName;
 using scenecrdt::server::ParseWebTarget;
-using scenecrdt::server::QueryValue;
 using scenecrdt::server::WebRequest;
 
 namespace {
@@ -52,7 +52,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
   }
-  if (QueryValue("token=" + Encode(req.token), "token") != req.token) std::abort();
+  if (scenecrdt::protocol::QueryParam("token=" + Encode(req.token), "token").value_or("") !=
+      req.token) {
+    std::abort();
+  }
   const auto q = target.find('?');
   if (q != std::string_view::npos && ParseWebTarget(target.substr(0, q)).route != req.route) {
     std::abort();
