@@ -5,8 +5,10 @@
 // interpolation on the client's replica. Every entry point catches; an exception that
 // interrupted a change marks the handle broken.
 #include <cinttypes>
+#include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 
 #include "scenecrdt/capi/internal/conversions.h"
 #include "scenecrdt/capi/internal/runtime_handle.h"
@@ -56,6 +58,12 @@ int GuardClientWrite(sc_client* c, const char* function, Body&& body) noexcept {
 }
 
 int ClosedStatus(const client::Client& c, const char* function) {
+  const client::ClientError& last = c.last_error();
+  if (last.code != ErrorCode::kOk) {
+    return Fail(SC_E_CLOSED, function, "the client is closed for good: %s%s: %s; destroy it",
+                last.from_server ? "the server refused: " : "", ErrorCodeName(last.code),
+                last.text.c_str());
+  }
   const Error& e = c.close_error();
   return Fail(SC_E_CLOSED, function, "the client is closed for good: %s%s%s; destroy it",
               e.detail != nullptr && e.detail[0] != '\0' ? e.detail : "closed",
@@ -221,6 +229,48 @@ int sc_client_update_interpolated(sc_client* client, int64_t render_time_us) {
                   "render_time_us %" PRId64 ": %s (within +-2^60 us); nothing updated",
                   render_time_us, updated.error().detail);
     }
+    return SC_OK;
+  });
+}
+
+int sc_client_state(const sc_client* client) {
+  return GuardClientRead(client, "sc_client_state", [](const Client& c) -> int {
+    return static_cast<int>(c.state());  // the enum's order is the C values'
+  });
+}
+
+const char* sc_client_state_name(int state) {
+  if (state < SC_CLIENT_CONNECTING || state > SC_CLIENT_CLOSED) return "unknown";
+  return scenecrdt::client::ClientStateName(static_cast<scenecrdt::client::ClientState>(state));
+}
+
+int sc_client_last_error(const sc_client* client, uint32_t* code, char* text, size_t cap,
+                         size_t* len) {
+  constexpr const char* kFunction = "sc_client_last_error";
+  return GuardClientRead(client, kFunction, [&](const Client& c) -> int {
+    if (len == nullptr) return Fail(SC_E_INVALID_ARGUMENT, kFunction, "len is NULL");
+    if (text == nullptr && cap != 0) {
+      return Fail(SC_E_INVALID_ARGUMENT, kFunction, "text is NULL with cap %zu", cap);
+    }
+    const scenecrdt::client::ClientError& e = c.last_error();
+    std::string line;
+    if (e.code != scenecrdt::ErrorCode::kOk) {
+      line = std::string(scenecrdt::ErrorCodeName(e.code)) + ": " + e.text;
+    }
+    if (code != nullptr) *code = static_cast<uint32_t>(e.code);
+    *len = line.size() + 1;
+    if (*len > cap) {
+      return Fail(SC_E_BUFFER_TOO_SMALL, kFunction, "%zu bytes, room for %zu (*len = %zu)", *len,
+                  cap, *len);
+    }
+    std::memcpy(text, line.c_str(), *len);
+    return SC_OK;
+  });
+}
+
+int sc_client_set_give_up(sc_client* client, uint32_t max_attempts, uint32_t deadline_ms) {
+  return GuardClientWrite(client, "sc_client_set_give_up", [&](Client& c) -> int {
+    c.SetGiveUp(max_attempts, deadline_ms);
     return SC_OK;
   });
 }

@@ -48,6 +48,14 @@ int sc_client_disable_interpolation(sc_client*) {
 int sc_client_update_interpolated(sc_client*, int64_t) {
   return Unsupported("sc_client_update_interpolated");
 }
+int sc_client_state(const sc_client*) { return Unsupported("sc_client_state"); }
+const char* sc_client_state_name(int) { return "unknown"; }
+int sc_client_last_error(const sc_client*, uint32_t*, char*, size_t, size_t*) {
+  return Unsupported("sc_client_last_error");
+}
+int sc_client_set_give_up(sc_client*, uint32_t, uint32_t) {
+  return Unsupported("sc_client_set_give_up");
+}
 int sc_client_get_stats(const sc_client*, sc_client_stats*) {
   return Unsupported("sc_client_get_stats");
 }

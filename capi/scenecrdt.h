@@ -340,6 +340,32 @@ SC_API int sc_client_disable_interpolation(sc_client* client);
  * interpolated reads of sc_client_runtime. Without interpolation: the update alone. */
 SC_API int sc_client_update_interpolated(sc_client* client, int64_t render_time_us);
 
+/* Diagnostics (docs/C-ABI.md, "Client diagnostics"). sc_client_state returns one of these
+ * (>= 0) or a negative status. CONNECTING also covers the wait between attempts; REFUSED and
+ * CLOSED are for good (sc_client_poll then returns SC_E_CLOSED). */
+enum {
+  SC_CLIENT_CONNECTING = 0, /* the transport is not open yet (or a retry is waiting) */
+  SC_CLIENT_JOINING = 1,    /* open, Hello sent, the scene's state not applied yet */
+  SC_CLIENT_JOINED = 2,     /* connected with the state applied (sc_client_connected) */
+  SC_CLIENT_REFUSED = 3,    /* closed for good after the server refused us */
+  SC_CLIENT_CLOSED = 4      /* closed for good otherwise (the give-up policy, destroy) */
+};
+SC_API int sc_client_state(const sc_client* client);
+/* "connecting", "joining", "joined", "refused", "closed"; "unknown" for other values. */
+SC_API const char* sc_client_state_name(int state);
+/* The latest failure, kept until a newer one: `*code` (may be NULL) the error code (the
+ * server's refusal reason or the transport's; 0 when nothing failed yet), `text` "REASON: TEXT"
+ * (e.g. "unauthorized: ..." from the server, or the hint naming the right port when the URL
+ * dialled the wrong one) with its NUL. Bulk-copy rule: `text` may be NULL when `cap` is 0;
+ * `*len` is the bytes with the NUL; SC_E_BUFFER_TOO_SMALL when cap < *len. */
+SC_API int sc_client_last_error(const sc_client* client, uint32_t* code, char* text, size_t cap,
+                                size_t* len);
+/* The give-up policy (default: retry forever, reporting through sc_client_state and
+ * sc_client_last_error): give up (SC_CLIENT_CLOSED or SC_CLIENT_REFUSED) after
+ * `max_attempts` consecutive connections that ended before their state was applied, or when an
+ * attempt ends and none reached its state for `deadline_ms`. 0 = never, for either. */
+SC_API int sc_client_set_give_up(sc_client* client, uint32_t max_attempts, uint32_t deadline_ms);
+
 /* Connection counters since sc_client_connect. */
 typedef struct sc_client_stats {
   uint32_t struct_size;

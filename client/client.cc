@@ -67,7 +67,16 @@ Result<void> Client::Impl::ParseServers() {
 void Client::Impl::Stop() {
   stopped_ = true;
   reconnect_at_.reset();
-  if (connection_) connection_->Close();
+  if (connection_ && connection_active_ && options_.goodbye_timeout_ms != 0) {
+    // The goodbye: the server counts `client_closed` (docs/PROTOCOL.md, the Error frame).
+    session::ErrorFrame bye;
+    bye.text = "goodbye";
+    bye.fatal = true;
+    connection_->CloseAfter(session::BuildFrame(bye),
+                            std::chrono::milliseconds(options_.goodbye_timeout_ms));
+  } else if (connection_) {
+    connection_->Close();
+  }
   work_.reset();
   if (thread_.joinable()) {
     // Closing cancels every pending operation and the work guard is gone, so run() returns
@@ -85,6 +94,7 @@ Result<void> Client::Start() {
   if (m.started_) return MakeError(ErrorCode::kInvalidArgument, "the client was started already");
   if (auto parsed = m.ParseServers(); !parsed.has_value()) return parsed;
   m.started_ = true;
+  m.failing_since_ = m.Now();
   m.ioc_.emplace();
   // Keeps run() going between connections (reconnect); released by Stop().
   m.work_.emplace(m.ioc_->get_executor());
@@ -204,6 +214,37 @@ const std::optional<Welcome>& Client::welcome() const { return impl_->welcome_; 
 bool Client::state_ready() const { return impl_->state_ready_; }
 bool Client::synced() const { return impl_->synced_; }
 bool Client::closed() const { return impl_->closed_; }
+ClientState Client::state() const {
+  const Impl& m = *impl_;
+  if (m.closed_ || m.stopped_) return m.refused_ ? ClientState::kRefused : ClientState::kClosed;
+  if (m.synced_) return ClientState::kJoined;
+  if (m.connection_active_ &&
+      m.opened_connection_.load(std::memory_order_acquire) == m.connection_id_) {
+    return ClientState::kJoining;
+  }
+  return ClientState::kConnecting;
+}
+const ClientError& Client::last_error() const { return impl_->last_error_; }
+void Client::SetGiveUp(uint32_t max_failed_attempts, uint32_t give_up_after_ms) {
+  impl_->options_.reconnect.max_failed_attempts = max_failed_attempts;
+  impl_->options_.reconnect.give_up_after_ms = give_up_after_ms;
+}
+
+const char* ClientStateName(ClientState state) {
+  switch (state) {
+    case ClientState::kConnecting:
+      return "connecting";
+    case ClientState::kJoining:
+      return "joining";
+    case ClientState::kJoined:
+      return "joined";
+    case ClientState::kRefused:
+      return "refused";
+    case ClientState::kClosed:
+      return "closed";
+  }
+  return "unknown";
+}
 const Error& Client::close_error() const { return impl_->close_error_; }
 const std::vector<std::string>& Client::servers() const { return impl_->servers_; }
 std::size_t Client::current_server() const { return impl_->server_; }

@@ -56,6 +56,27 @@ struct Refusal {
   bool fatal = false;           // the server ended the connection after it
 };
 
+// Where a client stands (docs/CLIENT.md, "Diagnostics"). kConnecting also covers the backoff
+// wait between attempts; kRefused and kClosed are for good (closed() is true).
+enum class ClientState : uint8_t {
+  kConnecting,  // started (or waiting to retry); the transport is not open yet
+  kJoining,     // the transport is open, the Hello sent; the scene's state not applied yet
+  kJoined,      // connected and the connection's state applied (synced())
+  kRefused,     // closed for good after the server refused us (last_error() has its reason)
+  kClosed,      // closed for good otherwise: Stop(), reconnect off, or the give-up policy
+};
+const char* ClientStateName(ClientState state);  // "connecting", "joining", ...
+
+// The latest failure: a refusal from the server (its ErrorCode and text) or a connection that
+// ended (kIo and why, with the hint naming the right port when the URL dialled the wrong
+// one). Stays until a newer failure; code kOk when nothing failed yet.
+struct ClientError {
+  ErrorCode code = ErrorCode::kOk;
+  std::string text;
+  bool from_server = false;      // the server's Error frame (its refusal), not a transport error
+  uint32_t failed_attempts = 0;  // consecutive connections that ended before their state
+};
+
 // Counters since Start(), for logs, metrics and tests. Bytes of state are DCL bytes.
 struct ClientStats {
   uint64_t connect_attempts = 0;  // connections started
@@ -118,7 +139,9 @@ class Client {
   // connection failed (close_error() says why) or on timeout ("timed out"); the client keeps
   // trying after a timeout when reconnecting is on.
   Result<void> Join(std::chrono::milliseconds timeout);
-  // Closes the connection, stops reconnecting and joins the network thread.
+  // Says goodbye to the server when connected (a fatal Error frame, so the server counts
+  // `client_closed`, not `peer_gone`; sent within goodbye_timeout_ms), closes the connection,
+  // stops reconnecting and joins the network thread.
   void Stop();
 
   // ---- Caller's thread ----
@@ -191,6 +214,12 @@ class Client {
   bool closed() const;
   // Why the last connection ended (kOk: cleanly), valid when closed().
   const Error& close_error() const;
+  // Where the client stands, and the latest failure (docs/CLIENT.md, "Diagnostics").
+  ClientState state() const;
+  const ClientError& last_error() const;
+  // Changes the give-up policy (ReconnectOptions::max_failed_attempts, give_up_after_ms) of a
+  // started client; 0 = never, for either.
+  void SetGiveUp(uint32_t max_failed_attempts, uint32_t give_up_after_ms);
   // The servers (parsed URL list) and the one of the current or last connection.
   const std::vector<std::string>& servers() const;
   std::size_t current_server() const;

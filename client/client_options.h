@@ -70,6 +70,10 @@ struct ReconnectOptions {
   // Consecutive connections that end before their state is applied, after which the client
   // gives up (closed()); 0 = never.
   uint32_t max_failed_attempts = 0;
+  // Give up (closed(), state() kClosed) when an attempt ends and no connection has reached its
+  // state for this long: since Start(), or since the last connection that did ended. 0 = never
+  // (default: retry forever; state() and last_error() report why meanwhile).
+  uint32_t give_up_after_ms = 0;
   // A join refused with `unavailable` ("retry": e.g. a cluster node that cannot load the scene
   // from Redis now) is retried with `backoff` delays even when reconnecting is off or before
   // the first state, up to this many refusals in a row (then closed()); 0 = never retried.
@@ -113,6 +117,9 @@ struct ClientOptions {
   // DCL bytes of frames kept until acknowledged (for resending). Full: Flush() leaves writes
   // coalescing in the unsent buffer and SendCrdt() returns 0.
   std::size_t max_unacked_bytes = 16u << 20;
+  // Stop() on an open connection: the goodbye (a fatal Error frame) gets this long to be
+  // written before the socket closes anyway; 0: no goodbye (the server logs `peer_gone`).
+  uint32_t goodbye_timeout_ms = 500;
   // Default: std::chrono::steady_clock::now. Also the clock of receive times and of the
   // default render time of Client::UpdateInterpolated().
   SteadyClock clock;

@@ -94,7 +94,8 @@ void Client::Impl::Connect() {
   // recognised and dropped by Poll().
   auto link = std::make_shared<std::weak_ptr<Connection>>();
   ConnectionHandlers handlers;
-  handlers.on_open = [link, frame = session::BuildFrame(hello)] {
+  handlers.on_open = [this, id, link, frame = session::BuildFrame(hello)] {
+    opened_connection_.store(id, std::memory_order_release);
     if (auto c = link->lock()) c->Send(frame);
   };
   handlers.on_frame = [this, link, id](const session::Frame& frame, std::span<const uint8_t> raw) {
@@ -287,6 +288,7 @@ void Client::Impl::OnStateApplied(uint64_t scene_sequence) {
   state_server_ = server_;
   synced_ = true;
   failed_attempts_ = 0;
+  failing_since_.reset();
   unavailable_retries_ = 0;
   if (!last_end_was_violation_) backoff_.Reset();
   stats_.last_state_bytes = connection_state_bytes_;
@@ -321,7 +323,10 @@ void Client::Impl::OnStateApplied(uint64_t scene_sequence) {
 }
 
 void Client::Impl::OnRefusal(const session::ErrorFrame& e) {
-  if (e.fatal) session_fatal_ = e.code;
+  if (e.fatal) {
+    session_fatal_ = e.code;
+    last_error_ = ClientError{e.code, e.text, true, failed_attempts_};
+  }
   bool report = true;
   if (e.frame_sequence != 0 && !e.fatal) {
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const PendingFrame& p) {
@@ -360,6 +365,15 @@ void Client::Impl::OnDisconnected(const Error& error) {
   }
   ++stats_.disconnects;
   if (!reached_state) ++failed_attempts_;
+  if (reached_state) failing_since_ = Now();
+  if (!session_fatal_) {
+    last_error_.code = error.code == ErrorCode::kOk ? ErrorCode::kIo : error.code;
+    last_error_.text = error.detail != nullptr && error.detail[0] != '\0'
+                           ? error.detail
+                           : "the server closed the connection";
+    last_error_.from_server = false;
+  }
+  last_error_.failed_attempts = failed_attempts_;
   last_end_was_violation_ = session_fatal_ && IsViolation(*session_fatal_);
   const ReconnectOptions& r = options_.reconnect;
   const char* why_not = nullptr;
@@ -380,6 +394,9 @@ void Client::Impl::OnDisconnected(const Error& error) {
                                   : "the first connection failed";
   } else if (r.max_failed_attempts != 0 && failed_attempts_ >= r.max_failed_attempts) {
     why_not = "too many failed attempts";
+  } else if (r.give_up_after_ms != 0 && failing_since_ &&
+             Now() - *failing_since_ >= std::chrono::milliseconds(r.give_up_after_ms)) {
+    why_not = "no join within give_up_after_ms";
   }
   if (!why_not && retry_unavailable) ++unavailable_retries_;
   std::string reason = error.detail ? error.detail : "closed";
@@ -387,6 +404,8 @@ void Client::Impl::OnDisconnected(const Error& error) {
   if (why_not) {
     closed_ = true;
     close_error_ = error;
+    refused_ = session_fatal_.has_value();
+    last_error_.text += std::string(" (gave up: ") + why_not + ")";
     if (r.enabled || servers_.size() > 1 || unavailable_retries_ > 0) {
       Log(Format("connection ended (%s); giving up: %s", reason.c_str(), why_not));
     }

@@ -555,6 +555,10 @@ void Connection::WriteNext() {
       return;
     }
     self->bytes_sent_.fetch_add(n, std::memory_order_relaxed);
+    if (self->closing_ && self->out_.empty()) {
+      self->Fail(MakeError(ErrorCode::kOk, "closed by the client"));
+      return;
+    }
     self->WriteNext();
   };
   if (impl_->websocket()) {
@@ -596,6 +600,23 @@ void Connection::Close() {
   net::asio::dispatch(strand_, [self = shared_from_this()] {
     self->Fail(MakeError(ErrorCode::kOk, "closed by the client"));
   });
+}
+
+void Connection::CloseAfter(std::vector<uint8_t> last, std::chrono::milliseconds limit) {
+  net::asio::dispatch(
+      strand_, [self = shared_from_this(), last = std::move(last), limit]() mutable {
+        if (self->closed_) return;
+        if (!self->open_) {
+          self->Fail(MakeError(ErrorCode::kOk, "closed by the client"));
+          return;
+        }
+        self->closing_ = true;
+        self->impl_->deadline.expires_after(limit);
+        self->impl_->deadline.async_wait([self](const net::error_code& ec) {
+          if (!ec) self->Fail(MakeError(ErrorCode::kOk, "closed by the client (goodbye unsent)"));
+        });
+        self->Queue(std::move(last));
+      });
 }
 
 void Connection::Fail(const Error& error) {

@@ -28,9 +28,36 @@ export interface SceneClientOptions {
   WebSocket?: WebSocketCtor;
   /** Called when the connection state changes (joined: the snapshot was applied). */
   onState?: (state: ConnectionState) => void;
+  /**
+   * The give-up policy (docs/WEB.md, "Diagnostics"): stop retrying (state "closed", lastError
+   * says why) after this many connections in a row that ended before their snapshot, or when
+   * one ends and none reached its snapshot for giveUpAfterMs. 0 or absent: retry forever.
+   */
+  maxAttempts?: number;
+  giveUpAfterMs?: number;
 }
 
-export type ConnectionState = "connecting" | "joined" | "disconnected" | "closed";
+/**
+ * connecting: the WebSocket is not open yet; joining: open, the snapshot not applied;
+ * joined; disconnected: waiting to retry; refused: the server closed with a refusal that the
+ * same request would get again (close code 1003 or 1008), for good; closed: close() or the
+ * give-up policy.
+ */
+export type ConnectionState = "connecting" | "joining" | "joined" | "disconnected" | "refused" | "closed";
+
+/** The latest failure (SceneClient.lastError), kept until a newer one. */
+export interface ClientError {
+  /** The WebSocket close code (1006: no close frame, e.g. nothing listens or an HTTP refusal). */
+  code: number;
+  /** The server's close reason, or what the client saw; " (gave up: ...)" when it gave up. */
+  reason: string;
+  /** Connections in a row that ended before their snapshot. */
+  failedAttempts: number;
+}
+
+// Close codes after which the same request gets the same answer (dcl_session.cc): 1003
+// unsupported data, 1008 policy violation.
+const PERMANENT_CLOSE_CODES = new Set([1003, 1008]);
 
 /**
  * What a render loop gets each frame: views into reused buffers (the same object every frame;
@@ -93,6 +120,9 @@ export class SceneClient {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
   private joinedOnce = false;
+  private failedAttempts = 0;
+  private failingSince = 0;
+  private lastErrorValue: ClientError | null = null;
   // Writes asked for while not joined: the latest Transform per entity, stamped after the next
   // snapshot so the Lamport clock has seen the scene's timestamps (as the C++ client does).
   // Deletes wait the same way; a held entity delete is final for its entity.
@@ -132,6 +162,11 @@ export class SceneClient {
     return this.stateValue;
   }
 
+  /** The latest failure, or null while nothing failed (docs/WEB.md, "Diagnostics"). */
+  get lastError(): ClientError | null {
+    return this.lastErrorValue;
+  }
+
   stats(): ClientStats {
     return { ...this.statsValue, state: this.stateValue, writesPending: this.pending.size };
   }
@@ -139,6 +174,7 @@ export class SceneClient {
   /** Opens the connection (and keeps reopening it until close()). */
   start(): void {
     this.closed = false;
+    this.failingSince = Date.now();
     this.connect();
   }
 
@@ -305,6 +341,9 @@ export class SceneClient {
     ws.binaryType = "arraybuffer";
     this.ws = ws;
     let first = true;
+    ws.onopen = () => {
+      if (this.ws === ws && first) this.setState("joining");
+    };
     ws.onmessage = (ev: MessageEvent) => {
       if (this.ws !== ws || !(ev.data instanceof ArrayBuffer)) return;
       const bytes = new Uint8Array(ev.data);
@@ -323,6 +362,7 @@ export class SceneClient {
       if (first) {
         first = false;
         this.attempt = 0;
+        this.failedAttempts = 0;
         this.joinedOnce = true;
         this.setState("joined");
         this.flushPending();
@@ -330,7 +370,7 @@ export class SceneClient {
     };
     // Either event ends this connection (once): node 20's WebSocket reports a refused
     // connection with an error and no close event.
-    const lost = () => {
+    const lost = (ev?: Event) => {
       if (this.ws !== ws) return;
       this.ws = null;
       try {
@@ -338,7 +378,29 @@ export class SceneClient {
       } catch {
         // already closing
       }
-      this.scheduleReconnect();
+      const close = ev as CloseEvent | undefined;
+      const code = typeof close?.code === "number" ? close.code : 1006;
+      if (first) this.failedAttempts += 1;
+      else this.failingSince = Date.now();
+      const reason =
+        close?.reason ||
+        (code === 1006
+          ? `no connection to ${this.options.server} (nothing listens, or the server refused the upgrade: a wrong token or scene, or ws:// on the --tcp port: use the --http port)`
+          : `closed with code ${code}`);
+      this.lastErrorValue = { code, reason, failedAttempts: this.failedAttempts };
+      if (PERMANENT_CLOSE_CODES.has(code)) {
+        this.giveUp("refused", "the server's refusal is permanent");
+        return;
+      }
+      const max = this.options.maxAttempts ?? 0;
+      const after = this.options.giveUpAfterMs ?? 0;
+      if (max > 0 && this.failedAttempts >= max) {
+        this.giveUp("closed", "too many failed attempts");
+      } else if (after > 0 && Date.now() - this.failingSince >= after) {
+        this.giveUp("closed", "no join within giveUpAfterMs");
+      } else {
+        this.scheduleReconnect();
+      }
     };
     ws.onclose = lost;
     ws.onerror = lost;
@@ -355,6 +417,12 @@ export class SceneClient {
         console.error(`scenecrdt: held ${op.kind} of entity ${entity} refused: ${String(err)}`);
       }
     }
+  }
+
+  private giveUp(state: ConnectionState, why: string): void {
+    this.closed = true;
+    if (this.lastErrorValue) this.lastErrorValue.reason += ` (gave up: ${why})`;
+    this.setState(state);
   }
 
   private scheduleReconnect(): void {

@@ -21,6 +21,7 @@ export type {
   ClientStats,
   ComponentEvent,
   ComponentListener,
+  ClientError,
   ConnectionState,
   Frame,
   SceneClientOptions,

@@ -6,6 +6,7 @@
 // forwarding, client_session.cc the connection events and frames, client_writes.cc the writes.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -123,6 +124,11 @@ struct Client::Impl {
   uint32_t unavailable_retries_ = 0;        // joins refused `unavailable` in a row (retried anyway)
   std::optional<ErrorCode> session_fatal_;  // fatal Error received on the current connection
   bool last_end_was_violation_ = false;     // don't reset the backoff after a protocol error
+  // The latest connection whose transport opened (set on the network strand).
+  std::atomic<uint64_t> opened_connection_{0};
+  ClientError last_error_;
+  bool refused_ = false;                    // closed for good after the server's refusal
+  std::optional<TimePoint> failing_since_;  // no connection reached its state since then
   uint64_t bytes_sent_closed_ = 0;          // transport bytes of ended connections
   uint64_t bytes_received_closed_ = 0;
 

@@ -59,6 +59,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void SetReading(bool on);
   // Closes now (pending writes are dropped). Thread-safe.
   void Close();
+  // Writes what is queued and then `last` (a goodbye), then closes; closes anyway after
+  // `limit`. Closes at once when the transport is not open. Thread-safe.
+  void CloseAfter(std::vector<uint8_t> last, std::chrono::milliseconds limit);
 
   std::size_t queued_bytes() const { return queued_bytes_.load(std::memory_order_relaxed); }
   uint64_t bytes_received() const { return bytes_received_.load(std::memory_order_relaxed); }
@@ -117,6 +120,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool read_pending_ = false;
   bool open_ = false;
   bool closed_ = false;
+  bool closing_ = false;              // CloseAfter: close once the queue is written
   std::optional<Error> setup_error_;  // the TLS context could not be built (Start reports it)
   uint64_t ping_nonce_ = 0;
   int64_t receive_time_ns_ = 0;
