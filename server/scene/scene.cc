@@ -373,6 +373,7 @@ void Scene::MaybeCommit() {
   std::vector<uint8_t> dcl;
   store_.ExportChangesSince(durable_, dcl);
   commit_in_flight_ = true;
+  acks_.Submitted(seq);
   CommitJob job;
   job.scene = name_;
   job.dcl = std::move(dcl);

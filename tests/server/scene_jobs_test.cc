@@ -4,6 +4,11 @@
 // The scene's behaviour through them is covered end to end by server_test.cc and friends.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <deque>
+#include <map>
+#include <random>
+
 #include "scenecrdt/protocol/session/sequence.h"
 #include "scenecrdt/server/scene/ack_book.h"
 #include "scenecrdt/server/scene/departures.h"
@@ -19,6 +24,7 @@ TEST(AckBookTest, OneCumulativeAckPerMemberForWhatIsDurable) {
   book.Add(/*store_sequence=*/1, /*member=*/7, /*frame_sequence=*/10);
   book.Add(2, 8, 3);
   book.Add(3, 7, 12);
+  book.Submitted(3);  // a commit of everything up to 3
   book.Add(5, 8, 4);
   EXPECT_EQ(book.Waiting(), (std::vector<uint64_t>{7, 8}));
   const auto acks = book.TakeDurable(3);
@@ -28,6 +34,74 @@ TEST(AckBookTest, OneCumulativeAckPerMemberForWhatIsDurable) {
   EXPECT_FALSE(book.empty());  // store sequence 5 is not durable yet
   EXPECT_EQ(book.Waiting(), (std::vector<uint64_t>{8}));
   EXPECT_EQ(book.TakeDurable(5).size(), 1u);
+  EXPECT_TRUE(book.empty());
+}
+
+// The acks AckBook owes: the old book kept one entry per merged frame (unbounded while commits
+// fail); this reference is that book, to compare against on random schedules.
+struct EveryFrameBook {
+  std::deque<std::array<uint64_t, 3>> pending;  // store sequence, member, frame sequence
+  std::map<uint64_t, uint64_t> TakeDurable(uint64_t durable) {
+    std::map<uint64_t, uint64_t> acks;
+    while (!pending.empty() && pending.front()[0] <= durable) {
+      auto& a = acks[pending.front()[1]];
+      a = std::max(a, pending.front()[2]);
+      pending.pop_front();
+    }
+    return acks;
+  }
+};
+
+TEST(AckBookTest, RandomSchedulesAckExactlyWhatAFramePerEntryBookAcks) {
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    std::mt19937 rng(seed);  // 32-bit results
+    AckBook book;
+    EveryFrameBook reference;
+    uint64_t store = 0, durable = 0, in_flight = 0;
+    std::map<uint64_t, uint64_t> frame_of;  // member -> last frame sequence
+    std::size_t most_checkpoints = 0;
+    for (int step = 0; step < 400; ++step) {
+      const uint32_t what = static_cast<uint32_t>(rng() % 10);
+      if (what < 6) {  // a frame merges (sometimes without changing the store)
+        if (rng() % 4 != 0) ++store;
+        const uint64_t member = rng() % 5;
+        const uint64_t fs = ++frame_of[member];
+        book.Add(store, member, fs);
+        reference.pending.push_back({store, member, fs});
+      } else if (what < 8 && in_flight == 0 && store > durable) {  // a commit is submitted
+        in_flight = store;
+        book.Submitted(store);
+      } else if (what == 8 && in_flight != 0) {  // it succeeds
+        durable = in_flight;
+        in_flight = 0;
+        const auto got = book.TakeDurable(durable);
+        const std::map<uint64_t, uint64_t> got_map(got.begin(), got.end());
+        ASSERT_EQ(got_map, reference.TakeDurable(durable)) << "seed " << seed;
+      } else if (what == 9) {  // it fails (the next one covers everything), or a no-op release
+        in_flight = 0;
+        const auto got = book.TakeDurable(durable);
+        const std::map<uint64_t, uint64_t> got_map(got.begin(), got.end());
+        ASSERT_EQ(got_map, reference.TakeDurable(durable)) << "seed " << seed;
+      }
+      most_checkpoints = std::max(most_checkpoints, book.checkpoints());
+      EXPECT_EQ(book.empty(), reference.pending.empty());
+    }
+    EXPECT_LE(most_checkpoints, 3u * 5u) << "seed " << seed;
+  }
+}
+
+TEST(AckBookTest, AWriterThroughALongOutageHoldsAtMostThreeCheckpoints) {
+  AckBook book;
+  uint64_t store = 0;
+  for (uint64_t fs = 1; fs <= 100000; ++fs) {
+    book.Add(++store, /*member=*/1, fs);
+    if (fs % 100 == 0) book.Submitted(store);  // every commit fails: nothing becomes durable
+    ASSERT_LE(book.checkpoints(), 3u);
+  }
+  book.Submitted(store);
+  const auto acks = book.TakeDurable(store);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].second, 100000u);
   EXPECT_TRUE(book.empty());
 }
 
