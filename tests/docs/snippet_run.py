@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Owns how each kind of docs snippet runs (docs/SNIPPETS.md): C with cc against the build's C
 ABI, C++ against the build tree's CMake package, JavaScript with node, TypeScript bundled by
-esbuild then node, shell with bash -euo pipefail; one `scenecrdt serve` on free ports for all,
+esbuild then node, Python with the build's module, shell with bash -euo pipefail; one `scenecrdt serve` on free ports for all,
 its ports written over the documented defaults 7600 (TCP) and 7601 (HTTP). Python stdlib only."""
 
 import os
@@ -202,6 +202,9 @@ class Environment:
                         return f"{pkg}: {built} is not built ({how})"
                 elif not os.path.exists(os.path.join(self.farm, pkg)):
                     return f"{pkg}: not in {', '.join(NODE_MODULE_DIRS)} (npm ci there)"
+        if snippet.kind == "python" and not self._python_module():
+            return ("the Python module: BUILD/bindings/python/scenecrdt/_native*.so "
+                    "(target scenecrdt_python; pybind11-dev, python3-dev)")
         if snippet.kind == "cpp" and not os.path.exists(os.path.join(self.build, "scenecrdtTargets.cmake")):
             return f"{self.build}/scenecrdtTargets.cmake (configure with SCENECRDT_INSTALL=ON)"
         return None
@@ -258,6 +261,8 @@ class Environment:
                 return self._run_cpp(snippet)
             if snippet.kind in ("js", "ts"):
                 return self._run_node(snippet)
+            if snippet.kind == "python":
+                return self._run_python(snippet)
             return self._run_sh(snippet)
         except ValueError as e:
             return False, str(e)
@@ -378,6 +383,27 @@ class Environment:
         with open(src, "w", encoding="utf-8") as f:
             f.write(text)
         return self._exec(["node", src], d, snippet.loop)
+
+    def _python_module(self):
+        d = os.path.join(self.build, "bindings", "python", "scenecrdt")
+        return os.path.isdir(d) and any(n.startswith("_native") for n in os.listdir(d))
+
+    def _run_python(self, snippet):
+        """Debian's python3 (README.md) with the build's module; a sanitized module needs its
+        runtimes preloaded (as bindings/test_env.sh does), leaks unchecked (the interpreter's)."""
+        d = self.docdir(snippet)
+        text, _ = self.source(snippet, False)
+        src = os.path.join(d, self._name(snippet) + ".py")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(text)
+        env = {"PYTHONPATH": os.path.join(self.build, "bindings", "python")}
+        if "address" in self.sanitize:
+            libs = [subprocess.run([self.cxx, f"-print-file-name={n}"], stdout=subprocess.PIPE,
+                                   text=True).stdout.strip() for n in ("libasan.so", "libstdc++.so")]
+            env["LD_PRELOAD"] = " ".join(libs)
+            env["ASAN_OPTIONS"] = "detect_leaks=0"
+        python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
+        return self._exec([python, src], d, snippet.loop, env)
 
     def _run_sh(self, snippet):
         d = self.docdir(snippet)
