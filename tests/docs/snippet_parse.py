@@ -14,6 +14,7 @@ LANGUAGES = {
     "cpp": "cpp", "c++": "cpp", "cxx": "cpp", "cc": "cpp",
     "js": "js", "javascript": "js", "mjs": "js", "cjs": "js", "node": "js",
     "ts": "ts", "typescript": "ts",
+    "cmake": "cmake",
     "python": "python", "py": "python", "python3": "python",
     "sh": "sh", "bash": "sh", "shell": "sh", "console": "sh", "shell-session": "sh",
 }
@@ -29,7 +30,7 @@ class Snippet:
         self.path = path          # relative to the repository root
         self.line = line          # 1-based line of the opening fence
         self.lang = lang          # the fence's language word, lower case
-        self.kind = LANGUAGES.get(lang)  # c, cpp, js, ts, python, sh or None (not run)
+        self.kind = LANGUAGES.get(lang)  # c, cpp, js, ts, python, cmake, sh or None
         self.text = text          # the block, the fence's indentation removed
         self.skip = None          # the reason, for `skip (reason)`
         self.harness = None       # tests/docs/harness/<name>.<ext>, for `harness NAME`

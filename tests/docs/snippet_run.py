@@ -263,6 +263,8 @@ class Environment:
                 return self._run_node(snippet)
             if snippet.kind == "python":
                 return self._run_python(snippet)
+            if snippet.kind == "cmake":
+                return self._run_cmake(snippet)
             return self._run_sh(snippet)
         except ValueError as e:
             return False, str(e)
@@ -320,7 +322,7 @@ class Environment:
         os.makedirs(d)
         with open(os.path.join(d, "CMakeLists.txt"), "w", encoding="utf-8") as f:
             f.write("cmake_minimum_required(VERSION 3.25)\nproject(docs_snippets CXX)\n"
-                    "find_package(Boost REQUIRED)\nfind_package(scenecrdt CONFIG REQUIRED)\n"
+                    "find_package(scenecrdt CONFIG REQUIRED)\n"
                     "file(GLOB sources ${CMAKE_SOURCE_DIR}/*.cc)\n"
                     "foreach(src IN LISTS sources)\n"
                     "  get_filename_component(name ${src} NAME_WE)\n"
@@ -383,6 +385,24 @@ class Environment:
         with open(src, "w", encoding="utf-8") as f:
             f.write(text)
         return self._exec(["node", src], d, snippet.loop)
+
+    def _run_cmake(self, snippet):
+        """A consumer's CMake lines: put into their harness project (required) and configured
+        against the build tree's package (scenecrdt_DIR); not built."""
+        if not snippet.harness:
+            return False, "a cmake block needs a harness (the project around it) or skip (reason)"
+        text, _ = self.source(snippet, False)
+        d = os.path.join(self.work, "cmake_" + self._name(snippet) + "_" +
+                         re.sub(r"[^A-Za-z0-9]", "_", snippet.path))
+        os.makedirs(d)
+        with open(os.path.join(d, "CMakeLists.txt"), "w", encoding="utf-8") as f:
+            f.write(text)
+        c = subprocess.run(["cmake", "-S", d, "-B", os.path.join(d, "build"), "-G", "Ninja",
+                            "-Dscenecrdt_DIR=" + self.build], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if c.returncode != 0:
+            return False, "the consumer project does not configure\n" + _tail(c.stdout)
+        return True, c.stdout
 
     def _python_module(self):
         d = os.path.join(self.build, "bindings", "python", "scenecrdt")
