@@ -15,6 +15,7 @@ LANGUAGES = {
     "js": "js", "javascript": "js", "mjs": "js", "cjs": "js", "node": "js",
     "ts": "ts", "typescript": "ts",
     "cmake": "cmake",
+    "csharp": "csharp", "cs": "csharp", "c#": "csharp",
     "python": "python", "py": "python", "python3": "python",
     "sh": "sh", "bash": "sh", "shell": "sh", "console": "sh", "shell-session": "sh",
 }
@@ -30,7 +31,7 @@ class Snippet:
         self.path = path          # relative to the repository root
         self.line = line          # 1-based line of the opening fence
         self.lang = lang          # the fence's language word, lower case
-        self.kind = LANGUAGES.get(lang)  # c, cpp, js, ts, python, cmake, sh or None
+        self.kind = LANGUAGES.get(lang)  # c, cpp, js, ts, python, cmake, csharp, sh or None
         self.text = text          # the block, the fence's indentation removed
         self.skip = None          # the reason, for `skip (reason)`
         self.harness = None       # tests/docs/harness/<name>.<ext>, for `harness NAME`

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Owns how each kind of docs snippet runs (docs/SNIPPETS.md): C with cc against the build's C
 ABI, C++ against the build tree's CMake package, JavaScript with node, TypeScript bundled by
-esbuild then node, Python with the build's module, shell with bash -euo pipefail; one `scenecrdt serve` on free ports for all,
+esbuild then node, Python with the build's module, C# with mcs and mono, CMake lines
+configured in a harness project, shell with bash -euo pipefail; one `scenecrdt serve` on free ports for all,
 its ports written over the documented defaults 7600 (TCP) and 7601 (HTTP). Python stdlib only."""
 
 import os
@@ -202,6 +203,8 @@ class Environment:
                         return f"{pkg}: {built} is not built ({how})"
                 elif not os.path.exists(os.path.join(self.farm, pkg)):
                     return f"{pkg}: not in {', '.join(NODE_MODULE_DIRS)} (npm ci there)"
+        if snippet.kind == "csharp" and not (shutil.which("mcs") and shutil.which("mono")):
+            return "mcs and mono (mono-mcs, mono-runtime: bash scripts/deps.sh)"
         if snippet.kind == "python" and not self._python_module():
             return ("the Python module: BUILD/bindings/python/scenecrdt/_native*.so "
                     "(target scenecrdt_python; pybind11-dev, python3-dev)")
@@ -265,6 +268,8 @@ class Environment:
                 return self._run_python(snippet)
             if snippet.kind == "cmake":
                 return self._run_cmake(snippet)
+            if snippet.kind == "csharp":
+                return self._run_csharp(snippet)
             return self._run_sh(snippet)
         except ValueError as e:
             return False, str(e)
@@ -404,24 +409,54 @@ class Environment:
             return False, "the consumer project does not configure\n" + _tail(c.stdout)
         return True, c.stdout
 
+    def _sanitizer_preload(self, env):
+        """A sanitized library loaded into an interpreter needs its runtimes preloaded (as
+        bindings/test_env.sh does); the interpreter's leaks are not ours."""
+        if "address" in self.sanitize:
+            libs = [subprocess.run([self.cxx, f"-print-file-name={n}"], stdout=subprocess.PIPE,
+                                   text=True).stdout.strip() for n in ("libasan.so", "libstdc++.so")]
+            env["LD_PRELOAD"] = " ".join(libs)
+            env["ASAN_OPTIONS"] = "detect_leaks=0" + env.get("ASAN_OPTIONS", "")
+        return env
+
+    def _run_csharp(self, snippet):
+        """mcs (-warnaserror) against the binding (bindings/csharp/Runtime, compiled once), then
+        mono with the build's libscenecrdt.so.1."""
+        dll = os.path.join(self.work, "SceneCrdt.dll")
+        if not os.path.exists(dll):
+            runtime = os.path.join(self.root, "bindings", "csharp", "Runtime")
+            sources = sorted(os.path.join(runtime, n) for n in os.listdir(runtime) if n.endswith(".cs"))
+            c = subprocess.run(["mcs", "-nologo", "-target:library", "-out:" + dll] + sources,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if c.returncode != 0:
+                return False, "the C# binding does not compile\n" + _tail(c.stdout)
+        d = self.docdir(snippet)
+        text, _ = self.source(snippet, True)
+        src = os.path.join(d, self._name(snippet) + ".cs")
+        exe = src[:-3] + ".exe"
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(text)
+        c = subprocess.run(["mcs", "-nologo", "-warn:4", "-warnaserror", "-r:" + dll, "-out:" + exe, src],
+                           cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if c.returncode != 0:
+            return False, "does not compile (mcs -warn:4 -warnaserror)\n" + _tail(c.stdout)
+        shutil.copy(dll, os.path.join(d, "SceneCrdt.dll"))
+        env = {"LD_LIBRARY_PATH": os.path.join(self.build, "capi"),
+               "ASAN_OPTIONS": ":handle_segv=0:allow_user_segv_handler=1"}
+        return self._exec(["mono", "--debug", exe], d, snippet.loop, self._sanitizer_preload(env))
+
     def _python_module(self):
         d = os.path.join(self.build, "bindings", "python", "scenecrdt")
         return os.path.isdir(d) and any(n.startswith("_native") for n in os.listdir(d))
 
     def _run_python(self, snippet):
-        """Debian's python3 (README.md) with the build's module; a sanitized module needs its
-        runtimes preloaded (as bindings/test_env.sh does), leaks unchecked (the interpreter's)."""
+        """Debian's python3 (README.md) with the build's module."""
         d = self.docdir(snippet)
         text, _ = self.source(snippet, False)
         src = os.path.join(d, self._name(snippet) + ".py")
         with open(src, "w", encoding="utf-8") as f:
             f.write(text)
-        env = {"PYTHONPATH": os.path.join(self.build, "bindings", "python")}
-        if "address" in self.sanitize:
-            libs = [subprocess.run([self.cxx, f"-print-file-name={n}"], stdout=subprocess.PIPE,
-                                   text=True).stdout.strip() for n in ("libasan.so", "libstdc++.so")]
-            env["LD_PRELOAD"] = " ".join(libs)
-            env["ASAN_OPTIONS"] = "detect_leaks=0"
+        env = self._sanitizer_preload({"PYTHONPATH": os.path.join(self.build, "bindings", "python")})
         python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
         return self._exec([python, src], d, snippet.loop, env)
 
