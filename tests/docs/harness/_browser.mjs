@@ -6,14 +6,18 @@ import WebSocket from "ws";
 globalThis.WebSocket ??= WebSocket;
 globalThis.requestAnimationFrame ??= (f) => setTimeout(() => f(performance.now()), 16);
 
-// Ends a page snippet after `ms`: `check()` returns an error text or nothing.
-export function endAfter(ms, check) {
-  setTimeout(() => {
+// Ends a page snippet: exit 0 as soon as `check()` returns nothing, exit 1 with its last text
+// after 10 s (the bound; a loaded CI machine may take seconds to join).
+export function endWhen(check, ms = 10000) {
+  const deadline = Date.now() + ms;
+  const poll = setInterval(() => {
     const why = check();
-    if (why) {
-      console.error(`harness: ${why}`);
+    if (!why) {
+      clearInterval(poll);
+      process.exit(0);
+    } else if (Date.now() > deadline) {
+      console.error(`harness: after ${ms} ms: ${why}`);
       process.exit(1);
     }
-    process.exit(0);
-  }, ms);
+  }, 100);
 }
