@@ -101,7 +101,8 @@ class Environment:
 
     def docdir(self, snippet):
         """One folder per markdown file: the repository's top-level entries (linked), the build
-        tree as build/<its name>, node_modules, and the `file` blocks of that markdown."""
+        tree as build/<its name> (and build/asan, release, dev, tsan), build/web, node_modules,
+        and what the blocks of that markdown wrote (`file` blocks, a command's outputs)."""
         d = self.docdirs.get(snippet.path)
         if d:
             return d
@@ -110,7 +111,9 @@ class Environment:
         for name in os.listdir(self.root):
             if not name.startswith(".") and name not in ("build", "node_modules"):
                 os.symlink(os.path.join(self.root, name), os.path.join(d, name))
-        os.symlink(self.build, os.path.join(d, "build", os.path.basename(self.build)))
+        # build/<preset>/... in a snippet is the build under test, whatever the preset.
+        for preset in {os.path.basename(self.build), "asan", "release", "dev", "tsan"}:
+            os.symlink(self.build, os.path.join(d, "build", preset))
         web = os.path.join(self.root, "build", "web")
         if os.path.isdir(web) and os.path.basename(self.build) != "web":
             os.symlink(web, os.path.join(d, "build", "web"))
@@ -143,7 +146,8 @@ class Environment:
             return self.ports
         data = os.path.join(self.work, "server-data")
         self.server = subprocess.Popen(
-            [self.bin, "serve", "--tcp", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", data, "--no-fsync"],
+            [self.bin, "serve", "--tcp", "127.0.0.1:0", "--http", "127.0.0.1:0", "--data", data, "--no-fsync",
+             "--demo"],
             cwd=self.root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True)
         found = {}
@@ -231,6 +235,9 @@ class Environment:
     def source(self, snippet, line_directives):
         """(text, extension): the snippet alone, or put into its harness at the `@snippet` line."""
         body = snippet.text
+        for flag, value in snippet.rewrites:  # `with --FLAG VALUE`: every value of that flag
+            body = re.sub(r"(?<![\w-])(" + re.escape(flag) + r")(\s+|=)(\"[^\"]*\"|'[^']*'|\S+)",
+                          lambda m: m.group(1) + m.group(2) + value, body)
         if line_directives:
             body = f'#line {snippet.text_line()} "{snippet.path}"\n{body}'
         if not snippet.harness:

@@ -49,10 +49,10 @@ def main():
             continue
         if s.file and s.skip is None:
             runnable.append(s)  # staged for the blocks after it, whatever its language
-        elif s.kind is None:
-            other.setdefault(s.lang, []).append(s.where())
         elif s.skip is not None:
             skipped.append((s.where(), s.skip))
+        elif s.kind is None:
+            other.setdefault(s.lang or "(indented, no language marker)", []).append(s.where())
         elif args.only and args.only not in s.where():
             continue
         else:
@@ -107,7 +107,7 @@ def main():
         for where, need in missing:
             print(f"  {where}: {need}")
     if other:
-        print("not run, a language this test does not run:")
+        print("not run, a language this test does not run (or an indented block without a marker):")
         for lang in sorted(other):
             print(f"  {lang}: {', '.join(other[lang])}")
     if failures:
