@@ -33,8 +33,10 @@ class SetupError(Exception):
     """The environment cannot be set up (no binary, the server does not start)."""
 
 
-def _tail(text, lines=40):
-    return "\n".join(text.rstrip().split("\n")[-lines:])
+def _tail(text, lines=40, width=300):
+    """The last lines of an output, each cut to `width` characters (a JSON line can be huge)."""
+    return "\n".join(line if len(line) <= width else line[:width] + " [...]"
+                     for line in text.rstrip().split("\n")[-lines:])
 
 
 def _package_name(spec):
@@ -471,12 +473,17 @@ class Environment:
         d = self.docdir(snippet)
         text, _ = self.source(snippet, False)
         lines = text.split("\n")
-        if any(line.startswith("$ ") for line in lines):  # a console: commands after "$ "
+        console = any(line.startswith("$ ") for line in lines)
+        if console:  # a console: the commands after "$ ", the rest is their output
             text = "\n".join(line[2:] for line in lines if line.startswith("$ ")) + "\n"
+        # Each command is traced with its markdown line (the script's line with a harness or
+        # prompts). PS4 is set in the script: bash run as root ignores it from the environment.
+        where = (f"{snippet.path}:$((LINENO + {snippet.text_line() - 2}))" if not snippet.harness
+                 and not console else "script line $((LINENO - 1))")
         src = os.path.join(d, self._name(snippet) + ".sh")
         with open(src, "w", encoding="utf-8") as f:
-            f.write(text)
-        return self._exec(["bash", "-euo", "pipefail", src], d, snippet.loop)
+            f.write(f"PS4='+ {where}: '\n" + text)
+        return self._exec(["bash", "-euo", "pipefail", "-x", src], d, snippet.loop)
 
 
 _NODE_BUILTINS = {"fs", "os", "path", "child_process", "url", "util", "events", "module", "net",
