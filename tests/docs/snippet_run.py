@@ -262,6 +262,8 @@ class Environment:
                 out.append(line)
         if not placed:
             raise ValueError(f"{rel} has no @snippet line")
+        if line_directives:
+            out.insert(0, f'#line 1 "{rel}"')
         return self.rewrite("\n".join(out)), os.path.splitext(path)[1]
 
     def run(self, snippet):
