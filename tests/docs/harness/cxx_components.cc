@@ -36,6 +36,7 @@ int main() {
   {
     // @snippet
   }
-  if (decoded != 1 || created != 1) std::fprintf(stderr, "the MeshRenderer was not added and decoded once\n");
+  if (decoded != 1 || created != 1)
+    std::fprintf(stderr, "the MeshRenderer was not added and decoded once\n");
   return decoded == 1 && created == 1 ? 0 : 1;
 }
