@@ -139,6 +139,20 @@ function(scenecrdt_install_package)
           DESTINATION ${SCENECRDT_INSTALL_CMAKEDIR} COMPONENT dev)
   install(EXPORT scenecrdtCTargets NAMESPACE scenecrdt:: FILE scenecrdtCTargets.cmake
           DESTINATION ${SCENECRDT_INSTALL_CMAKEDIR} COMPONENT dev)
+  # The build tree is a package too (find_package(scenecrdt) with scenecrdt_DIR=<build>):
+  # tests/docs builds the C++ snippets of the docs against it.
+  # The targets are listed (not the export sets): the build tree's client also names the
+  # header-only scenecrdt_net, which the installed package leaves out.
+  set(build_targets scenecrdt_warnings)
+  foreach(target scenecrdt_protocol scenecrdt_crdt scenecrdt_transform scenecrdt_runtime
+                 scenecrdt_session scenecrdt_net scenecrdt_client)
+    if(TARGET ${target})
+      list(APPEND build_targets ${target})
+    endif()
+  endforeach()
+  export(TARGETS ${build_targets} NAMESPACE scenecrdt::
+         FILE ${PROJECT_BINARY_DIR}/scenecrdtTargets.cmake)
+  export(TARGETS scenecrdt_c NAMESPACE scenecrdt:: FILE ${PROJECT_BINARY_DIR}/scenecrdtCTargets.cmake)
   configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/scenecrdtConfig.cmake.in
                                 ${PROJECT_BINARY_DIR}/scenecrdtConfig.cmake
                                 INSTALL_DESTINATION ${SCENECRDT_INSTALL_CMAKEDIR})

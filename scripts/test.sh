@@ -54,6 +54,9 @@ bash tests/interop/run.sh build/asan/tools/scenecrdt
 step "browser: wasm runtime, TypeScript client, viewer in headless chromium"
 bash tests/web/run.sh build/asan/tools/scenecrdt
 
+step "docs snippets, the web ones included (tests/docs/run_snippets.sh --strict)"
+bash tests/docs/run_snippets.sh build/asan --strict
+
 step "Debian packages: build, extract, run (scripts/package_test.sh; own build folder and ports)"
 timeout 3600 bash scripts/package_test.sh
 
