@@ -9,9 +9,10 @@
 // matrix, removed entities are gone from both; the view's own writes reach the other engine;
 // all of it again after the view's socket is cut and the transport reconnects. Then the frame
 // time and allocations of view.frame() with 10 000 entities (node's sampling heap profiler),
-// and the node snippet of docs/ECS-TRANSPORT.md run as written.
+// the node snippet of docs/ECS-TRANSPORT.md run as written, and a strict TypeScript
+// application passing @dcl/ecs's IEngine and ecs-transport's transport to it.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { createRequire } from "node:module";
@@ -347,4 +348,45 @@ test("the DclSceneView snippet of docs/ECS-TRANSPORT.md runs under node", async 
   const pulled = pull("lobby");
   assert.ok(pulled.world.some((w) => w.localToWorld[12] === 8 && w.localToWorld[13] === 1 && w.localToWorld[14] === 8),
     "the snippet's cube is on the server");
+});
+
+// ---- types: @dcl/ecs's IEngine and ScenecrdtEcsTransport fit, structurally ----
+
+test("types: a strict TypeScript application gives DclSceneView an @dcl/ecs IEngine and ecs-transport's transport", () => {
+  const app = join(tmp.dir, "types-app");
+  mkdirSync(join(app, "node_modules/@scenecrdt"), { recursive: true });
+  symlinkSync(join(root, "client-web"), join(app, "node_modules/@scenecrdt/client-web"));
+  symlinkSync(join(root, "ecs-transport"), join(app, "node_modules/@scenecrdt/ecs-transport"));
+  symlinkSync(join(root, "tests/interop/node_modules/@dcl"), join(app, "node_modules/@dcl"));
+  writeFileSync(join(app, "check.ts"), `
+import { Engine, type Entity, type IEngine, type LastWriteWinElementSetComponentDefinition } from "@dcl/ecs";
+import { createEcsTransport } from "@scenecrdt/ecs-transport";
+import { DclSceneView, loadScenecrdt, WasmRuntime, type DclSceneViewStats, type Frame } from "@scenecrdt/client-web";
+
+export async function main(): Promise<void> {
+  const engine: IEngine = Engine();
+  const MeshRenderer = engine.getComponent(1018) as LastWriteWinElementSetComponentDefinition<unknown>;
+  const view = new DclSceneView({
+    engine,
+    runtime: new WasmRuntime(await loadScenecrdt()),
+    transport: createEcsTransport({ url: "ws://127.0.0.1:7601/dcl/lobby" }),
+  });
+  const same: IEngine = view.engine; // the engine keeps its own type
+  await same.update(1);
+  const f: Frame = view.frame(0);
+  for (let k = 0; k < f.changed.count; k++) {
+    const mesh = MeshRenderer.getOrNull(f.changed.entities[k] as Entity);
+    if (mesh) console.log(mesh, f.changed.matrices[16 * k + 12]);
+  }
+  const stats: DclSceneViewStats = view.stats();
+  console.log(stats.serverBytes, view.state);
+}
+`);
+  const tsc = join(root, "client-web/node_modules/.bin/tsc");
+  try {
+    execFileSync(tsc, ["--strict", "--noEmit", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext",
+      "--skipLibCheck", "check.ts"], { cwd: app, encoding: "utf8" });
+  } catch (err) {
+    assert.fail(`tsc: ${err.stdout}${err.stderr}`);
+  }
 });
