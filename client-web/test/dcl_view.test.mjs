@@ -362,6 +362,7 @@ test("types: a strict TypeScript application gives DclSceneView an @dcl/ecs IEng
 import { Engine, type Entity, type IEngine, type LastWriteWinElementSetComponentDefinition } from "@dcl/ecs";
 import { createEcsTransport } from "@scenecrdt/ecs-transport";
 import { DclSceneView, loadScenecrdt, WasmRuntime, type DclSceneViewStats, type Frame } from "@scenecrdt/client-web";
+import type { FrameSource } from "@scenecrdt/client-web/three";
 
 export async function main(): Promise<void> {
   const engine: IEngine = Engine();
@@ -378,6 +379,8 @@ export async function main(): Promise<void> {
     const mesh = MeshRenderer.getOrNull(f.changed.entities[k] as Entity);
     if (mesh) console.log(mesh, f.changed.matrices[16 * k + 12]);
   }
+  const source: FrameSource = view; // bindThree(view, THREE, scene) takes a view
+  void source;
   const stats: DclSceneViewStats = view.stats();
   console.log(stats.serverBytes, view.state);
 }
