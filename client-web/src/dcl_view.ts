@@ -35,11 +35,11 @@ export interface DclEngine {
 }
 
 export interface DclSceneViewOptions<E extends DclEngine> {
-  /** The engine whose typed components the render loop reads (define them before its first update()). */
+  /** The engine whose typed components the render loop reads (define them before its first update). */
   engine: E;
-  /** The replica (new WasmRuntime(await loadScenecrdt())); enableInterpolation() on it if wanted. */
+  /** The replica: new WasmRuntime(await loadScenecrdt()) (enableInterpolation() if wanted). */
   runtime: WasmRuntime;
-  /** The connection: createEcsTransport({ url: "ws://HOST:PORT/dcl/<scene>" }), not yet added to an engine. */
+  /** The connection, not yet added to an engine: createEcsTransport({ url: "ws://HOST:PORT/dcl/<scene>" }). */
   transport: DclTransport;
   /** The clock of receive times, in microseconds (default performance.now()); see SceneClient. */
   nowUs?: () => bigint;
@@ -163,8 +163,9 @@ export class DclSceneView<E extends DclEngine = DclEngine> {
       const started = Date.now();
       const poll = () => {
         if (ready()) resolve();
-        else if (Date.now() - started > timeoutMs) reject(new Error(`DclSceneView: not joined after ${timeoutMs} ms (state ${this.state})`));
-        else setTimeout(poll, 10);
+        else if (Date.now() - started > timeoutMs) {
+          reject(new Error(`DclSceneView: not joined after ${timeoutMs} ms (state ${this.state})`));
+        } else setTimeout(poll, 10);
       };
       poll();
     });

@@ -230,6 +230,14 @@ test("DclSceneView: an engine and the wasm replica on one connection agree with 
 
 // ---- 10 000 entities: frame time and allocations of view.frame() ----
 
+// SCENECRDT_ALLOC_STACKS=1: prints each sampled allocation under frame() with its stack.
+function printStacks(node, path = [], inside = false) {
+  const here = inside || (node.callFrame.functionName === "frame" && node.callFrame.url.endsWith("dist/client.js"));
+  const p = [...path, `${node.callFrame.functionName}:${node.callFrame.lineNumber + 1}`];
+  if (here && node.selfSize) console.log(`  ${node.selfSize} B at ${p.slice(-6).join(" < ")}`);
+  for (const c of node.children) printStacks(c, p, here);
+}
+
 test("DclSceneView.frame() with 10 000 entities: no allocation per frame, and its frame time", async () => {
   const N = 10000;
   const MOVERS = 200;
@@ -296,15 +304,19 @@ test("DclSceneView.frame() with 10 000 entities: no allocation per frame, and it
       const here = inside || (node.callFrame.functionName === "frame" && node.callFrame.url.endsWith("dist/client.js"));
       return (here ? node.selfSize : 0) + node.children.reduce((sum, c) => sum + under(c, here), 0);
     };
+    const memory = [rt.mod.HEAPU8.byteLength];
     for (let attempt = 0; attempt < 6 && sampled.at(-1) !== 0; attempt++) {
       await session.post("HeapProfiler.startSampling", { samplingInterval: 32, includeObjectsCollectedByMajorGC: true,
         includeObjectsCollectedByMinorGC: true });
       await frames(200, false);
       const { profile } = await session.post("HeapProfiler.stopSampling");
       sampled.push(under(profile.head, false));
+      memory.push(rt.mod.HEAPU8.byteLength);
+      if (process.env.SCENECRDT_ALLOC_STACKS) printStacks(profile.head);
     }
     session.disconnect();
-    console.log(`allocations: bytes sampled under DclSceneView.frame(renderUs) in 200 frames of ${N} entities: ${sampled.join(", then ")}`);
+    console.log(`allocations: bytes sampled under DclSceneView.frame(renderUs) in 200 frames of ${N} entities: ${sampled.join(", then ")} ` +
+      `(wasm memory before and after each: ${memory.map((b) => (b / 1048576).toFixed(0)).join(", ")} MiB)`);
     assert.ok(Math.min(...sampled) < 16 * 200, `frame() allocates nothing (least sample ${Math.min(...sampled)} bytes)`);
   } finally {
     clearInterval(timer);
