@@ -8,12 +8,13 @@
 # DclSceneView (an engine and the replica on one ecs-transport connection, built here), the npm
 # package (npm pack, unbundled, esbuild, types), and in headless chromium (puppeteer-core) the
 # viewer (the Z mirror by pixels, framing, labels, /view/<unknown>), the three.js binding and
-# example, and the 10 000-entity frame times and allocation check (about 2 minutes).
+# example, DclSceneView in a page, and the 10 000-entity frame times and allocation checks
+# (about 3 minutes).
 # Usage: bash tests/web/run.sh path/to/scenecrdt      (a built binary; any preset)
 # Environment: CHROMIUM (default /usr/bin/chromium); SCENECRDT_WEB_ARTIFACTS=DIR keeps the
 # viewer's screenshots there.
 set -euo pipefail
-usage() { sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'; }
 case "${1:-}" in -h | --help) usage; exit 0 ;; esac
 [ $# -eq 1 ] || { usage >&2; exit 2; }
 bin=$(realpath "$1")
