@@ -113,6 +113,34 @@ function defaultNowUs(): bigint {
   return BigInt(Math.round(performance.now() * 1000));
 }
 
+/** A Frame with empty lists, to be filled by fillFrame (one per client, reused every frame). */
+export function emptyFrame(): Frame {
+  const empty = { count: 0, entities: new Uint32Array(0), matrices: new Float32Array(0) };
+  const none = { count: 0, entities: new Uint32Array(0), components: new Uint32Array(0) };
+  return { world: empty, changed: empty, added: empty, removed: empty, components: { changed: none, added: none, removed: none } };
+}
+
+/**
+ * One render frame of `rt` into `f` (SceneClient.frame and DclSceneView.frame): update (at
+ * `renderUs`, or `nowUs()`, or performance.now() when interpolating), then the reused views.
+ * Allocates nothing when `renderUs` is a number.
+ */
+export function fillFrame(rt: WasmRuntime, f: Frame, renderUs?: bigint | number, nowUs?: () => bigint): Frame {
+  const interpolated = rt.interpolationEnabled;
+  if (interpolated) {
+    // The default clock as a number: a BigInt per frame would be an allocation per frame.
+    rt.updateInterpolated(renderUs ?? (nowUs ? nowUs() : Math.round(performance.now() * 1000)));
+  } else {
+    rt.update();
+  }
+  f.world = rt.worldView(interpolated);
+  f.changed = rt.changedView(interpolated);
+  f.added = rt.addedView(interpolated);
+  f.removed = rt.removedView(interpolated);
+  f.components = rt.componentChangesView();
+  return f;
+}
+
 export class SceneClient {
   private ws: WebSocket | null = null;
   private stateValue: ConnectionState = "disconnected";
@@ -152,10 +180,7 @@ export class SceneClient {
       throw new Error("no global WebSocket: pass options.WebSocket (under node: WebSocket from the ws package)");
     }
     this.Ws = ctor;
-    const empty = { count: 0, entities: new Uint32Array(0), matrices: new Float32Array(0) };
-    const none = { count: 0, entities: new Uint32Array(0), components: new Uint32Array(0) };
-    const components = { changed: none, added: none, removed: none };
-    this.frameValue = { world: empty, changed: empty, added: empty, removed: empty, components };
+    this.frameValue = emptyFrame();
   }
 
   get state(): ConnectionState {
@@ -208,20 +233,7 @@ export class SceneClient {
    * time, its lists views into reused buffers: no allocation per frame (docs/WEB.md).
    */
   frame(renderUs?: bigint | number): Frame {
-    const rt = this.runtime;
-    const interpolated = rt.interpolationEnabled;
-    if (interpolated) {
-      // The default clock as a number: a BigInt per frame would be an allocation per frame.
-      rt.updateInterpolated(renderUs ?? (this.options.nowUs ? this.nowUs() : Math.round(performance.now() * 1000)));
-    } else {
-      rt.update();
-    }
-    const f = this.frameValue;
-    f.world = rt.worldView(interpolated);
-    f.changed = rt.changedView(interpolated);
-    f.added = rt.addedView(interpolated);
-    f.removed = rt.removedView(interpolated);
-    f.components = rt.componentChangesView();
+    const f = fillFrame(this.runtime, this.frameValue, renderUs, this.options.nowUs ? this.nowUs : undefined);
     if (this.componentListeners.size > 0) this.dispatchComponents(f.components);
     return f;
   }
