@@ -43,8 +43,8 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       flush_timer_(strand_) {
   if (!restore.empty()) {
     if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
-      ctx_.log().Write("restore_failed", "scene=%s error=%s offset=%llu", name_.c_str(),
-                       merged.error().detail,
+      ctx_.log().Write(LogLevel::kError, "restore_failed", "scene=%s error=%s offset=%llu",
+                       name_.c_str(), merged.error().detail,
                        static_cast<unsigned long long>(merged.error().offset));
     }
   }
@@ -128,7 +128,7 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
     m.zstd = zstd;
     m.busy_since_ms = now;
     members_.push_back(std::move(m));
-    ctx_.log().Write("open",
+    ctx_.log().Write(LogLevel::kInfo, "open",
                      "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
                      "reconnect=%s members=%zu",
                      name_.c_str(), static_cast<unsigned long long>(member->id()),
@@ -212,7 +212,7 @@ void Scene::Ready(uint64_t member_id) {
     if (bytes > 0 && busy_ms >= resync_ms) {
       Metrics::Add(ctx_.metrics().resyncs);
       Metrics::Add(ctx_.metrics().resync_bytes, bytes);
-      ctx_.log().Write("resync",
+      ctx_.log().Write(LogLevel::kWarn, "resync",
                        "scene=%s session=%llu kind=%s peer=%s busy_ms=%lld changes_behind=%llu "
                        "bytes=%zu",
                        name_.c_str(), static_cast<unsigned long long>(member_id),
@@ -521,7 +521,8 @@ void Scene::NotifyUnavailable() {
                              "Redis is unreachable: writes are held, not acknowledged", 0);
     }
   }
-  ctx_.log().Write("cluster", "scene=%s unavailable=held writers=%zu", name_.c_str(), told.size());
+  ctx_.log().Write(LogLevel::kWarn, "cluster", "scene=%s unavailable=held writers=%zu",
+                   name_.c_str(), told.size());
 }
 
 }  // namespace scenecrdt::server
