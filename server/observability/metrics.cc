@@ -2,7 +2,10 @@
 // Owns the Prometheus rendering of Metrics.
 #include "scenecrdt/server/observability/metrics.h"
 
+#include <chrono>
 #include <cstdio>
+
+#include "scenecrdt/server/observability/process_stats.h"
 
 namespace scenecrdt::server {
 
@@ -99,6 +102,13 @@ bool IsDrop(CloseReason reason) {
       return false;
   }
 }
+
+double Metrics::WallSecondsNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+const char* Metrics::BuildVersion() { return SCENECRDT_BUILD_VERSION; }
+const char* Metrics::BuildCommit() { return SCENECRDT_BUILD_COMMIT; }
 
 void Metrics::ObserveCommit(double seconds, uint64_t rows) {
   Add(commits);
@@ -303,6 +313,40 @@ std::string Metrics::RenderPrometheus() const {
   out += sum;
   out += '\n';
   Value(out, "scenecrdt_commit_seconds_count", Load(commits));
+  // Build and process (docs/SERVER.md "Process and build metrics").
+  Line(out, "scenecrdt_build_info", "gauge",
+       "Always 1: the version and git commit of this build, as labels.");
+  Value(out, "scenecrdt_build_info", 1,
+        std::string("version=\"") + BuildVersion() + "\",commit=\"" + BuildCommit() + '"');
+  char number[64];
+  const auto seconds = [&](const char* name, const char* type, const char* help, double v) {
+    Line(out, name, type, help);
+    std::snprintf(number, sizeof number, "%.3f", v);
+    out += name;
+    out += ' ';
+    out += number;
+    out += '\n';
+  };
+  seconds("scenecrdt_start_time_seconds", "gauge", "When this server started, Unix seconds.",
+          start_time_seconds);
+  const ProcessStats p = ReadProcessStats();
+  if (p.cpu_seconds) {
+    seconds("process_cpu_seconds_total", "counter", "User and system CPU time, seconds.",
+            *p.cpu_seconds);
+  }
+  if (p.resident_bytes) {
+    gauge("process_resident_memory_bytes", "Resident memory size, bytes.", *p.resident_bytes);
+  }
+  if (p.virtual_bytes) {
+    gauge("process_virtual_memory_bytes", "Virtual memory size, bytes.", *p.virtual_bytes);
+  }
+  if (p.open_fds) gauge("process_open_fds", "Open file descriptors.", *p.open_fds);
+  if (p.max_fds) gauge("process_max_fds", "The open file descriptor limit (soft).", *p.max_fds);
+  if (p.start_time_seconds) {
+    seconds("process_start_time_seconds", "gauge",
+            "When the process started, Unix seconds (boot time + start ticks).",
+            *p.start_time_seconds);
+  }
   if (render_extra) render_extra(out);
   return out;
 }

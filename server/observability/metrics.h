@@ -97,6 +97,13 @@ class Metrics {
   // Commit duration histogram (seconds buckets as Prometheus expects).
   void ObserveCommit(double seconds, uint64_t rows);
 
+  // The wall clock, Unix seconds (with its fraction).
+  static double WallSecondsNow();
+  // The version (CMake's project version) and git commit (at configure time; "unknown" outside
+  // a git checkout) of this build: scenecrdt_build_info.
+  static const char* BuildVersion();
+  static const char* BuildCommit();
+
   // Prometheus text exposition format 0.0.4.
   std::string RenderPrometheus() const;
   // More series appended by RenderPrometheus (the cluster node's); set before serving.
@@ -162,6 +169,8 @@ class Metrics {
   Counter scene_listings{0};          // scene listings served (/, /api/scenes)
   Counter scene_listings_limited{0};  // scene listings refused (429) by the per-address rate
   Counter scene_list_failures{0};     // stored-scene reads (SQLite / Redis) that failed
+  // When these metrics began (the server's construction), Unix seconds.
+  const double start_time_seconds = WallSecondsNow();
 
  private:
   static constexpr std::array<double, 10> kCommitBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01,
