@@ -69,7 +69,7 @@ Result<void> Server::Start(bool handle_signals) {
     auto node = ClusterNode::Open(config_, metrics_);
     if (!node.has_value()) return node.error();
     cluster_ = std::move(node.value());
-    metrics_.render_extra = [node = cluster_.get()](std::string& out) {
+    metrics_.render_extra = [node = cluster_.get()](PrometheusText& out) {
       node->RenderPrometheus(out);
     };
   } else {

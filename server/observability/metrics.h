@@ -15,6 +15,8 @@
 
 namespace scenecrdt::server {
 
+class PrometheusText;
+
 // How a session talks: framed TCP envelope, WebSocket envelope (/scene/<name>), or raw DCL
 // chunks over WebSocket (/dcl/<name>, no envelope).
 enum class SessionKind : uint8_t { kTcp, kWebSocket, kDcl };
@@ -106,8 +108,8 @@ class Metrics {
 
   // Prometheus text exposition format 0.0.4.
   std::string RenderPrometheus() const;
-  // More series appended by RenderPrometheus (the cluster node's); set before serving.
-  std::function<void(std::string& out)> render_extra;
+  // More families added by RenderPrometheus (the cluster node's); set before serving.
+  std::function<void(PrometheusText& out)> render_extra;
 
   Gauge sessions{0};
   Gauge scenes{0};
