@@ -101,6 +101,8 @@ Result<void> Server::Start(bool handle_signals) {
       ConnectionCaps{l.max_connections != 0 ? l.max_connections
                                             : ConnectionsForFds(OpenFileLimit(), l.http_reserve),
                      l.max_connections_per_ip, l.http_reserve});
+  metrics_.connections_cap.store(limiter_->caps().max_total, std::memory_order_relaxed);
+  metrics_.scenes_cap.store(l.max_scenes_in_memory, std::memory_order_relaxed);
   if (tcp_endpoint) {
     tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp, *limiter_, tls_.get());
     if (auto r = tcp_->Open(*tcp_endpoint); !r.has_value()) return r.error();

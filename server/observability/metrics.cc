@@ -96,6 +96,19 @@ double Metrics::WallSecondsNow() {
 const char* Metrics::BuildVersion() { return SCENECRDT_BUILD_VERSION; }
 const char* Metrics::BuildCommit() { return SCENECRDT_BUILD_COMMIT; }
 
+void LatencyHistogram::Observe(double seconds) {
+  std::size_t i = 0;
+  while (i < kBounds.size() && seconds > kBounds[i]) ++i;
+  counts_[i].fetch_add(1, std::memory_order_relaxed);
+  micros_.fetch_add(static_cast<uint64_t>(std::max(seconds, 0.0) * 1e6), std::memory_order_relaxed);
+}
+
+void LatencyHistogram::Add(PrometheusText& out, const char* name, const char* help) const {
+  std::array<uint64_t, kBounds.size() + 1> counts{};
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = Load(counts_[i]);
+  out.Histogram(name, help, kBounds, counts, static_cast<double>(Load(micros_)) / 1e6);
+}
+
 void Metrics::ObserveCommit(double seconds, uint64_t rows) {
   Add(commits);
   Add(committed_rows, rows);
@@ -280,6 +293,15 @@ std::string Metrics::RenderPrometheus() const {
   out.Histogram("scenecrdt_commit_seconds",
                 "Group commit latency (persistence thread, off the fan-out path).", kCommitBuckets,
                 commit_counts, static_cast<double>(Load(commit_micros_)) / 1e6);
+  delivery.Add(out, "scenecrdt_delivery_seconds",
+               "From the first change merged since a scene's last flush to its frames handed to "
+               "every ready member (batch window, strand wait and fan-out).");
+  fanout.Add(out, "scenecrdt_fanout_seconds",
+             "One scene flush's fan-out: frames built once and handed to every ready member.");
+  gauge("scenecrdt_scenes_max", "Scenes that may be held in memory (--max-scenes-in-memory).",
+        Load(scenes_cap));
+  gauge("scenecrdt_connections_max", "Open connections allowed (--max-connections, resolved).",
+        Load(connections_cap));
   // Build and process (docs/SERVER.md "Process and build metrics").
   out.Begin("scenecrdt_build_info",
             "Always 1: the version and git commit of this build, as labels.", Type::kGauge);

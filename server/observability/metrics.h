@@ -60,6 +60,19 @@ enum class ReconnectEvidence : uint8_t {
 };
 inline constexpr std::size_t kReconnectEvidenceCount = 2;
 
+// A latency histogram in seconds (relaxed atomics; any thread), for the scene's fan-out.
+class LatencyHistogram {
+ public:
+  static constexpr std::array<double, 12> kBounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                     0.01,   0.025,   0.05,   0.1,   0.25,   1.0};
+  void Observe(double seconds);
+  void Add(PrometheusText& out, const char* name, const char* help) const;
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds.size() + 1> counts_{};
+  std::atomic<uint64_t> micros_{0};
+};
+
 class Metrics {
  public:
   using Counter = std::atomic<uint64_t>;
@@ -171,6 +184,14 @@ class Metrics {
   Counter scene_listings{0};          // scene listings served (/, /api/scenes)
   Counter scene_listings_limited{0};  // scene listings refused (429) by the per-address rate
   Counter scene_list_failures{0};     // stored-scene reads (SQLite / Redis) that failed
+  // A scene's flush: from the first change merged since the last one to its frames handed to
+  // every ready member (batch window and strand wait included), and the fan-out alone.
+  LatencyHistogram delivery;
+  LatencyHistogram fanout;
+  // The caps in force (set at start): --max-scenes-in-memory and the resolved
+  // --max-connections, so dashboards and alerts can compare the gauges with them.
+  Gauge scenes_cap{0};
+  Gauge connections_cap{0};
   // When these metrics began (the server's construction), Unix seconds.
   const double start_time_seconds = WallSecondsNow();
 

@@ -290,6 +290,7 @@ void Scene::Describe(std::function<void(Summary)> done) {
 void Scene::ScheduleFlush() {
   if (flush_scheduled_) return;
   flush_scheduled_ = true;
+  flush_asked_ = std::chrono::steady_clock::now();
   const auto run = [this] {
     flush_scheduled_ = false;
     FanOut();
@@ -316,6 +317,7 @@ void Scene::FanOut() {
   sole_writer_ = 0;
   mixed_writers_ = false;
   const int64_t now = NowMs();
+  const auto started = std::chrono::steady_clock::now();
   for (Member& m : members_) {
     if (!m.ready) continue;  // catches up (coalesced) when its write completes
     if (m.id == skip && m.cursor == from) {
@@ -323,6 +325,11 @@ void Scene::FanOut() {
       continue;
     }
     Deliver(m, now);
+  }
+  const auto done = std::chrono::steady_clock::now();
+  ctx_.metrics().fanout.Observe(std::chrono::duration<double>(done - started).count());
+  if (flush_asked_ != std::chrono::steady_clock::time_point{}) {
+    ctx_.metrics().delivery.Observe(std::chrono::duration<double>(done - flush_asked_).count());
   }
 }
 

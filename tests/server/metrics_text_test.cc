@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "scenecrdt/server/observability/prometheus_text.h"
 #include "tests/server/server_test_util.h"
@@ -58,6 +60,31 @@ TEST(MetricsTextTest, ServerPageHasOneHelpAndTypePerFamily) {
   EXPECT_GT(types, 60u);
   EXPECT_EQ(Metric(text, "scenecrdt_connections_refused_total{reason=\"max_connections\"}"), 0);
   EXPECT_GE(Metric(text, "scenecrdt_commit_seconds_bucket{le=\"+Inf\"}"), 0);
+}
+
+// The dashboard's delivery and fan-out panels read these: a write that reaches another member
+// is observed once in each; the caps are exported for the alerts.
+TEST(MetricsTextTest, DeliveryAndFanOutAreObservedOnAWrite) {
+  TestServer server;
+  const uint16_t port = server.get().tcp_port();
+  RawConnection writer(port);
+  RawConnection reader(port);
+  ASSERT_TRUE(writer.Join("lobby").has_value());
+  ASSERT_TRUE(reader.Join("lobby").has_value());
+  std::vector<uint8_t> dcl;
+  AppendPut(dcl, 600, 1, 1.0f);
+  ASSERT_TRUE(writer.SendFrame(session::Crdt{1, 0, false, dcl}));
+  ASSERT_TRUE(reader.ReadFrameBytes(std::chrono::seconds(10)).has_value());
+  std::string text;
+  ASSERT_TRUE(WaitUntil([&] {
+    text = server.get().metrics().RenderPrometheus();
+    return Metric(text, "scenecrdt_fanout_seconds_count") >= 1 &&
+           Metric(text, "scenecrdt_delivery_seconds_count") >= 1;
+  })) << text;
+  EXPECT_EQ(Metric(text, "scenecrdt_delivery_seconds_bucket{le=\"+Inf\"}"),
+            Metric(text, "scenecrdt_delivery_seconds_count"));
+  EXPECT_EQ(Metric(text, "scenecrdt_scenes_max"), 1000);
+  EXPECT_GT(Metric(text, "scenecrdt_connections_max"), 0);
 }
 
 }  // namespace
