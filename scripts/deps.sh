@@ -12,6 +12,7 @@ PACKAGES=(
   pkg-config redis-server libhiredis-dev
   libssl-dev openssl nlohmann-json3-dev
   libzstd-dev
+  prometheus-cpp-dev
   emscripten chromium
   mono-mcs mono-runtime
   pybind11-dev python3-dev python3-pytest python3-hypothesis python3-numpy

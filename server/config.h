@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "scenecrdt/server/auth/access_control.h"
+#include "scenecrdt/server/observability/event_log.h"
 
 namespace scenecrdt::server {
 
@@ -116,6 +117,10 @@ struct ServerConfig {
   bool log_events = true;
   // Where they go (each call one complete line; must be thread-safe). Empty: stderr.
   std::function<void(std::string_view line)> log_sink;
+  // --log-format text|json and --log-level: lines below the level are not written
+  // (docs/SERVER.md "Log format and levels").
+  LogFormat log_format = LogFormat::kText;
+  LogLevel log_level = LogLevel::kInfo;
 };
 
 }  // namespace scenecrdt::server

@@ -15,7 +15,7 @@ namespace scenecrdt::server {
 
 Server::Server(ServerConfig config)
     : config_(std::move(config)),
-      log_(config_.log_sink, config_.log_events),
+      log_(config_.log_sink, config_.log_events, config_.log_format, config_.log_level),
       scenes_(std::make_unique<SceneRegistry>(*this)) {}
 
 Server::~Server() {
@@ -69,7 +69,7 @@ Result<void> Server::Start(bool handle_signals) {
     auto node = ClusterNode::Open(config_, metrics_);
     if (!node.has_value()) return node.error();
     cluster_ = std::move(node.value());
-    metrics_.render_extra = [node = cluster_.get()](std::string& out) {
+    metrics_.render_extra = [node = cluster_.get()](PrometheusText& out) {
       node->RenderPrometheus(out);
     };
   } else {
@@ -101,6 +101,8 @@ Result<void> Server::Start(bool handle_signals) {
       ConnectionCaps{l.max_connections != 0 ? l.max_connections
                                             : ConnectionsForFds(OpenFileLimit(), l.http_reserve),
                      l.max_connections_per_ip, l.http_reserve});
+  metrics_.connections_cap.store(limiter_->caps().max_total, std::memory_order_relaxed);
+  metrics_.scenes_cap.store(l.max_scenes_in_memory, std::memory_order_relaxed);
   if (tcp_endpoint) {
     tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp, *limiter_, tls_.get());
     if (auto r = tcp_->Open(*tcp_endpoint); !r.has_value()) return r.error();
@@ -139,7 +141,7 @@ Result<void> Server::Start(bool handle_signals) {
           ioc_.run();
           return;
         } catch (const std::exception& e) {
-          std::fprintf(stderr, "scenecrdt serve: handler threw: %s\n", e.what());
+          log_.Message(LogLevel::kError, "serve", std::string("handler threw: ") + e.what());
         }
       }
     });
@@ -216,10 +218,11 @@ int Server::Wait() {
       std::chrono::seconds(20));
   if (!flushed) {
     const std::string error = persistence_ ? persistence_->last_error() : std::string();
-    std::fprintf(stderr, "scenecrdt serve: a final commit did not complete: %s\n",
-                 !persistence_   ? "Redis did not take it"
-                 : error.empty() ? "the commit did not finish within 20 s"
-                                 : error.c_str());
+    log_.Message(LogLevel::kError, "serve",
+                 std::string("a final commit did not complete: ") +
+                     (!persistence_   ? "Redis did not take it"
+                      : error.empty() ? "the commit did not finish within 20 s"
+                                      : error.c_str()));
   }
   // 4. Close every session after what it has queued (the acks above included).
   for (const auto& s : LiveSessions()) {
@@ -259,7 +262,8 @@ void Server::WaitHangup() {
 
 bool Server::ReloadTls() {
   if (!tls_) {
-    log_.Write("reload", "tls=off detail=%s", "nothing to reload: started without --tls-cert");
+    log_.Write(LogLevel::kInfo, "reload", "tls=off detail=%s",
+               "nothing to reload: started without --tls-cert");
     return false;
   }
   std::string why;
@@ -268,12 +272,13 @@ bool Server::ReloadTls() {
     if (reloaded.error().code == ErrorCode::kInvalidArgument) {
       Metrics::Add(metrics_.tls_certificate_invalid);
     }
-    log_.Write("tls_reload", "ok=no detail=%s (the previous certificate stays in use)",
-               why.c_str());
+    log_.Write(LogLevel::kError, "tls_reload",
+               "ok=no detail=%s (the previous certificate stays in use)", why.c_str());
     return false;
   }
   Metrics::Add(metrics_.tls_reloads);
-  log_.Write("tls_reload", "ok=yes cert=%s (new connections use it; open sessions keep theirs)",
+  log_.Write(LogLevel::kInfo, "tls_reload",
+             "ok=yes cert=%s (new connections use it; open sessions keep theirs)",
              config_.tls_cert_file.c_str());
   NoteCertificate("reload");
   return true;
@@ -287,7 +292,7 @@ void Server::NoteCertificate(const char* when) {
                                            std::memory_order_relaxed);
   const bool valid = std::string_view(state) == "valid";
   if (!valid) Metrics::Add(metrics_.tls_certificate_invalid);
-  log_.Write("tls_certificate",
+  log_.Write(valid ? LogLevel::kInfo : LogLevel::kWarn, "tls_certificate",
              "when=%s state=%s not_before=%s not_after=%s expires_in_s=%lld warning=%s", when,
              state, UtcText(v.not_before).c_str(), UtcText(v.not_after).c_str(),
              static_cast<long long>((v.not_after - now).count()),

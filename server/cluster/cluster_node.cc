@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/server/observability/prometheus_text.h"
 
 namespace scenecrdt::server {
 
@@ -447,12 +448,13 @@ ClusterCounters ClusterNode::counters() const {
   return c;
 }
 
-void ClusterNode::RenderPrometheus(std::string& out) const {
-  char line[512];
+void ClusterNode::RenderPrometheus(PrometheusText& out) const {
   const auto metric = [&](const char* name, const char* type, const char* help, uint64_t v) {
-    std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name,
-                  type, name, static_cast<unsigned long long>(v));
-    out += line;
+    if (std::string_view(type) == "counter") {
+      out.Counter(name, help, static_cast<double>(v));
+    } else {
+      out.Gauge(name, help, static_cast<double>(v));
+    }
   };
   const cluster::RedisCounters a = append_connection_.counters();
   const cluster::RedisCounters c = control_connection_.counters();
@@ -495,26 +497,12 @@ void ClusterNode::RenderPrometheus(std::string& out) const {
          "reads stopped at the round budget (followed by sized rounds)", rc.round_overflows);
   metric("scenecrdt_cluster_oversized_entries_total", "counter",
          "entries larger than the round budget, skipped", rc.oversized_entries);
-  out +=
-      "# HELP scenecrdt_cluster_append_seconds AppendBatch round trips\n"
-      "# TYPE scenecrdt_cluster_append_seconds histogram\n";
-  uint64_t cumulative = 0;
-  for (std::size_t b = 0; b <= kBuckets.size(); ++b) {
-    cumulative += append_buckets_[b].load(std::memory_order_relaxed);
-    if (b < kBuckets.size()) {
-      std::snprintf(line, sizeof line, "scenecrdt_cluster_append_seconds_bucket{le=\"%g\"} %llu\n",
-                    kBuckets[b], static_cast<unsigned long long>(cumulative));
-    } else {
-      std::snprintf(line, sizeof line,
-                    "scenecrdt_cluster_append_seconds_bucket{le=\"+Inf\"} %llu\n"
-                    "scenecrdt_cluster_append_seconds_sum %.6f\n"
-                    "scenecrdt_cluster_append_seconds_count %llu\n",
-                    static_cast<unsigned long long>(cumulative),
-                    static_cast<double>(append_micros_.load()) / 1e6,
-                    static_cast<unsigned long long>(cumulative));
-    }
-    out += line;
+  std::array<uint64_t, kAppendBuckets + 1> counts{};
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    counts[i] = append_buckets_[i].load(std::memory_order_relaxed);
   }
+  out.Histogram("scenecrdt_cluster_append_seconds", "AppendBatch round trips", kBuckets, counts,
+                static_cast<double>(append_micros_.load()) / 1e6);
   metric("scenecrdt_cluster_streams_read", "gauge",
          "scene streams in the read loop (published after each round)", reader_->Cursors().size());
   std::lock_guard lock(mu_);
@@ -530,23 +518,18 @@ void ClusterNode::RenderPrometheus(std::string& out) const {
   metric("scenecrdt_cluster_stream_length_max", "gauge",
          "the largest stream_length over the scenes this node compacted", length_max);
   // Per-scene series name scenes: shown only where every caller may list every scene (open
-  // mode; /metrics carries no token). docs/SERVER.md "Metrics".
+  // mode; /metrics carries no token). At most one series per hosted scene, so at most
+  // --max-scenes-in-memory of each (docs/SERVER.md "Metric labels and cardinality").
   if (!scene_labels_) return;
-  out +=
-      "# HELP scenecrdt_cluster_read_lag_ms entry ID time to delivery, last read per scene\n"
-      "# TYPE scenecrdt_cluster_read_lag_ms gauge\n";
+  out.Begin("scenecrdt_cluster_read_lag_ms", "entry ID time to delivery, last read per scene",
+            PrometheusText::Type::kGauge);
   for (const auto& [scene, lag] : read_lag_ms_) {
-    std::snprintf(line, sizeof line, "scenecrdt_cluster_read_lag_ms{scene=\"%s\"} %lld\n",
-                  scene.c_str(), static_cast<long long>(lag));
-    out += line;
+    out.Sample(static_cast<double>(lag), {{"scene", scene}});
   }
-  out +=
-      "# HELP scenecrdt_cluster_stream_length entries after this node's last compaction\n"
-      "# TYPE scenecrdt_cluster_stream_length gauge\n";
+  out.Begin("scenecrdt_cluster_stream_length", "entries after this node's last compaction",
+            PrometheusText::Type::kGauge);
   for (const auto& [scene, length] : stream_length_) {
-    std::snprintf(line, sizeof line, "scenecrdt_cluster_stream_length{scene=\"%s\"} %llu\n",
-                  scene.c_str(), static_cast<unsigned long long>(length));
-    out += line;
+    out.Sample(static_cast<double>(length), {{"scene", scene}});
   }
 }
 

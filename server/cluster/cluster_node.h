@@ -91,7 +91,7 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   std::string redis_url_for_logs() const;
   ClusterCounters counters() const;
   // The node's Prometheus series (docs/CLUSTER.md "Metrics"), appended to `out`.
-  void RenderPrometheus(std::string& out) const;
+  void RenderPrometheus(PrometheusText& out) const;
 
  private:
   ClusterNode(const ServerConfig& server, cluster::RedisOptions redis, Metrics& metrics);

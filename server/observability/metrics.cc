@@ -1,34 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the Prometheus rendering of Metrics.
+// Owns the families of Metrics for the Prometheus page (written by PrometheusText).
 #include "scenecrdt/server/observability/metrics.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+
+#include "scenecrdt/server/observability/process_stats.h"
+#include "scenecrdt/server/observability/prometheus_text.h"
 
 namespace scenecrdt::server {
 
 namespace {
 
+double D(uint64_t v) { return static_cast<double>(v); }
+double D(int64_t v) { return static_cast<double>(v); }
+
 uint64_t Load(const Metrics::Counter& c) { return c.load(std::memory_order_relaxed); }
 int64_t Load(const Metrics::Gauge& g) { return g.load(std::memory_order_relaxed); }
-
-void Line(std::string& out, const char* name, const char* type, const char* help) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += ' ';
-  out += type;
-  out += '\n';
-}
-
-template <class T>
-void Value(std::string& out, const char* name, T value, const std::string& labels = {}) {
-  out += name;
-  if (!labels.empty()) out += '{' + labels + '}';
-  out += ' ' + std::to_string(value) + '\n';
-}
 
 constexpr const char* kJoinStateNames[kJoinStateCount] = {"snapshot", "resume", "resume_stale"};
 constexpr const char* kEvidenceNames[kReconnectEvidenceCount] = {"resume", "recent_drop"};
@@ -100,6 +89,26 @@ bool IsDrop(CloseReason reason) {
   }
 }
 
+double Metrics::WallSecondsNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+const char* Metrics::BuildVersion() { return SCENECRDT_BUILD_VERSION; }
+const char* Metrics::BuildCommit() { return SCENECRDT_BUILD_COMMIT; }
+
+void LatencyHistogram::Observe(double seconds) {
+  std::size_t i = 0;
+  while (i < kBounds.size() && seconds > kBounds[i]) ++i;
+  counts_[i].fetch_add(1, std::memory_order_relaxed);
+  micros_.fetch_add(static_cast<uint64_t>(std::max(seconds, 0.0) * 1e6), std::memory_order_relaxed);
+}
+
+void LatencyHistogram::Add(PrometheusText& out, const char* name, const char* help) const {
+  std::array<uint64_t, kBounds.size() + 1> counts{};
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = Load(counts_[i]);
+  out.Histogram(name, help, kBounds, counts, static_cast<double>(Load(micros_)) / 1e6);
+}
+
 void Metrics::ObserveCommit(double seconds, uint64_t rows) {
   Add(commits);
   Add(committed_rows, rows);
@@ -110,15 +119,13 @@ void Metrics::ObserveCommit(double seconds, uint64_t rows) {
 }
 
 std::string Metrics::RenderPrometheus() const {
-  std::string out;
-  out.reserve(8192);
+  PrometheusText out;
+  using Type = PrometheusText::Type;
   const auto gauge = [&](const char* name, const char* help, int64_t v) {
-    Line(out, name, "gauge", help);
-    Value(out, name, v);
+    out.Gauge(name, help, static_cast<double>(v));
   };
   const auto counter = [&](const char* name, const char* help, uint64_t v) {
-    Line(out, name, "counter", help);
-    Value(out, name, v);
+    out.Counter(name, help, static_cast<double>(v));
   };
   gauge("scenecrdt_sessions", "Open sessions (TCP and WebSocket).", Load(sessions));
   gauge("scenecrdt_scenes", "Scenes held in memory.", Load(scenes));
@@ -202,12 +209,10 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_tls_certificate_invalid_total",
           "Certificates expired or not yet valid: served at start (warned), refused on reload.",
           Load(tls_certificate_invalid));
-  Line(out, "scenecrdt_connections_refused_total", "counter",
-       "Connections answered and closed at once, by the cap they hit.");
-  Value(out, "scenecrdt_connections_refused_total", Load(connections_refused_total),
-        "reason=\"max_connections\"");
-  Value(out, "scenecrdt_connections_refused_total", Load(connections_refused_per_ip),
-        "reason=\"max_connections_per_ip\"");
+  out.Begin("scenecrdt_connections_refused_total",
+            "Connections answered and closed at once, by the cap they hit.", Type::kCounter);
+  out.Sample(D(Load(connections_refused_total)), {{"reason", "max_connections"}});
+  out.Sample(D(Load(connections_refused_per_ip)), {{"reason", "max_connections_per_ip"}});
   counter("scenecrdt_dcl_chunks_in_total", "Raw-DCL WebSocket messages received (/dcl/).",
           Load(dcl_chunks_in));
   counter("scenecrdt_dcl_chunks_out_total", "Raw-DCL WebSocket messages sent (/dcl/).",
@@ -223,41 +228,40 @@ std::string Metrics::RenderPrometheus() const {
           "Repeated refusal log lines of one session that were not written.",
           Load(log_lines_suppressed));
 
-  Line(out, "scenecrdt_sessions_by_kind", "gauge", "Open sessions by kind.");
+  out.Begin("scenecrdt_sessions_by_kind", "Open sessions by kind.", Type::kGauge);
   for (std::size_t k = 0; k < kSessionKindCount; ++k) {
-    Value(out, "scenecrdt_sessions_by_kind", Load(sessions_by_kind_[k]),
-          std::string("kind=\"") + SessionKindName(static_cast<SessionKind>(k)) + '"');
+    out.Sample(D(Load(sessions_by_kind_[k])),
+               {{"kind", SessionKindName(static_cast<SessionKind>(k))}});
   }
-  Line(out, "scenecrdt_joins_total", "counter",
-       "Scene joins by session kind and how they were served (snapshot, resume delta, stale "
-       "resume answered with a snapshot).");
+  out.Begin("scenecrdt_joins_total",
+            "Scene joins by session kind and how they were served (snapshot, resume delta, stale "
+            "resume answered with a snapshot).",
+            Type::kCounter);
   for (std::size_t k = 0; k < kSessionKindCount; ++k) {
     for (std::size_t j = 0; j < kJoinStateCount; ++j) {
-      Value(out, "scenecrdt_joins_total", Load(joins_[k][j]),
-            std::string("kind=\"") + SessionKindName(static_cast<SessionKind>(k)) + "\",state=\"" +
-                kJoinStateNames[j] + '"');
+      out.Sample(D(Load(joins_[k][j])), {{"kind", SessionKindName(static_cast<SessionKind>(k))},
+                                         {"state", kJoinStateNames[j]}});
     }
   }
-  Line(out, "scenecrdt_reconnects_total", "counter",
-       "Joins that look like reconnects, by evidence (resume position; same address and kind "
-       "back within 30 s of an abnormal end).");
+  out.Begin("scenecrdt_reconnects_total",
+            "Joins that look like reconnects, by evidence (resume position; same address and kind "
+            "back within 30 s of an abnormal end).",
+            Type::kCounter);
   for (std::size_t e = 0; e < kReconnectEvidenceCount; ++e) {
-    Value(out, "scenecrdt_reconnects_total", Load(reconnects_[e]),
-          std::string("evidence=\"") + kEvidenceNames[e] + '"');
+    out.Sample(D(Load(reconnects_[e])), {{"evidence", kEvidenceNames[e]}});
   }
-  Line(out, "scenecrdt_session_closes_total", "counter", "Ended sessions by reason.");
+  out.Begin("scenecrdt_session_closes_total", "Ended sessions by reason.", Type::kCounter);
   for (std::size_t r = 1; r < kCloseReasonCount; ++r) {
-    Value(out, "scenecrdt_session_closes_total", Load(closes_[r]),
-          std::string("reason=\"") + CloseReasonName(static_cast<CloseReason>(r)) + '"');
+    out.Sample(D(Load(closes_[r])), {{"reason", CloseReasonName(static_cast<CloseReason>(r))}});
   }
-  Line(out, "scenecrdt_drops_total", "counter", "Sessions the server cut, by reason.");
+  out.Begin("scenecrdt_drops_total", "Sessions the server cut, by reason.", Type::kCounter);
   for (std::size_t r = 1; r < kCloseReasonCount; ++r) {
     if (!IsDrop(static_cast<CloseReason>(r))) continue;
-    Value(out, "scenecrdt_drops_total", Load(drops_[r]),
-          std::string("reason=\"") + CloseReasonName(static_cast<CloseReason>(r)) + '"');
+    out.Sample(D(Load(drops_[r])), {{"reason", CloseReasonName(static_cast<CloseReason>(r))}});
   }
-  Line(out, "scenecrdt_dcl_dropped_messages_total", "counter",
-       "Raw-DCL messages dropped (the rest of their chunk merged), by reason.");
+  out.Begin("scenecrdt_dcl_dropped_messages_total",
+            "Raw-DCL messages dropped (the rest of their chunk merged), by reason.",
+            Type::kCounter);
   for (std::size_t i = 1; i < dcl_dropped_messages_.size(); ++i) {
     const uint64_t v = Load(dcl_dropped_messages_[i]);
     const auto code = static_cast<ErrorCode>(i);
@@ -268,43 +272,61 @@ std::string Metrics::RenderPrometheus() const {
                         code == ErrorCode::kReservedEntity || code == ErrorCode::kTooManyEntities ||
                         code == ErrorCode::kTooManyTombstones;
     if (v == 0 && !listed) continue;
-    Value(out, "scenecrdt_dcl_dropped_messages_total", v,
-          std::string("reason=\"") + ErrorCodeName(code) + '"');
+    out.Sample(D(v), {{"reason", ErrorCodeName(code)}});
   }
 
-  Line(out, "scenecrdt_merges_total", "counter", "CRDT merges by outcome.");
+  out.Begin("scenecrdt_merges_total", "CRDT merges by outcome.", Type::kCounter);
   for (int i = 1; i < runtime::kMergeOutcomeCount; ++i) {
-    std::string labels = "outcome=\"";
-    labels += runtime::MergeOutcomeName(static_cast<runtime::MergeOutcome>(i));
-    labels += '"';
-    Value(out, "scenecrdt_merges_total", Load(merges_[static_cast<std::size_t>(i)]), labels);
+    out.Sample(D(Load(merges_[static_cast<std::size_t>(i)])),
+               {{"outcome", runtime::MergeOutcomeName(static_cast<runtime::MergeOutcome>(i))}});
   }
-  Line(out, "scenecrdt_refusals_total", "counter", "Refusals (Error frames) by reason.");
+  out.Begin("scenecrdt_refusals_total", "Refusals (Error frames) by reason.", Type::kCounter);
   for (std::size_t i = 1; i < refusals_.size(); ++i) {
     const uint64_t v = Load(refusals_[i]);
     const char* name = ErrorCodeName(static_cast<ErrorCode>(i));
     if (v == 0 && std::string_view(name) == "unknown") continue;
-    Value(out, "scenecrdt_refusals_total", v, std::string("reason=\"") + name + '"');
+    out.Sample(D(v), {{"reason", name}});
   }
-  Line(out, "scenecrdt_commit_seconds", "histogram",
-       "Group commit latency (persistence thread, off the fan-out path).");
-  uint64_t cumulative = 0;
-  for (std::size_t i = 0; i < kCommitBuckets.size(); ++i) {
-    cumulative += Load(commit_buckets_[i]);
-    char le[32];
-    std::snprintf(le, sizeof le, "le=\"%g\"", kCommitBuckets[i]);
-    Value(out, "scenecrdt_commit_seconds_bucket", cumulative, le);
+  std::array<uint64_t, kCommitBuckets.size() + 1> commit_counts{};
+  for (std::size_t i = 0; i < commit_counts.size(); ++i)
+    commit_counts[i] = Load(commit_buckets_[i]);
+  out.Histogram("scenecrdt_commit_seconds",
+                "Group commit latency (persistence thread, off the fan-out path).", kCommitBuckets,
+                commit_counts, static_cast<double>(Load(commit_micros_)) / 1e6);
+  delivery.Add(out, "scenecrdt_delivery_seconds",
+               "From the first change merged since a scene's last flush to its frames handed to "
+               "every ready member (batch window, strand wait and fan-out).");
+  fanout.Add(out, "scenecrdt_fanout_seconds",
+             "One scene flush's fan-out: frames built once and handed to every ready member.");
+  gauge("scenecrdt_scenes_max", "Scenes that may be held in memory (--max-scenes-in-memory).",
+        Load(scenes_cap));
+  gauge("scenecrdt_connections_max", "Open connections allowed (--max-connections, resolved).",
+        Load(connections_cap));
+  // Build and process (docs/SERVER.md "Process and build metrics").
+  out.Begin("scenecrdt_build_info",
+            "Always 1: the version and git commit of this build, as labels.", Type::kGauge);
+  out.Sample(1, {{"version", BuildVersion()}, {"commit", BuildCommit()}});
+  out.Gauge("scenecrdt_start_time_seconds", "When this server started, Unix seconds.",
+            start_time_seconds);
+  const ProcessStats p = ReadProcessStats();
+  if (p.cpu_seconds) {
+    out.Counter("process_cpu_seconds_total", "User and system CPU time, seconds.", *p.cpu_seconds);
   }
-  cumulative += Load(commit_buckets_[kCommitBuckets.size()]);
-  Value(out, "scenecrdt_commit_seconds_bucket", cumulative, "le=\"+Inf\"");
-  char sum[32];
-  std::snprintf(sum, sizeof sum, "%.6f", static_cast<double>(Load(commit_micros_)) / 1e6);
-  out += "scenecrdt_commit_seconds_sum ";
-  out += sum;
-  out += '\n';
-  Value(out, "scenecrdt_commit_seconds_count", Load(commits));
+  if (p.resident_bytes) {
+    gauge("process_resident_memory_bytes", "Resident memory size, bytes.", *p.resident_bytes);
+  }
+  if (p.virtual_bytes) {
+    gauge("process_virtual_memory_bytes", "Virtual memory size, bytes.", *p.virtual_bytes);
+  }
+  if (p.open_fds) gauge("process_open_fds", "Open file descriptors.", *p.open_fds);
+  if (p.max_fds) gauge("process_max_fds", "The open file descriptor limit (soft).", *p.max_fds);
+  if (p.start_time_seconds) {
+    out.Gauge("process_start_time_seconds",
+              "When the process started, Unix seconds (boot time + start ticks).",
+              *p.start_time_seconds);
+  }
   if (render_extra) render_extra(out);
-  return out;
+  return out.Text();
 }
 
 }  // namespace scenecrdt::server

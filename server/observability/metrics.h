@@ -15,6 +15,8 @@
 
 namespace scenecrdt::server {
 
+class PrometheusText;
+
 // How a session talks: framed TCP envelope, WebSocket envelope (/scene/<name>), or raw DCL
 // chunks over WebSocket (/dcl/<name>, no envelope).
 enum class SessionKind : uint8_t { kTcp, kWebSocket, kDcl };
@@ -58,6 +60,19 @@ enum class ReconnectEvidence : uint8_t {
 };
 inline constexpr std::size_t kReconnectEvidenceCount = 2;
 
+// A latency histogram in seconds (relaxed atomics; any thread), for the scene's fan-out.
+class LatencyHistogram {
+ public:
+  static constexpr std::array<double, 12> kBounds = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                     0.01,   0.025,   0.05,   0.1,   0.25,   1.0};
+  void Observe(double seconds);
+  void Add(PrometheusText& out, const char* name, const char* help) const;
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds.size() + 1> counts_{};
+  std::atomic<uint64_t> micros_{0};
+};
+
 class Metrics {
  public:
   using Counter = std::atomic<uint64_t>;
@@ -97,10 +112,17 @@ class Metrics {
   // Commit duration histogram (seconds buckets as Prometheus expects).
   void ObserveCommit(double seconds, uint64_t rows);
 
+  // The wall clock, Unix seconds (with its fraction).
+  static double WallSecondsNow();
+  // The version (CMake's project version) and git commit (at configure time; "unknown" outside
+  // a git checkout) of this build: scenecrdt_build_info.
+  static const char* BuildVersion();
+  static const char* BuildCommit();
+
   // Prometheus text exposition format 0.0.4.
   std::string RenderPrometheus() const;
-  // More series appended by RenderPrometheus (the cluster node's); set before serving.
-  std::function<void(std::string& out)> render_extra;
+  // More families added by RenderPrometheus (the cluster node's); set before serving.
+  std::function<void(PrometheusText& out)> render_extra;
 
   Gauge sessions{0};
   Gauge scenes{0};
@@ -162,6 +184,16 @@ class Metrics {
   Counter scene_listings{0};          // scene listings served (/, /api/scenes)
   Counter scene_listings_limited{0};  // scene listings refused (429) by the per-address rate
   Counter scene_list_failures{0};     // stored-scene reads (SQLite / Redis) that failed
+  // A scene's flush: from the first change merged since the last one to its frames handed to
+  // every ready member (batch window and strand wait included), and the fan-out alone.
+  LatencyHistogram delivery;
+  LatencyHistogram fanout;
+  // The caps in force (set at start): --max-scenes-in-memory and the resolved
+  // --max-connections, so dashboards and alerts can compare the gauges with them.
+  Gauge scenes_cap{0};
+  Gauge connections_cap{0};
+  // When these metrics began (the server's construction), Unix seconds.
+  const double start_time_seconds = WallSecondsNow();
 
  private:
   static constexpr std::array<double, 10> kCommitBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01,

@@ -27,7 +27,8 @@ uint64_t MergeLoaded(runtime::CrdtStore& store, ClusterSceneSync& marks,
     if (c.empty()) {
       // The empty state before a tail without snapshot: nothing to merge, a mark all the same.
     } else if (auto r = store.MergeStream(Bytes(c), decode); !r.has_value()) {
-      log.Write("cluster", "scene=%s load_merge_error=%s", scene.c_str(), r.error().detail);
+      log.Write(LogLevel::kError, "cluster", "scene=%s load_merge_error=%s", scene.c_str(),
+                r.error().detail);
     }
     // One mark per loaded piece: everything up to ids[i] is merged now, and what follows
     // changes the store after this point (ClusterSceneSync keeps the newest kMaxMarks).
@@ -69,14 +70,15 @@ void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes,
                                  metrics.CountMerge(m.outcome);
                                });
     if (!r.has_value()) {
-      log.Write("cluster", "scene=%s remote_merge_error=%s", scene.c_str(), r.error().detail);
+      log.Write(LogLevel::kError, "cluster", "scene=%s remote_merge_error=%s", scene.c_str(),
+                r.error().detail);
     }
   }
   if (cap != 0 && bytes_before <= cap && bytes.bytes() > cap) {
     // From here this node refuses its writers' growth (scene_too_large), not other nodes'.
-    log.Write("cluster", "scene=%s over_max_scene_bytes=%llu by=other_nodes bytes=%llu",
-              scene.c_str(), static_cast<unsigned long long>(cap),
-              static_cast<unsigned long long>(bytes.bytes()));
+    log.Write(LogLevel::kWarn, "cluster",
+              "scene=%s over_max_scene_bytes=%llu by=other_nodes bytes=%llu", scene.c_str(),
+              static_cast<unsigned long long>(cap), static_cast<unsigned long long>(bytes.bytes()));
   }
 }
 

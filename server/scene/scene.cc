@@ -43,8 +43,8 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       flush_timer_(strand_) {
   if (!restore.empty()) {
     if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
-      ctx_.log().Write("restore_failed", "scene=%s error=%s offset=%llu", name_.c_str(),
-                       merged.error().detail,
+      ctx_.log().Write(LogLevel::kError, "restore_failed", "scene=%s error=%s offset=%llu",
+                       name_.c_str(), merged.error().detail,
                        static_cast<unsigned long long>(merged.error().offset));
     }
   }
@@ -128,7 +128,7 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
     m.zstd = zstd;
     m.busy_since_ms = now;
     members_.push_back(std::move(m));
-    ctx_.log().Write("open",
+    ctx_.log().Write(LogLevel::kInfo, "open",
                      "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
                      "reconnect=%s members=%zu",
                      name_.c_str(), static_cast<unsigned long long>(member->id()),
@@ -212,7 +212,7 @@ void Scene::Ready(uint64_t member_id) {
     if (bytes > 0 && busy_ms >= resync_ms) {
       Metrics::Add(ctx_.metrics().resyncs);
       Metrics::Add(ctx_.metrics().resync_bytes, bytes);
-      ctx_.log().Write("resync",
+      ctx_.log().Write(LogLevel::kWarn, "resync",
                        "scene=%s session=%llu kind=%s peer=%s busy_ms=%lld changes_behind=%llu "
                        "bytes=%zu",
                        name_.c_str(), static_cast<unsigned long long>(member_id),
@@ -290,6 +290,7 @@ void Scene::Describe(std::function<void(Summary)> done) {
 void Scene::ScheduleFlush() {
   if (flush_scheduled_) return;
   flush_scheduled_ = true;
+  flush_asked_ = std::chrono::steady_clock::now();
   const auto run = [this] {
     flush_scheduled_ = false;
     FanOut();
@@ -316,6 +317,7 @@ void Scene::FanOut() {
   sole_writer_ = 0;
   mixed_writers_ = false;
   const int64_t now = NowMs();
+  const auto started = std::chrono::steady_clock::now();
   for (Member& m : members_) {
     if (!m.ready) continue;  // catches up (coalesced) when its write completes
     if (m.id == skip && m.cursor == from) {
@@ -323,6 +325,11 @@ void Scene::FanOut() {
       continue;
     }
     Deliver(m, now);
+  }
+  const auto done = std::chrono::steady_clock::now();
+  ctx_.metrics().fanout.Observe(std::chrono::duration<double>(done - started).count());
+  if (flush_asked_ != std::chrono::steady_clock::time_point{}) {
+    ctx_.metrics().delivery.Observe(std::chrono::duration<double>(done - flush_asked_).count());
   }
 }
 
@@ -522,7 +529,8 @@ void Scene::NotifyUnavailable() {
                              "Redis is unreachable: writes are held, not acknowledged", 0);
     }
   }
-  ctx_.log().Write("cluster", "scene=%s unavailable=held writers=%zu", name_.c_str(), told.size());
+  ctx_.log().Write(LogLevel::kWarn, "cluster", "scene=%s unavailable=held writers=%zu",
+                   name_.c_str(), told.size());
 }
 
 }  // namespace scenecrdt::server

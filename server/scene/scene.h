@@ -38,6 +38,7 @@
 // of snapshot frames (weak references: nothing is kept once sent).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -172,7 +173,8 @@ class Scene final : public LoggedScene {
   std::vector<Member> members_;
 
   bool flush_scheduled_ = false;
-  uint64_t flushed_ = 0;  // store sequence of the last fan-out
+  std::chrono::steady_clock::time_point flush_asked_;  // the first change since the last flush
+  uint64_t flushed_ = 0;                               // store sequence of the last fan-out
   // The member whose frames made every change since flushed_ (0: none or several): it does
   // not get its own changes echoed back.
   uint64_t sole_writer_ = 0;

@@ -49,7 +49,7 @@ Result<Scene*> SceneRegistry::AcquireCluster(std::string_view name, bool may_cre
     std::string why;
     auto stored = ctx_.commits().shared()->SceneStored(name, &why);
     if (!stored.has_value()) {
-      ctx_.log().Write("scene_load_failed", "scene=%.*s error=\"%s\"",
+      ctx_.log().Write(LogLevel::kError, "scene_load_failed", "scene=%.*s error=\"%s\"",
                        static_cast<int>(name.size()), name.data(), why.c_str());
       return MakeError(ErrorCode::kUnavailable,
                        "the cluster's Redis cannot tell whether the scene exists now; retry");
@@ -83,7 +83,8 @@ Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bo
   std::string why;
   auto stored = ctx_.persistence().LoadScene(key, &why);
   if (!stored.has_value()) {
-    ctx_.log().Write("scene_load_failed", "scene=%s error=\"%s\"", key.c_str(), why.c_str());
+    ctx_.log().Write(LogLevel::kError, "scene_load_failed", "scene=%s error=\"%s\"", key.c_str(),
+                     why.c_str());
     return stored.error();
   }
   if (stored->rows == 0 && !may_create) {
@@ -95,7 +96,8 @@ Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bo
   if (fresh_incarnation_always_ || evicted_names_.count(key) > 0) {
     auto next = ctx_.persistence().NextIncarnation(&why);
     if (!next.has_value()) {
-      ctx_.log().Write("scene_load_failed", "scene=%s error=\"%s\"", key.c_str(), why.c_str());
+      ctx_.log().Write(LogLevel::kError, "scene_load_failed", "scene=%s error=\"%s\"", key.c_str(),
+                       why.c_str());
       return MakeError(ErrorCode::kStorageUnavailable, "the scene cannot be loaded now");
     }
     incarnation = next.value();

@@ -213,14 +213,15 @@ void EnvelopeSession::OnWriteStarted(std::size_t frames) {
 void EnvelopeSession::OnWatchdog(int64_t now_ms) {
   const Limits& l = limits();
   if (!joined() && reading() && now_ms - started_ms() > l.handshake_timeout_ms) {
-    ctx_.log().Write("drop", "scene=- session=%llu kind=%s peer=%s reason=handshake_timeout",
-                     static_cast<unsigned long long>(id()), SessionKindName(kind()),
-                     peer_text().c_str());
+    ctx_.log().Write(
+        LogLevel::kWarn, "drop", "scene=- session=%llu kind=%s peer=%s reason=handshake_timeout",
+        static_cast<unsigned long long>(id()), SessionKindName(kind()), peer_text().c_str());
     NoteClose(CloseReason::kHandshakeTimeout);
     Fatal(ErrorCode::kUnauthorized, "no Hello within the handshake timeout");
   } else if (reading() && now_ms - last_read_ms() > l.idle_timeout_ms) {
-    ctx_.log().Write("drop", "scene=%s session=%llu kind=%s peer=%s reason=idle_timeout",
-                     scene_name(), static_cast<unsigned long long>(id()), SessionKindName(kind()),
+    ctx_.log().Write(LogLevel::kWarn, "drop",
+                     "scene=%s session=%llu kind=%s peer=%s reason=idle_timeout", scene_name(),
+                     static_cast<unsigned long long>(id()), SessionKindName(kind()),
                      peer_text().c_str());
     StopReading();
     BeginClose(CloseReason::kIdleTimeout);

@@ -79,7 +79,7 @@ void Session::JoinScene(const std::string& name, bool can_write, std::optional<u
   joined_scene_ = name;
   can_write_ = can_write;
   if (grant_expires_) {
-    ctx_.log().Write("auth",
+    ctx_.log().Write(LogLevel::kInfo, "auth",
                      "scene=%s session=%llu kind=%s peer=%s subject=\"%s\" role=%s "
                      "expires_in_s=%lld",
                      name.c_str(), U(id_), SessionKindName(kind_), peer_text_.c_str(),
@@ -107,7 +107,7 @@ void Session::LogRefusal(ErrorCode code, std::string_view text, bool fatal, uint
     return;
   }
   logged_refusals_.set(bit);
-  ctx_.log().Write("refusal",
+  ctx_.log().Write(LogLevel::kWarn, "refusal",
                    "scene=%s session=%llu kind=%s peer=%s reason=%s fatal=%s messages=%llu "
                    "detail=\"%.*s\"%s",
                    scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str(),
@@ -241,8 +241,9 @@ void Session::OnReadError(const net::error_code& ec) {
     // Beast's WebSocket timeouts: no data and no pong within the idle timeout (raw DCL), or
     // no upgrade within the handshake timeout.
     if (close_reason_ == CloseReason::kNone) {
-      ctx_.log().Write("drop", "scene=%s session=%llu kind=%s peer=%s reason=idle_timeout",
-                       scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str());
+      ctx_.log().Write(LogLevel::kWarn, "drop",
+                       "scene=%s session=%llu kind=%s peer=%s reason=idle_timeout", scene_name(),
+                       U(id_), SessionKindName(kind_), peer_text_.c_str());
     }
     NoteClose(CloseReason::kIdleTimeout);
   } else if (ec == net::beast::websocket::error::message_too_big) {
@@ -265,7 +266,7 @@ void Session::Watchdog() {
     if (closing_) {
       TransportClose();
     } else {
-      ctx_.log().Write("drop",
+      ctx_.log().Write(LogLevel::kWarn, "drop",
                        "scene=%s session=%llu kind=%s peer=%s reason=slow_consumer "
                        "write_in_flight_ms=%lld bytes=%lld",
                        scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str(),
@@ -322,7 +323,7 @@ void Session::OnClosed() {
   Metrics::Add(metrics.sessions_of(kind_), -1);
   Metrics::Add(metrics.sessions_closed);
   metrics.CountClose(close_reason_);
-  ctx_.log().Write("close",
+  ctx_.log().Write(LogLevel::kInfo, "close",
                    "scene=%s session=%llu kind=%s peer=%s reason=%s duration_ms=%lld "
                    "messages_in=%llu bytes_in=%llu bytes_out=%llu refusals=%llu",
                    scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str(),

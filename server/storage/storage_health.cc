@@ -30,7 +30,7 @@ void StorageHealth::OnCommitFailed(const std::string& error, std::size_t scenes)
   Metrics::Add(metrics_.storage_unavailable, 1);
   Metrics::Add(metrics_.storage_episodes);
   if (log_) {
-    log_->Write("storage_unavailable",
+    log_->Write(LogLevel::kError, "storage_unavailable",
                 "error=\"%s\" scenes=%zu (commits are retried; nothing is acked until one "
                 "succeeds; free disk space or raise --max-db-bytes)",
                 error.c_str(), scenes);
@@ -42,7 +42,7 @@ void StorageHealth::OnCommitSucceeded() {
   failing_.store(false, std::memory_order_release);
   Metrics::Add(metrics_.storage_unavailable, -1);
   if (log_) {
-    log_->Write("storage_recovered", "failed_commits=%llu unavailable_ms=%lld",
+    log_->Write(LogLevel::kInfo, "storage_recovered", "failed_commits=%llu unavailable_ms=%lld",
                 static_cast<unsigned long long>(failed_commits_),
                 static_cast<long long>(SteadyMs() - failing_since_ms_));
   }

@@ -110,7 +110,7 @@ void HttpSession::OnReadError(const net::error_code& ec) {
     // Beast stopped at its limit: answer with a status (not a reset), then drain and close.
     const bool headers = ec == http::error::header_limit;
     ctx_.metrics().CountRefusal(ErrorCode::kBadRequest);
-    ctx_.log().Write("refusal",
+    ctx_.log().Write(LogLevel::kWarn, "refusal",
                      "scene=- session=- kind=http peer=%s reason=bad_request fatal=yes "
                      "messages=0 detail=\"%s\"",
                      EndpointText(peer_).c_str(),
@@ -132,7 +132,7 @@ void HttpSession::OnReadError(const net::error_code& ec) {
   // Answered in its own language, a fatal Error frame naming the port it wanted.
   constexpr const char* kDetail = "an envelope frame on the HTTP port (tcp:// belongs on --tcp)";
   ctx_.metrics().CountRefusal(ErrorCode::kBadRequest);
-  ctx_.log().Write("refusal",
+  ctx_.log().Write(LogLevel::kWarn, "refusal",
                    "scene=- session=- kind=tcp peer=%s reason=bad_request fatal=yes messages=0 "
                    "detail=\"%s\"",
                    EndpointText(peer_).c_str(), kDetail);
@@ -192,7 +192,7 @@ void HttpSession::Route() {
     const std::string shown = Printable(host);
     ctx_.metrics().CountRefusal(ErrorCode::kUnauthorized);
     Metrics::Add(ctx_.metrics().http_host_refused);
-    ctx_.log().Write("refusal",
+    ctx_.log().Write(LogLevel::kWarn, "refusal",
                      "scene=- session=- kind=http peer=%s reason=host_not_allowed fatal=yes "
                      "messages=0 detail=\"Host %s\" http=403",
                      EndpointText(peer_).c_str(), shown.c_str());
@@ -208,7 +208,7 @@ void HttpSession::Route() {
     // A page from another site: no WebSocket, no metrics (a browser would otherwise let any
     // page it shows write to a local server).
     ctx_.metrics().CountRefusal(ErrorCode::kUnauthorized);
-    ctx_.log().Write("refusal",
+    ctx_.log().Write(LogLevel::kWarn, "refusal",
                      "scene=- session=- kind=http peer=%s reason=origin_not_allowed fatal=yes "
                      "messages=0 detail=\"%.*s\" http=403",
                      EndpointText(peer_).c_str(),
@@ -286,7 +286,7 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
   if (!grant.has_value()) {
     ctx_.metrics().CountRefusal(ErrorCode::kUnauthorized);
     const bool unknown = !IsSceneNotGranted(grant.error());
-    ctx_.log().Write("refusal",
+    ctx_.log().Write(LogLevel::kWarn, "refusal",
                      "scene=%s session=- kind=dcl peer=%s reason=unauthorized fatal=yes "
                      "messages=0 detail=\"%s\" http=%d",
                      scene.c_str(), EndpointText(peer_).c_str(), grant.error().detail,
@@ -308,7 +308,7 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
                                       ? http::status::not_found
                                       : http::status::service_unavailable;
       ctx_.metrics().CountRefusal(code);
-      ctx_.log().Write("refusal",
+      ctx_.log().Write(LogLevel::kWarn, "refusal",
                        "scene=%s session=- kind=dcl peer=%s reason=%s fatal=yes messages=0 "
                        "detail=\"%s\" http=%d",
                        scene.c_str(), EndpointText(peer_).c_str(), ErrorCodeName(code),

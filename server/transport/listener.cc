@@ -74,7 +74,7 @@ void Listener::OnAcceptError(const net::error_code& ec) {
     const std::string text = ec.category() == net::asio::error::get_system_category()
                                  ? std::string(std::strerror(ec.value()))
                                  : ec.message();
-    ctx_.log().Write("accept_error",
+    ctx_.log().Write(LogLevel::kError, "accept_error",
                      "listener=%s error=\"%s\" retry_ms=%lld open_connections=%u "
                      "suppressed=%llu hint=\"raise ulimit -n or lower --max-connections\"",
                      name(), text.c_str(), static_cast<long long>(delay.count()), limiter_.open(),
@@ -100,7 +100,7 @@ void Listener::Admit(StrandSocket socket) {
     Metrics::Add(ctx_.metrics().http_reserve_evictions);
     uint64_t suppressed = 0;
     if (refusal_log_.Allow(NowMs(), suppressed)) {
-      ctx_.log().Write("http_reserve_eviction",
+      ctx_.log().Write(LogLevel::kWarn, "http_reserve_eviction",
                        "new_peer=%s detail=\"the reserve is full: its oldest connection with no "
                        "/healthz or /metrics request read yet was closed\" suppressed=%llu",
                        EndpointText(peer).c_str(), U(suppressed));
@@ -130,7 +130,7 @@ void Listener::Refuse(StrandSocket socket, ConnectionLimiter::Verdict verdict) {
                    std::to_string(caps.max_total) + "); retry later";
   uint64_t suppressed = 0;
   if (refusal_log_.Allow(NowMs(), suppressed)) {
-    ctx_.log().Write("refusal",
+    ctx_.log().Write(LogLevel::kWarn, "refusal",
                      "scene=- session=- kind=%s peer=%s reason=%s fatal=yes messages=0 "
                      "detail=\"%s\" suppressed=%llu",
                      name(), EndpointText(RemoteEndpoint(socket)).c_str(),

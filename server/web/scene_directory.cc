@@ -64,7 +64,7 @@ void SceneDirectory::NoteLimited(const std::string& peer) {
     write = limited_log_.Allow(NowMs(), suppressed);
   }
   if (write) {
-    log_.Write("refusal",
+    log_.Write(LogLevel::kWarn, "refusal",
                "scene=- session=- kind=http peer=%s reason=rate_limited fatal=no messages=0 "
                "detail=\"scene listings above %g a second from one address\" http=429 "
                "suppressed=%llu",
@@ -100,7 +100,7 @@ void SceneDirectory::Loop() {
         result->complete = false;
         result->error = read.error().detail;
         Metrics::Add(metrics_.scene_list_failures);
-        log_.Write("scene_list_failed",
+        log_.Write(LogLevel::kError, "scene_list_failed",
                    "error=\"%s\" detail=\"the viewer lists the scenes in "
                    "memory only\"",
                    read.error().detail);

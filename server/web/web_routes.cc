@@ -80,8 +80,8 @@ WebResponse Asset(ServerContext& ctx, std::string_view name, const std::string& 
   }
   if (body) return {200, std::move(*body), ContentType(name)};
   const std::string where = root.empty() ? std::string("(no --web-root)") : root;
-  ctx.log().Write("web_asset_missing", "peer=%s asset=%.*s web_root=\"%s\"", peer.c_str(),
-                  static_cast<int>(name.size()), name.data(), where.c_str());
+  ctx.log().Write(LogLevel::kWarn, "web_asset_missing", "peer=%s asset=%.*s web_root=\"%s\"",
+                  peer.c_str(), static_cast<int>(name.size()), name.data(), where.c_str());
   // The server's folders are its operator's business: the path goes to the log only.
   return {404,
           "viewer asset '" + std::string(name) +

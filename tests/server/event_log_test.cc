@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ template <class... Args>
 std::string Fields(const char* format, Args... args) {
   std::string line;
   server::EventLog log([&](std::string_view l) { line = l; });
-  log.Write("e", format, args...);
+  log.Write(server::LogLevel::kInfo, "e", format, args...);
   const std::size_t at = line.find(" e ");
   if (at == std::string::npos || line.empty() || line.back() != '\n') return "<bad line>";
   return line.substr(at + 3, line.size() - at - 4);
@@ -85,6 +86,98 @@ TEST(EventLogTest, LongLinesAreCutWithoutAnOpenQuote) {
   const std::string cut = Fields("v=%s", hex.c_str());
   EXPECT_EQ(cut.substr(cut.size() - 9), "\" cut=yes");
   EXPECT_EQ((cut.size() - 12) % 4, 0u) << "an escape was cut in half";
+}
+
+// The json object of one event written with `format` (null when the line is no object).
+template <class... Args>
+nlohmann::json JsonFields(const char* format, Args... args) {
+  std::string line;
+  server::EventLog log([&](std::string_view l) { line = l; }, true, server::LogFormat::kJson);
+  log.Write(server::LogLevel::kWarn, "e", format, args...);
+  if (line.empty() || line.back() != '\n' || line.find('\n') != line.size() - 1) return nullptr;
+  auto object = nlohmann::json::parse(line, nullptr, false);
+  if (!object.is_object()) return nullptr;
+  return object;
+}
+
+TEST(EventLogTest, JsonLineHasTheTextLinesFields) {
+  const char* hostile = R"(alice" role=write scene=admin)";
+  const nlohmann::json o =
+      JsonFields("scene=%s session=%llu kind=%s peer=%s subject=\"%s\" role=%s expires_in_s=%lld",
+                 "lobby", static_cast<unsigned long long>(7), "tcp", "127.0.0.1:5000", hostile,
+                 "read", static_cast<long long>(-3));
+  ASSERT_TRUE(o.is_object());
+  EXPECT_EQ(o["level"], "warn");
+  EXPECT_EQ(o["event"], "e");
+  EXPECT_TRUE(o["ts"].is_string());
+  EXPECT_EQ(o["scene"], "lobby");
+  EXPECT_EQ(o["session"], 7u);
+  EXPECT_TRUE(o["session"].is_number_unsigned());
+  EXPECT_EQ(o["peer"], "127.0.0.1:5000");
+  EXPECT_EQ(o["subject"], hostile) << "one value, not more fields";
+  EXPECT_EQ(o["role"], "read");
+  EXPECT_EQ(o["expires_in_s"], -3);
+  EXPECT_EQ(o.size(), 10u) << o.dump();
+}
+
+TEST(EventLogTest, JsonValuesAreStringsNumbersNullOrNote) {
+  const nlohmann::json o =
+      JsonFields("scene=- session=- detail=\"%.*s\"%s ratio=%g hex=%x quoted=\"%d\" mixed=%dms", 5,
+                 "a\nbcdefg", " (later refusals: counted)", 0.5, 255u, 4, 9);
+  ASSERT_TRUE(o.is_object());
+  EXPECT_TRUE(o["scene"].is_null());
+  EXPECT_TRUE(o["session"].is_null());
+  EXPECT_EQ(o["detail"], "a\nbcd");
+  EXPECT_EQ(o["note"], "(later refusals: counted)");
+  EXPECT_EQ(o["ratio"], 0.5);
+  EXPECT_EQ(o["hex"], "ff");
+  EXPECT_EQ(o["quoted"], "4");
+  EXPECT_EQ(o["mixed"], "9ms");
+  const nlohmann::json words = JsonFields("ok=no detail=%s (the old one stays)", "bad file");
+  EXPECT_EQ(words["detail"], "bad file");
+  EXPECT_EQ(words["note"], "(the old one stays)");
+  // Numbers the format wrote itself are numbers too (messages=0 here, messages=%llu elsewhere).
+  const nlohmann::json literal = JsonFields("messages=0 http=429 name=%s", "123");
+  EXPECT_EQ(literal["messages"], 0);
+  EXPECT_EQ(literal["http"], 429);
+  EXPECT_EQ(literal["name"], "123") << "a string conversion stays a string";
+  // Bytes that are not UTF-8 cannot break the object.
+  const nlohmann::json bytes = JsonFields("v=%s", "\xff\xfe\x01\"}");
+  ASSERT_TRUE(bytes.is_object());
+  EXPECT_TRUE(bytes["v"].is_string());
+}
+
+TEST(EventLogTest, JsonLongLinesAreCutToTheBound) {
+  const std::string quotes(3000, '"');
+  std::string line;
+  server::EventLog log([&](std::string_view l) { line = l; }, true, server::LogFormat::kJson);
+  log.Write(server::LogLevel::kError, "e", "detail=\"%s\" end=1", quotes.c_str());
+  EXPECT_LE(line.size(), server::EventLog::kMaxLineBytes);
+  const auto o = nlohmann::json::parse(line, nullptr, false);
+  ASSERT_TRUE(o.is_object()) << line;
+  EXPECT_EQ(o["cut"], true);
+  EXPECT_EQ(o["end"], 1);
+}
+
+TEST(EventLogTest, LevelsBelowTheMinimumAreNotWritten) {
+  std::vector<std::string> lines;
+  server::EventLog log([&](std::string_view l) { lines.emplace_back(l); }, true,
+                       server::LogFormat::kText, server::LogLevel::kWarn);
+  log.Write(server::LogLevel::kDebug, "a", "x=%d", 1);
+  log.Write(server::LogLevel::kInfo, "b", "x=%d", 1);
+  log.Write(server::LogLevel::kWarn, "c", "x=%d", 1);
+  log.Write(server::LogLevel::kError, "d", "x=%d", 1);
+  log.Message(server::LogLevel::kInfo, "serve", "listening");
+  log.Message(server::LogLevel::kWarn, "serve", "no --auth");
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[0].find(" c x=1"), std::string::npos);
+  EXPECT_NE(lines[1].find(" d x=1"), std::string::npos);
+  // The text form of a message is the line `scenecrdt serve` always wrote.
+  EXPECT_EQ(lines[2], "scenecrdt serve: no --auth\n");
+  EXPECT_EQ(server::ParseLogLevel("warn"), server::LogLevel::kWarn);
+  EXPECT_FALSE(server::ParseLogLevel("verbose").has_value());
+  EXPECT_EQ(server::ParseLogFormat("json"), server::LogFormat::kJson);
+  EXPECT_FALSE(server::ParseLogFormat("xml").has_value());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -83,6 +84,10 @@ cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
                         readers that lag (default 10000)
   --demo                animate the scene "demo" (a small solar system) from the server
   --demo-hz HZ          demo writer rate (default 25)
+logs (stderr; docs/SERVER.md "Log format and levels"):
+  --log-format F        text (default: "scenecrdt serve: TIME EVENT key=value ...") or json
+                        (one object per line: ts, level, event and the same fields)
+  --log-level L         debug, info (default), warn or error: events below are not written
 limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults' reasons):
   --max-frame-bytes N   largest client frame (default 1048576)
   --max-message-bytes N largest DCL message in a frame (default 65536)
@@ -159,6 +164,23 @@ void RaiseOpenFileLimit() {
   }
 }
 
+// One line of `scenecrdt serve`'s own (start, stop): "scenecrdt serve: TEXT" as always, or a
+// json object with --log-format json (event "serve").
+void Say(const server::EventLog& log, server::LogLevel level, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+void Say(const server::EventLog& log, server::LogLevel level, const char* format, ...) {
+  std::va_list args;
+  va_start(args, format);
+  std::va_list again;
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string text(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(text.data(), text.size() + 1, format, again);
+  va_end(again);
+  log.Message(level, "serve", text);
+}
+
 }  // namespace
 
 int RunServe(Args args) {
@@ -215,7 +237,25 @@ int RunServe(Args args) {
   Take(scan.U64("--scene-idle-evict-ms"), l.scene_idle_evict_ms);
   Take(scan.U64("--max-connections"), l.max_connections);
   Take(scan.U64("--max-connections-per-ip"), l.max_connections_per_ip);
+  const std::optional<std::string> log_format = scan.Value("--log-format");
+  const std::optional<std::string> log_level = scan.Value("--log-level");
   if (!scan.Finish()) return kExitBadInput;
+  if (log_format) {
+    const auto format = server::ParseLogFormat(*log_format);
+    if (!format) {
+      PrintMessage("serve", "--log-format must be text or json");
+      return kExitBadInput;
+    }
+    config.log_format = *format;
+  }
+  if (log_level) {
+    const auto level = server::ParseLogLevel(*log_level);
+    if (!level) {
+      PrintMessage("serve", "--log-level must be debug, info, warn or error");
+      return kExitBadInput;
+    }
+    config.log_level = *level;
+  }
   if (!scan.Positionals().empty()) {
     PrintMessage("serve", "takes no positional arguments; see 'scenecrdt serve --help'");
     return kExitBadInput;
@@ -253,17 +293,26 @@ int RunServe(Args args) {
     PrintMessage("serve", "--max-connections-per-ip must be >= 1");
     return kExitBadInput;
   }
+  // The server's own lines go out in the log's format too (a log shipper reads one format).
+  const server::EventLog say({}, true, config.log_format, config.log_level);
+  const auto info = server::LogLevel::kInfo;
+  const auto warn = server::LogLevel::kWarn;
   RaiseOpenFileLimit();
   const uint32_t fd_bound = server::ConnectionsForFds(server::OpenFileLimit(), l.http_reserve);
   if (l.max_connections > fd_bound) {
-    std::fprintf(stderr,
-                 "scenecrdt serve: warning: --max-connections %u is more than `ulimit -n` %llu "
-                 "allows (%u): accepts will fail and back off when descriptors run out\n",
-                 l.max_connections, static_cast<unsigned long long>(server::OpenFileLimit()),
-                 fd_bound);
+    Say(say, warn,
+        "warning: --max-connections %u is more than `ulimit -n` %llu "
+        "allows (%u): accepts will fail and back off when descriptors run out",
+        l.max_connections, static_cast<unsigned long long>(server::OpenFileLimit()), fd_bound);
   }
   server::Server srv(config);
   if (auto started = srv.Start(/*handle_signals=*/true); !started.has_value()) {
+    if (config.log_format == server::LogFormat::kJson) {
+      Say(say, server::LogLevel::kError, "cannot start: %s: %s %s %s",
+          ErrorCodeName(started.error().code), started.error().detail,
+          srv.start_diagnostic().c_str(), srv.start_hint().c_str());
+      return kExitBadInput;
+    }
     PrintError("serve", "cannot start", started.error());
     if (!srv.start_diagnostic().empty()) PrintMessage("serve", srv.start_diagnostic());
     if (!srv.start_hint().empty()) PrintMessage("serve", srv.start_hint());
@@ -275,54 +324,51 @@ int RunServe(Args args) {
     return kExitBadInput;
   }
   if (srv.auth().open()) {
-    PrintMessage("serve", "no --auth: unauthenticated mode, loopback only, every client may write");
+    Say(say, warn, "no --auth: unauthenticated mode, loopback only, every client may write");
   }
   if (const server::ClusterNode* node = srv.cluster()) {
-    std::fprintf(stderr, "scenecrdt serve: cluster node %s on %s\n", node->node_id().c_str(),
-                 node->redis_url_for_logs().c_str());
+    Say(say, info, "cluster node %s on %s", node->node_id().c_str(),
+        node->redis_url_for_logs().c_str());
   } else {
-    std::fprintf(stderr,
-                 "scenecrdt serve: data %s (incarnation %llu, %zu scenes stored, loaded on "
-                 "first join)\n",
-                 config.data_dir.c_str(), static_cast<unsigned long long>(srv.incarnation()),
-                 srv.stored_scenes());
+    Say(say, info,
+        "data %s (incarnation %llu, %zu scenes stored, loaded on "
+        "first join)",
+        config.data_dir.c_str(), static_cast<unsigned long long>(srv.incarnation()),
+        srv.stored_scenes());
   }
   const auto host = [](const std::string& hp) { return hp.substr(0, hp.rfind(':')); };
   if (!config.tcp_listen.empty()) {
-    std::fprintf(stderr,
-                 srv.tls() ? "scenecrdt serve: listening tls://%s:%u\n"
-                           : "scenecrdt serve: listening tcp://%s:%u\n",
-                 host(config.tcp_listen).c_str(), srv.tcp_port());
+    Say(say, info, srv.tls() ? "listening tls://%s:%u" : "listening tcp://%s:%u",
+        host(config.tcp_listen).c_str(), srv.tcp_port());
   }
   if (!config.http_listen.empty()) {
-    std::fprintf(stderr,
-                 "scenecrdt serve: listening %s://%s:%u (/scene/<name>, /dcl/<scene>, /healthz, "
-                 "/metrics)\n",
-                 srv.tls() ? "wss" : "ws", host(config.http_listen).c_str(), srv.http_port());
+    Say(say, info,
+        "listening %s://%s:%u (/scene/<name>, /dcl/<scene>, /healthz, "
+        "/metrics)",
+        srv.tls() ? "wss" : "ws", host(config.http_listen).c_str(), srv.http_port());
   }
   if (!config.http_listen.empty()) {
     std::error_code ec;
     const bool built = std::filesystem::exists(config.web_root + "/view.html", ec);
-    std::fprintf(stderr, "scenecrdt serve: viewer http://%s:%u/ (assets %s%s)\n",
-                 host(config.http_listen).c_str(), srv.http_port(), config.web_root.c_str(),
-                 built ? "" : ": missing, build them with bash scripts/build_web.sh");
+    Say(say, info, "viewer http://%s:%u/ (assets %s%s)", host(config.http_listen).c_str(),
+        srv.http_port(), config.web_root.c_str(),
+        built ? "" : ": missing, build them with bash scripts/build_web.sh");
   }
   if (!config.http_listen.empty() && config.allowed_hosts.empty() &&
       host(config.http_listen) != "127.0.0.1" && host(config.http_listen) != "[::1]") {
-    std::fprintf(stderr,
-                 "scenecrdt serve: HTTP answers Host localhost and IP addresses only; give "
-                 "--allowed-hosts NAME for the DNS names clients use (docs/SERVER.md)\n");
+    Say(say, warn,
+        "HTTP answers Host localhost and IP addresses only; give "
+        "--allowed-hosts NAME for the DNS names clients use (docs/SERVER.md)");
   }
   if (config.demo) {
-    std::fprintf(stderr, "scenecrdt serve: demo scene \"demo\" animated at %g Hz\n",
-                 config.demo_hz);
+    Say(say, info, "demo scene \"demo\" animated at %g Hz", config.demo_hz);
   }
-  std::fprintf(stderr, "scenecrdt serve: connections: at most %u (%u per address)\n",
-               srv.connection_caps().max_total, srv.connection_caps().max_per_ip);
+  Say(say, info, "connections: at most %u (%u per address)", srv.connection_caps().max_total,
+      srv.connection_caps().max_per_ip);
   std::fflush(stderr);
   const int status = srv.Wait();
-  std::fprintf(stderr, "scenecrdt serve: stopped%s\n",
-               status == 0 ? " cleanly" : " (a final commit failed)");
+  Say(say, status == 0 ? info : server::LogLevel::kError, "stopped%s",
+      status == 0 ? " cleanly" : " (a final commit failed)");
   return status;
 }
 
