@@ -256,6 +256,7 @@ void Server::WaitHangup() {
   hangup_->async_wait([this](const net::error_code& ec, int) {
     if (ec) return;
     ReloadTls();
+    ReloadAccess();
     WaitHangup();
   });
 }
@@ -281,6 +282,33 @@ bool Server::ReloadTls() {
              "ok=yes cert=%s (new connections use it; open sessions keep theirs)",
              config_.tls_cert_file.c_str());
   NoteCertificate("reload");
+  return true;
+}
+
+bool Server::ReloadAccess() {
+  if (auth_.open()) {
+    log_.Write("auth_reload", "ok=no detail=%s",
+               "nothing to reload: started without --auth or --jwt-* (open mode)");
+    return false;
+  }
+  std::string why;
+  auto fresh = AccessControl::Load(config_.access, why);
+  if (!fresh.has_value()) {
+    Metrics::Add(metrics_.auth_reload_failures);
+    log_.Write("auth_reload", "ok=no detail=\"%s\" (the previous credentials stay in use)",
+               why.c_str());
+    return false;
+  }
+  auth_.Replace(std::move(fresh.value()));
+  Metrics::Add(metrics_.auth_reloads);
+  const std::vector<std::shared_ptr<Session>> sessions = LiveSessions();
+  for (const auto& s : sessions) s->PostRecheckGrant();
+  log_.Write("auth_reload",
+             "ok=yes auth_file=%s jwt_keys=%zu sessions_rechecked=%zu (new joins use them; "
+             "sessions whose token no longer grants their scene are closed)",
+             config_.access.auth_file.empty() ? "-" : config_.access.auth_file.c_str(),
+             config_.access.jwt_secret_files.size() + config_.access.jwt_public_keys.size(),
+             sessions.size());
   return true;
 }
 

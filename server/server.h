@@ -69,6 +69,10 @@ class Server final : public ServerContext {
   // keep theirs. False (and a log line) when the files do not load or the certificate is
   // expired or not yet valid (the old ones stay), or without TLS (nothing to reload).
   bool ReloadTls();
+  // SIGHUP: reads the --auth table and the --jwt-* keys again (the same paths). On success new
+  // joins use them and every joined session is checked again (PostRecheckGrant); on failure
+  // the previous credentials stay in use. Logged either way (event "auth_reload").
+  bool ReloadAccess();
   bool tls() const { return tls_ != nullptr; }
 
   // Runs `read` on the scene's strand and waits for it (not from an io thread). False when
@@ -122,7 +126,8 @@ class Server final : public ServerContext {
   std::unique_ptr<Listener> tcp_;
   std::unique_ptr<Listener> http_;
   std::unique_ptr<net::asio::signal_set> signals_;
-  std::unique_ptr<net::asio::signal_set> hangup_;  // SIGHUP: ReloadTls (always handled)
+  std::unique_ptr<net::asio::signal_set>
+      hangup_;  // SIGHUP: ReloadTls, ReloadAccess (always handled)
   std::unique_ptr<TlsContexts> tls_;
   void WaitHangup();
   // Logs the current certificate's validity (`when`: "start", "reload"), sets its gauge and

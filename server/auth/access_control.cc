@@ -32,7 +32,7 @@ Result<AccessControl> AccessControl::Load(const AccessConfig& config, std::strin
       why = "the --auth file " + config.auth_file + " is not a token table (docs/AUTH.md)";
       return table.error();
     }
-    out.table_ = std::make_shared<const AuthTable>(std::move(table.value()));
+    out.credentials_.table = std::make_shared<const AuthTable>(std::move(table.value()));
   }
   std::vector<JwtKey> keys;
   for (const std::string& path : config.jwt_secret_files) {
@@ -59,16 +59,42 @@ Result<AccessControl> AccessControl::Load(const AccessConfig& config, std::strin
       why = std::string("the --jwt-* keys: ") + verifier.error().detail;
       return verifier.error();
     }
-    out.jwt_ = std::make_shared<const JwtVerifier>(std::move(verifier.value()));
+    out.credentials_.jwt = std::make_shared<const JwtVerifier>(std::move(verifier.value()));
   }
   return out;
 }
 
+AccessControl::AccessControl(AccessControl&& other) noexcept : credentials_(other.Current()) {}
+
+AccessControl& AccessControl::operator=(AccessControl&& other) noexcept {
+  if (this != &other) Replace(std::move(other));
+  return *this;
+}
+
+void AccessControl::Replace(AccessControl&& fresh) {
+  Credentials taken = fresh.Current();
+  std::lock_guard lock(mu_);
+  credentials_ = std::move(taken);
+}
+
+AccessControl::Credentials AccessControl::Current() const {
+  std::lock_guard lock(mu_);
+  return credentials_;
+}
+
+bool AccessControl::open() const {
+  const Credentials c = Current();
+  return !c.table && !c.jwt;
+}
+
+bool AccessControl::has_jwt() const { return Current().jwt != nullptr; }
+
 Result<AccessGrant> AccessControl::Check(std::string_view token, std::string_view scene,
                                          std::chrono::sys_seconds now) const {
-  if (open()) return AuthTable::Open().Check(token, scene, now);
-  if (jwt_ && (!table_ || LooksLikeJwt(token))) return jwt_->Check(token, scene, now);
-  return table_->Check(token, scene, now);
+  const Credentials c = Current();
+  if (!c.table && !c.jwt) return AuthTable::Open().Check(token, scene, now);
+  if (c.jwt && (!c.table || LooksLikeJwt(token))) return c.jwt->Check(token, scene, now);
+  return c.table->Check(token, scene, now);
 }
 
 Result<AccessGrant> AccessControl::CheckNow(std::string_view token, std::string_view scene) const {
@@ -76,9 +102,10 @@ Result<AccessGrant> AccessControl::CheckNow(std::string_view token, std::string_
 }
 
 bool AccessControl::Knows(std::string_view token) const {
-  if (open()) return true;
-  if (table_ && table_->Knows(token)) return true;
-  return jwt_ && jwt_->Verify(token, WallSeconds()).has_value();
+  const Credentials c = Current();
+  if (!c.table && !c.jwt) return true;
+  if (c.table && c.table->Knows(token)) return true;
+  return c.jwt && c.jwt->Verify(token, WallSeconds()).has_value();
 }
 
 }  // namespace scenecrdt::server

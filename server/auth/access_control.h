@@ -3,11 +3,14 @@
 // flags: the --auth token table, signed access tokens (--jwt-secret / --jwt-public-key,
 // JwtVerifier), both, or neither (open mode: loopback only, every session may write). With
 // both, a token shaped like a JWT (three dot-separated parts) goes to the verifier and any
-// other to the table. Immutable after Load. Token model: docs/AUTH.md.
+// other to the table. Replace swaps in freshly loaded credentials (SIGHUP) while sessions
+// check tokens on other threads: each check reads one consistent pair. Token model:
+// docs/AUTH.md.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,12 +36,17 @@ class AccessControl final : public Authenticator {
  public:
   // Open mode.
   AccessControl() = default;
+  AccessControl(AccessControl&& other) noexcept;
+  AccessControl& operator=(AccessControl&& other) noexcept;
   // Reads the files. On failure the error, and `why` names the file and what to do.
   static Result<AccessControl> Load(const AccessConfig& config, std::string& why);
+  // Takes `fresh`'s credentials (a reload); checks running on other threads see either the
+  // old pair or the new one, never a mix.
+  void Replace(AccessControl&& fresh);
 
   // True when neither tokens nor keys are configured.
-  bool open() const { return !table_ && !jwt_; }
-  bool has_jwt() const { return jwt_ != nullptr; }
+  bool open() const;
+  bool has_jwt() const;
 
   Result<AccessGrant> Check(std::string_view token, std::string_view scene,
                             std::chrono::sys_seconds now) const override;
@@ -49,8 +57,14 @@ class AccessControl final : public Authenticator {
   bool Knows(std::string_view token) const;
 
  private:
-  std::shared_ptr<const AuthTable> table_;
-  std::shared_ptr<const JwtVerifier> jwt_;
+  struct Credentials {
+    std::shared_ptr<const AuthTable> table;
+    std::shared_ptr<const JwtVerifier> jwt;
+  };
+  Credentials Current() const;
+
+  mutable std::mutex mu_;
+  Credentials credentials_;  // guarded by mu_
 };
 
 // The wall clock, to the second, as verifiers expect it.

@@ -203,6 +203,12 @@ std::string Metrics::RenderPrometheus() const {
           Load(tls_handshake_failures));
   counter("scenecrdt_tls_reloads_total", "Certificate reloads (SIGHUP) that succeeded.",
           Load(tls_reloads));
+  counter("scenecrdt_auth_reloads_total",
+          "Reloads (SIGHUP) of the --auth table and --jwt-* keys that succeeded.",
+          Load(auth_reloads));
+  counter("scenecrdt_auth_reload_failures_total",
+          "Reloads (SIGHUP) of the credentials that failed; the previous ones stay in use.",
+          Load(auth_reload_failures));
   gauge("scenecrdt_tls_certificate_not_after_seconds",
         "The served certificate's notAfter, Unix seconds (0 without TLS).",
         Load(tls_certificate_not_after));

@@ -158,6 +158,8 @@ class Metrics {
   Counter accept_errors{0};               // failed accepts (EMFILE ...), each one a backoff
   Counter tls_handshake_failures{0};      // TLS handshakes that failed (before any session)
   Counter tls_reloads{0};                 // certificate reloads (SIGHUP) that succeeded
+  Counter auth_reloads{0};                // credential reloads (SIGHUP) that succeeded
+  Counter auth_reload_failures{0};        // ... that failed (the previous ones stay in use)
   Gauge tls_certificate_not_after{0};     // the certificate's notAfter, Unix seconds (0: no TLS)
   Counter tls_certificate_invalid{0};     // certificates loaded or offered outside their validity
   // Raw-DCL path (/dcl/<scene>).

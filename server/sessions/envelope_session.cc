@@ -117,7 +117,7 @@ void EnvelopeSession::HandleHello(const session::Hello& hello) {
     mode_ = session::Compression::kZstd;
   }
   SetZstdFrames(mode_ == session::Compression::kZstdFrames);
-  NoteGrant(grant.value());
+  NoteGrant(grant.value(), hello.token, hello.scene);
   JoinScene(hello.scene, grant->role == Role::kWrite, hello.resume_sequence);
 }
 

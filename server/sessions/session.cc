@@ -182,6 +182,26 @@ void Session::PostClose(ErrorCode code, std::string text) {
   });
 }
 
+void Session::PostRecheckGrant() {
+  net::asio::post(strand_, [self = shared_from_this()] {
+    if (self->ending() || !self->joined_ || !self->has_grant_) return;
+    auto grant = self->ctx_.auth().CheckNow(self->token_, self->granted_scene_);
+    if (!grant.has_value()) {
+      self->Fatal(ErrorCode::kUnauthorized,
+                  "the server reloaded its credentials and this token no longer grants the "
+                  "scene: join again with a valid token");
+      return;
+    }
+    if (self->can_write_ && grant->role != Role::kWrite) {
+      self->Fatal(ErrorCode::kUnauthorized,
+                  "the server reloaded its credentials and this token is read-only now: join "
+                  "again to read");
+      return;
+    }
+    self->grant_expires_ = grant->expires_at;
+  });
+}
+
 void Session::PostStopReading(std::function<void()> done) {
   net::asio::post(strand_, [self = shared_from_this(), done = std::move(done)] {
     self->reading_ = false;

@@ -52,10 +52,14 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   // (Welcome.compression = zstd frames). Set before the join; read by the scene's strand.
   bool zstd_frames() const override { return zstd_frames_; }
   // The credential the session joins with: its subject is logged on join, and a grant that
-  // expires closes the session then (fatal kUnauthorized "token_expired").
-  void NoteGrant(const AccessGrant& grant) {
+  // expires closes the session then (fatal kUnauthorized "token_expired"). The token is kept
+  // (never logged) so that a reload of the server's credentials can check it again.
+  void NoteGrant(const AccessGrant& grant, std::string token, std::string scene) {
     subject_ = grant.subject;
     grant_expires_ = grant.expires_at;
+    token_ = std::move(token);
+    granted_scene_ = std::move(scene);
+    has_grant_ = true;
   }
 
   // ---- SceneMember: any thread (each posts to the strand) ----
@@ -67,6 +71,10 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   void PostClose(ErrorCode code, std::string text) final;
 
   // ---- Any thread (each posts to the strand) ----
+  // The server's credentials were reloaded (SIGHUP): a joined session whose token no longer
+  // grants its scene, or no longer grants writing to a writer, ends with fatal kUnauthorized;
+  // one still granted takes the new grant's expiry. docs/AUTH.md "Reloading".
+  void PostRecheckGrant();
   // Stops reading (shutdown); `done` runs on the strand afterwards.
   void PostStopReading(std::function<void()> done);
 
@@ -202,6 +210,9 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   std::shared_ptr<void> ticket_;  // the connection's place under the caps
   std::string subject_;
   std::optional<std::chrono::sys_seconds> grant_expires_;
+  bool has_grant_ = false;
+  std::string token_;          // the credential joined with (never logged)
+  std::string granted_scene_;  // the scene it was checked for
 };
 
 }  // namespace scenecrdt::server

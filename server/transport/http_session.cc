@@ -318,11 +318,12 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
     }
     ctx_.ReleaseScene(held.value());
   }
-  StartWebSocket<DclSession>(std::move(req), &grant.value(), std::move(scene), role);
+  const UpgradeGrant noted{grant.value(), std::move(token), scene};
+  StartWebSocket<DclSession>(std::move(req), &noted, std::move(scene), role);
 }
 
 template <class Protocol, class... Args>
-void HttpSession::StartWebSocket(Request req, const AccessGrant* grant, Args&&... args) {
+void HttpSession::StartWebSocket(Request req, const UpgradeGrant* grant, Args&&... args) {
   std::shared_ptr<Session> session;
   if (tls_) {
     session = std::make_shared<WebSocketSession<Protocol, TlsSocket>>(
@@ -332,7 +333,7 @@ void HttpSession::StartWebSocket(Request req, const AccessGrant* grant, Args&&..
         ctx_, std::move(socket_), std::move(req), std::forward<Args>(args)...);
   }
   session->AdoptConnection(std::move(ticket_));
-  if (grant) session->NoteGrant(*grant);
+  if (grant) session->NoteGrant(grant->grant, grant->token, grant->scene);
   session->Start();
 }
 

@@ -42,9 +42,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // Ends the connection: over TLS with a close_notify when `graceful` (bounded by the close
   // grace), otherwise (and for plain HTTP) by closing the socket after a FIN.
   void CloseConnection(bool graceful);
+  // A grant checked before the upgrade, with the token and scene it was checked for.
+  struct UpgradeGrant {
+    AccessGrant grant;
+    std::string token;
+    std::string scene;
+  };
   // Hands the connection to a WebSocketSession<Protocol> over this connection's stream.
   template <class Protocol, class... Args>
-  void StartWebSocket(Request req, const AccessGrant* grant, Args&&... args);
+  void StartWebSocket(Request req, const UpgradeGrant* grant, Args&&... args);
   template <class F>
   void WithStream(F&& f) {
     if (tls_) {

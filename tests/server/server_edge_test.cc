@@ -13,6 +13,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <string>
@@ -185,6 +186,35 @@ TEST(ServerSignalTest, SighupWithoutTlsIsLoggedAndTheServerGoesOn) {
   auto goodbye = before.ReadError(20s);
   ASSERT_TRUE(goodbye.has_value()) << server.log();
   EXPECT_EQ(goodbye->code, ErrorCode::kShuttingDown);
+  EXPECT_EQ(server.WaitExit(30s), 0) << server.log();
+}
+
+// SIGHUP reloads the --auth table too (issue 24 section 3): the log says so and new joins use it.
+TEST(ServerSignalTest, SighupReloadsTheAuthTable) {
+  TempDir dir;
+  const std::string auth = dir.path() + "/auth.json";
+  std::ofstream(auth)
+      << R"({"tokens":[{"token":"tok-before-3f9a","scenes":["*"],"role":"write"}]})";
+  TempDir data;
+  ServerProcess server(data.path(), {"--auth", auth});
+  ASSERT_TRUE(server.started()) << server.log();
+  RawConnection first(server.port());
+  ASSERT_TRUE(first.Join("hup", "tok-before-3f9a").has_value()) << server.log();
+  std::ofstream(auth, std::ios::trunc)
+      << R"({"tokens":[{"token":"tok-after-77c1","scenes":["*"],"role":"write"}]})";
+  server.Kill(SIGHUP);
+  ASSERT_TRUE(
+      WaitUntil([&] { return server.log().find("auth_reload ok=yes") != std::string::npos; }, 20s))
+      << server.log();
+  auto cut = first.ReadError(20s);
+  ASSERT_TRUE(cut.has_value()) << server.log();
+  EXPECT_EQ(cut->code, ErrorCode::kUnauthorized);
+  RawConnection after(server.port());
+  EXPECT_TRUE(after.Join("hup", "tok-after-77c1").has_value()) << server.log();
+  RawConnection before(server.port());
+  EXPECT_FALSE(before.Join("hup", "tok-before-3f9a").has_value());
+  EXPECT_EQ(server.log().find("tok-"), std::string::npos);  // no token in the log
+  server.Kill(SIGTERM);
   EXPECT_EQ(server.WaitExit(30s), 0) << server.log();
 }
 

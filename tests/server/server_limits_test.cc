@@ -307,6 +307,54 @@ TEST(ServerAuthTest, ReadOnlyAndWrongTokensAreRefused) {
   EXPECT_EQ(started.error().code, ErrorCode::kUnauthorized);
 }
 
+// A reload of the credentials (what SIGHUP does): new joins use the new table, joined sessions
+// whose token lost the scene (or writing) are closed, the others stay; a file that does not
+// load keeps the previous credentials, counted and logged.
+TEST(ServerAuthReloadTest, RevokedAndDemotedTokensAreCutOthersStay) {
+  TempDir dir;
+  const std::string auth = dir.path() + "/auth.json";
+  std::ofstream(auth) << R"({"tokens":[{"token":"old","scenes":["*"],"role":"write"},)"
+                      << R"({"token":"stay","scenes":["*"],"role":"write"},)"
+                      << R"({"token":"demoted","scenes":["*"],"role":"write"}]})";
+  auto config = TestServer::Config();
+  config.access.auth_file = auth;
+  TestServer server(config);
+  auto old_token = Join(server.tcp_url(), "lobby", "old");
+  auto stay = Join(server.tcp_url(), "lobby", "stay");
+  auto demoted = Join(server.tcp_url(), "lobby", "demoted");
+  ASSERT_TRUE(old_token->state_ready() && stay->state_ready() && demoted->state_ready());
+
+  std::ofstream(auth, std::ios::trunc)
+      << R"({"tokens":[{"token":"stay","scenes":["*"],"role":"write"},)"
+      << R"({"token":"demoted","scenes":["*"],"role":"read"},)"
+      << R"({"token":"new","scenes":["lobby"],"role":"write"}]})";
+  ASSERT_TRUE(server.get().ReloadAccess());
+  for (auto* c : {&old_token, &demoted}) {
+    ASSERT_TRUE((*c)->PollUntil([&] { return (*c)->closed(); }, 10s));
+    auto r = (*c)->TakeRefusals();
+    ASSERT_FALSE(r.empty());
+    EXPECT_EQ(r.back().code, ErrorCode::kUnauthorized);
+  }
+  // The session still granted stays and writes.
+  std::vector<uint8_t> dcl;
+  AppendPut(dcl, 4100, 1, 1.0f);
+  const uint64_t fs = stay->SendCrdt(dcl);
+  ASSERT_TRUE(stay->PollUntil([&] { return stay->acked_frame_sequence() >= fs; }, 10s));
+  EXPECT_FALSE(stay->closed());
+  EXPECT_TRUE(Join(server.tcp_url(), "lobby", "new")->state_ready());
+  auto gone = Join(server.tcp_url(), "lobby", "old");
+  EXPECT_TRUE(gone->closed());
+
+  // A table that does not parse: refused, the previous credentials stay.
+  std::ofstream(auth, std::ios::trunc) << "{not json";
+  EXPECT_FALSE(server.get().ReloadAccess());
+  EXPECT_TRUE(Join(server.tcp_url(), "lobby", "new")->state_ready());
+  EXPECT_FALSE(stay->closed());
+  const std::string metrics = HttpGet(server.get().http_port(), "/metrics");
+  EXPECT_EQ(Metric(metrics, "scenecrdt_auth_reloads_total"), 1) << metrics;
+  EXPECT_EQ(Metric(metrics, "scenecrdt_auth_reload_failures_total"), 1) << metrics;
+}
+
 TEST(ServerRateLimitTest, FloodOverTheBudgetIsRefusedPerFrame) {
   auto config = TestServer::Config();
   config.limits.messages_per_second = 100;
