@@ -211,6 +211,9 @@ void SceneRegistry::FinishEviction(const std::string& name, Scene* scene, bool q
     // A join that came meanwhile keeps it; so does a stop (shutdown flushes every scene).
     if (!quiescent || entry.refs > 0 || frozen_) return;
     dropped = std::move(entry.scene);
+    // Counted before the scene leaves the map: whoever sees it gone sees it counted.
+    Metrics::Add(ctx_.metrics().scenes, -1);
+    Metrics::Add(ctx_.metrics().scene_evictions);
     scenes_.erase(it);
     if (SharedLog* log = ctx_.commits().shared()) {
       // Under mu_: a later Acquire of the name hosts its own scene after this one is gone
@@ -225,8 +228,6 @@ void SceneRegistry::FinishEviction(const std::string& name, Scene* scene, bool q
       if (!fresh_incarnation_always_) evicted_names_.insert(name);
     }
   }
-  Metrics::Add(ctx_.metrics().scenes, -1);
-  Metrics::Add(ctx_.metrics().scene_evictions);
   if (ctx_.commits().shared()) {
     // We are on its strand: entries the read loop posted before Unfollow are released, then
     // the scene goes.
