@@ -287,7 +287,7 @@ bool Server::ReloadTls() {
 
 bool Server::ReloadAccess() {
   if (auth_.open()) {
-    log_.Write("auth_reload", "ok=no detail=%s",
+    log_.Write(LogLevel::kInfo, "auth_reload", "ok=no detail=%s",
                "nothing to reload: started without --auth or --jwt-* (open mode)");
     return false;
   }
@@ -295,15 +295,15 @@ bool Server::ReloadAccess() {
   auto fresh = AccessControl::Load(config_.access, why);
   if (!fresh.has_value()) {
     Metrics::Add(metrics_.auth_reload_failures);
-    log_.Write("auth_reload", "ok=no detail=\"%s\" (the previous credentials stay in use)",
-               why.c_str());
+    log_.Write(LogLevel::kError, "auth_reload",
+               "ok=no detail=\"%s\" (the previous credentials stay in use)", why.c_str());
     return false;
   }
   auth_.Replace(std::move(fresh.value()));
   Metrics::Add(metrics_.auth_reloads);
   const std::vector<std::shared_ptr<Session>> sessions = LiveSessions();
   for (const auto& s : sessions) s->PostRecheckGrant();
-  log_.Write("auth_reload",
+  log_.Write(LogLevel::kInfo, "auth_reload",
              "ok=yes auth_file=%s jwt_keys=%zu sessions_rechecked=%zu (new joins use them; "
              "sessions whose token no longer grants their scene are closed)",
              config_.access.auth_file.empty() ? "-" : config_.access.auth_file.c_str(),
