@@ -77,3 +77,12 @@ export function projectLeftHanded(p, eye, target, fovY, W, H) {
   const ndcY = dot(y, d) / (vz * t);
   return [(ndcX * 0.5 + 0.5) * W, (0.5 - ndcY * 0.5) * H];
 }
+
+// Bytes a sampling heap profile puts under a function named `name` of a script whose URL ends
+// with `script` (its own allocations and those of everything it calls).
+export function bytesUnder(node, name, script, inside = false) {
+  const here = inside || (node.callFrame.functionName === name && node.callFrame.url.endsWith(script));
+  let sum = here ? node.selfSize : 0;
+  for (const child of node.children) sum += bytesUnder(child, name, script, here);
+  return sum;
+}

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { SceneClient } from "../dist/client.js";
-import { cli, diffWorld, genWithLoops, newRuntime, runtimeWorld, startServer, tempDir, WebSocketImpl } from "./helpers.mjs";
+import { cli, diffWorld, genWithLoops, newRuntime, runtimeWorld, startServer, tempDir, waitFor, WebSocketImpl } from "./helpers.mjs";
 
 let tmp;
 let server;
@@ -22,14 +22,6 @@ after(async () => {
   await server?.stop();
   tmp?.cleanup();
 });
-
-const waitFor = async (what, cond, timeoutMs = 20000) => {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 function pull(scene, port = server.http) {
   return JSON.parse(cli(["pull", "--server", `ws://127.0.0.1:${port}`, "--scene", scene, "--world"]));

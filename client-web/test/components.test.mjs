@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
 import { WebSocket as WsWebSocket } from "ws";
 import { SceneClient } from "../dist/client.js";
-import { newRuntime, startServer, tempDir, WebSocketImpl } from "./helpers.mjs";
+import { newRuntime, startServer, tempDir, waitFor, WebSocketImpl } from "./helpers.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const golden = JSON.parse(readFileSync(join(root, "tests/data/components/ecs_components.json"), "utf8"));
@@ -119,14 +119,6 @@ after(async () => {
   await server?.stop();
   tmp?.cleanup();
 });
-
-const waitFor = async (what, cond, timeoutMs = 20000) => {
-  const start = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 // An unmodified Engine with a WebSocket transport on /dcl/<scene>; resolves once its snapshot arrived.
 async function engineOn(scene) {

@@ -14,9 +14,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
 import { build } from "esbuild";
-import { SceneClient } from "../dist/client.js";
-import { launchBrowser, openPage, WEB_ROOT } from "./browser_helpers.mjs";
-import { cli, genWithLoops, newRuntime, startServer, tempDir, WebSocketImpl } from "./helpers.mjs";
+import { bytesUnder, launchBrowser, openPage, WEB_ROOT } from "./browser_helpers.mjs";
+import { cli, genWithLoops, startBobbingWriter, startServer, tempDir } from "./helpers.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const N = 10000;
@@ -26,8 +25,6 @@ let tmp;
 let server;
 let browser;
 let writer;
-let writerRt;
-let timer;
 
 before(async () => {
   assert.ok(WEB_ROOT, "set SCENECRDT_WEB_ROOT (build/web); tests/web/run.sh does");
@@ -55,39 +52,16 @@ globalThis.scenecrdtTest = { ecs, ReadWriteByteBuffer: bytes.ReadWriteByteBuffer
   genWithLoops(file, { shape: "random", entities: N, seed: 11, loops: 20 });
   cli(["send", "--server", `tcp://127.0.0.1:${server.tcp}`, "--scene", "m", file]);
   browser = await launchBrowser();
-  writerRt = await newRuntime();
-  writer = new SceneClient(writerRt, { WebSocket: WebSocketImpl, server: `ws://127.0.0.1:${server.http}`, scene: "m" });
-  writer.start();
-  await writer.joined(60000);
-  writer.frame();
-  const ids = Array.from(writerRt.copyWorld().entities).slice(0, MOVERS);
-  let tick = 0;
-  timer = setInterval(() => {
-    tick++;
-    for (const e of ids) {
-      const t = writerRt.getTransform(e);
-      if (t) writer.writeTransform(e, { ...t, position: [t.position[0], Math.sin(tick / 10 + e) * 0.5, t.position[2]] });
-    }
-  }, 50);
+  // The writer: MOVERS entities bob at 20 Hz for the whole file.
+  writer = await startBobbingWriter(server, "m", MOVERS);
 });
 
 after(async () => {
-  clearInterval(timer);
-  writer?.close();
-  writerRt?.destroy();
+  writer?.stop();
   await browser?.close();
   await server?.stop();
   tmp?.cleanup();
 });
-
-// Bytes the profile's samples put under a function named `name` of a script whose URL ends
-// with `script` (its own allocations and those of everything it calls).
-function bytesUnder(node, name, script, inside = false) {
-  const here = inside || (node.callFrame.functionName === name && node.callFrame.url.endsWith(script));
-  let sum = here ? node.selfSize : 0;
-  for (const child of node.children) sum += bytesUnder(child, name, script, here);
-  return sum;
-}
 
 test(`DclSceneView in chromium with ${N} entities: engine = replica, no allocation per frame, frame time`, async () => {
   const { page, errors } = await openPage(browser, `http://127.0.0.1:${server.http}/api/scenes`);

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { SceneClient } from "../dist/client.js";
-import { newRuntime, startServer, tempDir, WebSocketImpl } from "./helpers.mjs";
+import { newRuntime, startServer, tempDir, waitFor, WebSocketImpl } from "./helpers.mjs";
 
 let tmp;
 let server;
@@ -26,14 +26,6 @@ after(async () => {
   await server?.stop();
   tmp?.cleanup();
 });
-
-const waitFor = async (what, cond, timeoutMs = 20000) => {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 async function clientOf(port, options = {}) {
   const rt = await newRuntime();

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shared helpers of the client-web node tests (docs/WEB.md): the scenecrdt binary and wasm
 // build from the environment, the wasm runtime, generated streams with parenting loops, a real
-// `scenecrdt serve` on free ports, and the bitwise comparison with `replay/pull --world`.
+// `scenecrdt serve` on free ports, waiting on a condition, a writer that moves entities at
+// 20 Hz, and the bitwise comparison with `replay/pull --world`.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { WebSocket as WsWebSocket } from "ws";
-import { loadModule, WasmRuntime } from "../dist/client.js";
+import { loadModule, SceneClient, WasmRuntime } from "../dist/client.js";
 
 // The WebSocket for SceneClient under node: node's own where it has one (node 22, or 20 with
 // --experimental-websocket), else the `ws` package (Debian 12's node 18 has none).
@@ -166,4 +167,38 @@ export function startServer(dir, extraArgs = [], { httpPort = 0 } = {}) {
       reject(new Error(`serve exited with ${code}:\n${log}`));
     });
   });
+}
+
+// Polls `cond` (sync or async) every 10 ms until it holds; throws naming `what` after the timeout.
+export async function waitFor(what, cond, timeoutMs = 20000) {
+  const start = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+// A writer on ws:// that bobs the first `movers` entities of `scene` at 20 Hz until stop().
+export async function startBobbingWriter(server, scene, movers) {
+  const runtime = await newRuntime();
+  const client = new SceneClient(runtime, { WebSocket: WebSocketImpl, server: `ws://127.0.0.1:${server.http}`, scene });
+  client.start();
+  await client.joined(60000);
+  client.frame();
+  const ids = Array.from(runtime.copyWorld().entities).slice(0, movers);
+  let tick = 0;
+  const timer = setInterval(() => {
+    tick++;
+    for (const e of ids) {
+      const t = runtime.getTransform(e);
+      if (t) client.writeTransform(e, { ...t, position: [t.position[0], Math.sin(tick / 10 + e) * 0.5, t.position[2]] });
+    }
+  }, 50);
+  return {
+    stop() {
+      clearInterval(timer);
+      client.close();
+      runtime.destroy();
+    },
+  };
 }

@@ -9,9 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { SceneClient } from "../dist/client.js";
-import { launchBrowser, openPage, WEB_ROOT } from "./browser_helpers.mjs";
-import { cli, genWithLoops, newRuntime, startServer, tempDir, WebSocketImpl } from "./helpers.mjs";
+import { bytesUnder, launchBrowser, openPage, WEB_ROOT } from "./browser_helpers.mjs";
+import { cli, genWithLoops, startBobbingWriter, startServer, tempDir } from "./helpers.mjs";
 
 const N = 10000;
 const MOVERS = 200;
@@ -20,8 +19,6 @@ let server;
 let browser;
 let base;
 let writer;
-let writerRt;
-let timer;
 
 before(async () => {
   assert.ok(WEB_ROOT, "set SCENECRDT_WEB_ROOT (build/web); tests/web/run.sh does");
@@ -33,39 +30,15 @@ before(async () => {
   cli(["send", "--server", `tcp://127.0.0.1:${server.tcp}`, "--scene", "m", file]);
   browser = await launchBrowser();
   // The writer: MOVERS entities bob at 20 Hz for the whole file.
-  writerRt = await newRuntime();
-  writer = new SceneClient(writerRt, { WebSocket: WebSocketImpl, server: `ws://127.0.0.1:${server.http}`, scene: "m" });
-  writer.start();
-  await writer.joined(60000);
-  writer.frame();
-  const ids = Array.from(writerRt.copyWorld().entities).slice(0, MOVERS);
-  let tick = 0;
-  timer = setInterval(() => {
-    tick++;
-    for (const e of ids) {
-      const t = writerRt.getTransform(e);
-      if (t) writer.writeTransform(e, { ...t, position: [t.position[0], Math.sin(tick / 10 + e) * 0.5, t.position[2]] });
-    }
-  }, 50);
+  writer = await startBobbingWriter(server, "m", MOVERS);
 });
 
 after(async () => {
-  clearInterval(timer);
-  writer?.close();
-  writerRt?.destroy();
+  writer?.stop();
   await browser?.close();
   await server?.stop();
   tmp?.cleanup();
 });
-
-// Bytes the profile's samples put under a function named `name` of a script whose URL ends
-// with `script` (its own allocations and those of everything it calls).
-function bytesUnder(node, name, script, inside = false) {
-  const here = inside || (node.callFrame.functionName === name && node.callFrame.url.endsWith(script));
-  let sum = here ? node.selfSize : 0;
-  for (const child of node.children) sum += bytesUnder(child, name, script, here);
-  return sum;
-}
 
 // SCENECRDT_ALLOC_STACKS=1: prints each sampled allocation under `name` with its stack.
 function printStacks(node, name, path = [], inside = false) {
