@@ -66,7 +66,13 @@ Result<void> Server::Start(bool handle_signals) {
   if (!config_.redis_url.empty()) {
     // Cluster mode: Redis holds the scenes; they are loaded when first joined (no SQLite,
     // no data directory).
-    auto node = ClusterNode::Open(config_, metrics_);
+    // In json mode the Redis connections' lines are json lines of the event log too (event
+    // "cluster"), so a json log holds nothing else; in text mode they stay as they were.
+    cluster::LogSink redis_log;
+    if (config_.log_format == LogFormat::kJson) {
+      redis_log = [this](std::string_view line) { log_.Message(LogLevel::kWarn, "cluster", line); };
+    }
+    auto node = ClusterNode::Open(config_, metrics_, std::move(redis_log));
     if (!node.has_value()) return node.error();
     cluster_ = std::move(node.value());
     metrics_.render_extra = [node = cluster_.get()](PrometheusText& out) {

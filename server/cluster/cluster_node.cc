@@ -47,13 +47,14 @@ std::vector<std::span<const uint8_t>> SplitChunk(std::span<const uint8_t> dcl, s
 
 }  // namespace
 
-Result<std::unique_ptr<ClusterNode>> ClusterNode::Open(const ServerConfig& config,
-                                                       Metrics& metrics) {
+Result<std::unique_ptr<ClusterNode>> ClusterNode::Open(const ServerConfig& config, Metrics& metrics,
+                                                       cluster::LogSink log) {
   auto endpoint = cluster::ParseRedisUrl(config.redis_url, config.redis_password);
   if (!endpoint.has_value()) return endpoint.error();
   cluster::RedisOptions redis;
   redis.endpoint = endpoint.value();
   redis.client_name = "scenecrdt-node";
+  redis.log = std::move(log);
   std::unique_ptr<ClusterNode> node(new ClusterNode(config, redis, metrics));
   if (auto v = cluster::ValidateClusterConfig(node->config_); !v.has_value()) return v.error();
   // Fail fast at start: a wrong URL or password is a configuration error, not an outage.

@@ -56,7 +56,10 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   static constexpr uint32_t kProbeTimeoutMs = 500;
 
   // Parses the URL (config.redis_url, config.redis_password) and checks that Redis answers.
-  static Result<std::unique_ptr<ClusterNode>> Open(const ServerConfig& config, Metrics& metrics);
+  // `log`: where the node's Redis connections write their lines (empty: stderr, prefixed
+  // "scenecrdt cluster: "; `serve --log-format json` passes the event log's json lines).
+  static Result<std::unique_ptr<ClusterNode>> Open(const ServerConfig& config, Metrics& metrics,
+                                                   cluster::LogSink log = {});
   ~ClusterNode() override;
 
   void Start();

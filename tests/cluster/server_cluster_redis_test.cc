@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -122,6 +124,44 @@ TEST(ClusterRedisTest, EntriesFarLargerThanUsualAreReadWithinTheRoundBudget) {
       << "a read took more than the 16 MiB round budget (and one 16 KiB read past it)";
   EXPECT_GE(NodeMetric(node, "scenecrdt_cluster_read_overflows_total"), 1);
   EXPECT_GE(NodeMetric(node, "scenecrdt_cluster_bad_entries_total"), 12);
+}
+
+// With --log-format json, what the node's Redis connections say (here: Redis went away) is a
+// json line of the event log too (event "cluster"), not a plain "scenecrdt cluster:" line on
+// stderr beside the json ones.
+TEST(ClusterRedisTest, RedisLinesAreJsonInJsonMode) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.started()) << redis.log();
+  std::mutex mu;
+  std::vector<std::string> lines;
+  server::ServerConfig config = NodeConfig(redis);
+  config.log_events = true;
+  config.log_format = server::LogFormat::kJson;
+  config.log_sink = [&](std::string_view line) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(line);
+  };
+  TestServer node(config);
+  auto writer = Join(node.tcp_url(), "json");
+  redis.Kill(SIGKILL);
+  writer->SendCrdt(Puts(900, 3, 1, 1.0f));  // an append that cannot reach Redis
+  const auto redis_line_seen = [&] {
+    std::lock_guard lock(mu);
+    for (const std::string& l : lines) {
+      const auto j = nlohmann::json::parse(l, nullptr, /*allow_exceptions=*/false);
+      if (j.is_object() && j.value("event", "") == "cluster" && j.contains("message")) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitUntil(redis_line_seen, 30s)) << "no json line from the Redis connections";
+  {
+    std::lock_guard lock(mu);
+    for (const std::string& l : lines) {
+      const auto j = nlohmann::json::parse(l, nullptr, /*allow_exceptions=*/false);
+      EXPECT_TRUE(j.is_object()) << l;
+    }
+  }
+  ASSERT_TRUE(redis.Restart()) << redis.log();  // so the node's final commit lands at once
 }
 
 }  // namespace
