@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <ctime>
 
+#include "scenecrdt/client/internal/client_tls.h"
+#include "scenecrdt/client/internal/receive_timestamp.h"
 #include "scenecrdt/net/tls.h"
 #include "scenecrdt/net/ws_compression.h"
 
@@ -17,28 +17,6 @@ namespace scenecrdt::client {
 
 namespace websocket = net::beast::websocket;
 using TlsStream = net::ssl::stream<net::tcp::socket>;
-
-// The client's TLS context: TLS 1.2 or later, the server's certificate verified against
-// `ca_file` (or the system store). Errors name the file.
-Result<std::shared_ptr<net::ssl::context>> MakeTlsContext(const std::string& ca_file) {
-  auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_client);
-  net::error_code ec;
-  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
-                       net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
-                       net::ssl::context::no_tlsv1_1,
-                   ec);
-  if (ca_file.empty()) {
-    ctx->set_default_verify_paths(ec);
-  } else {
-    ctx->load_verify_file(ca_file, ec);
-  }
-  if (ec) {
-    return MakeError(ErrorCode::kIo,
-                     "cannot load the CA certificates for TLS (--ca FILE: a PEM file)");
-  }
-  ctx->set_verify_mode(net::ssl::verify_peer);
-  return ctx;
-}
 
 struct Connection::Impl {
   explicit Impl(const net::Strand& strand)
@@ -372,14 +350,10 @@ void Connection::ReadStamped() {
           self->Fail(MakeError(ErrorCode::kIo, "connection lost"));
           return;
         }
-        iovec iov{self->in_.data() + self->in_used_, self->in_.size() - self->in_used_};
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        const ssize_t n = recvmsg(self->impl_->tcp->native_handle(), &msg, MSG_DONTWAIT);
+        const ssize_t n = ReceiveStamped(self->impl_->tcp->native_handle(),
+                                         std::span<uint8_t>(self->in_.data() + self->in_used_,
+                                                            self->in_.size() - self->in_used_),
+                                         self->receive_time_ns_);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
           self->read_pending_ = true;
           self->ReadStamped();
@@ -389,14 +363,6 @@ void Connection::ReadStamped() {
           self->Fail(n == 0 ? MakeError(ErrorCode::kOk, "closed")
                             : MakeError(ErrorCode::kIo, "connection lost"));
           return;
-        }
-        self->receive_time_ns_ = 0;
-        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-            timespec ts{};
-            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
-            self->receive_time_ns_ = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-          }
         }
         self->in_used_ += static_cast<std::size_t>(n);
         self->bytes_received_.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the client's TLS context settings.
+#include "scenecrdt/client/internal/client_tls.h"
+
+namespace scenecrdt::client {
+
+Result<std::shared_ptr<net::ssl::context>> MakeTlsContext(const std::string& ca_file) {
+  auto ctx = std::make_shared<net::ssl::context>(net::ssl::context::tls_client);
+  net::error_code ec;
+  ctx->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                       net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 |
+                       net::ssl::context::no_tlsv1_1,
+                   ec);
+  if (ca_file.empty()) {
+    ctx->set_default_verify_paths(ec);
+  } else {
+    ctx->load_verify_file(ca_file, ec);
+  }
+  if (ec) {
+    return MakeError(ErrorCode::kIo,
+                     "cannot load the CA certificates for TLS (--ca FILE: a PEM file)");
+  }
+  ctx->set_verify_mode(net::ssl::verify_peer);
+  return ctx;
+}
+
+}  // namespace scenecrdt::client
