@@ -13,6 +13,7 @@ PACKAGES=(
   libssl-dev openssl nlohmann-json3-dev
   libzstd-dev
   prometheus-cpp-dev
+  libtomlplusplus-dev libcli11-dev
   emscripten chromium
   mono-mcs mono-runtime
   pybind11-dev python3-dev python3-pytest python3-hypothesis python3-numpy

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns `scenecrdt serve`: flags -> ServerConfig, start, wait for SIGINT/SIGTERM, stop cleanly.
+// Owns `scenecrdt serve`: config file and flags (serve_options.h) -> ServerConfig, start, wait for
+// SIGINT/SIGTERM, stop cleanly.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "scenecrdt/server/server.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/serve_options.h"
 
 namespace scenecrdt::cli {
 
@@ -23,6 +25,15 @@ Runs the scene server: clients join scenes (created on first join), send DCL CRD
 and receive every winning change at once. State is kept in SQLite under --data and restored
 on restart; a write is acknowledged only once it is durable. See docs/SERVER.md.
 
+config file (docs/OPERATIONS.md "The config file"):
+  --config FILE         read options from a TOML file first: every key is a flag below
+                        without its dashes (rate = 2000, no-fsync = true, jwt-secret =
+                        ["a", "b"]); flags given as well override the file. An unknown key
+                        or a wrong type exits 2 naming FILE:LINE:COL. Secrets are file
+                        paths only (auth, jwt-secret, redis-password-file); the package
+                        ships /etc/scenecrdt/scenecrdt.toml with every key commented
+  --print-config        print the effective configuration (file, then flags) as TOML and
+                        exit 0 (a password in the --redis URL is printed as ***)
 listeners:
   --tcp HOST:PORT       framed envelope over TCP, for tcp:// clients (default
                         127.0.0.1:7600; "off" disables)
@@ -125,14 +136,6 @@ what still reads into a new file and names what was lost.
 exit status: 0 clean stop; 1 a final commit failed; 2 bad usage or cannot start.
 )";
 
-bool ListenFlag(ArgScanner& scan, const char* name, std::string& out) {
-  if (auto v = scan.Value(name)) {
-    out = *v == "off" ? std::string() : *v;
-    return true;
-  }
-  return false;
-}
-
 // Installed, PREFIX/bin/scenecrdt -> PREFIX/share/scenecrdt/web (docs/PACKAGING.md); in a
 // build tree, build/<preset>/tools/scenecrdt -> build/web (where scripts/build_web.sh writes).
 std::string DefaultWebRoot() {
@@ -144,11 +147,6 @@ std::string DefaultWebRoot() {
                                          ? dir.parent_path() / "share" / "scenecrdt" / "web"
                                          : dir.parent_path().parent_path() / "web";
   return root.lexically_normal().string();
-}
-
-template <class T>
-void Take(std::optional<uint64_t> v, T& out) {
-  if (v) out = static_cast<T>(*v);
 }
 
 // Raises the soft RLIMIT_NOFILE to the hard one (at most 65536): every connection is a file
@@ -189,73 +187,23 @@ int RunServe(Args args) {
     std::fputs(kHelp, stdout);
     return kExitOk;
   }
-  server::ServerConfig config;
-  ListenFlag(scan, "--tcp", config.tcp_listen);
-  ListenFlag(scan, "--http", config.http_listen);
-  Take(scan.U64("--threads"), config.threads);
-  if (auto v = scan.Value("--data")) config.data_dir = *v;
-  if (auto v = scan.Value("--auth")) config.access.auth_file = *v;
-  config.access.jwt_secret_files = scan.Values("--jwt-secret");  // each repeatable: rotation
-  config.access.jwt_public_keys = scan.Values("--jwt-public-key");
-  if (auto v = scan.U64("--jwt-leeway-s")) {
-    config.access.jwt_leeway = std::chrono::seconds(std::min<uint64_t>(*v, 100000));
+  ServeSettings settings;
+  settings.config.web_root = DefaultWebRoot();
+  const std::optional<std::string> config_path = scan.Value("--config");
+  const bool print_config = scan.Flag("--print-config");
+  std::string error;
+  if (config_path && !ReadServeConfigFile(*config_path, settings, error)) {
+    PrintMessage("serve", error);
+    return kExitBadInput;
   }
-  if (auto v = scan.Value("--allowed-origins")) config.allowed_origins = *v;
-  if (auto v = scan.Value("--allowed-hosts")) config.allowed_hosts = *v;
-  if (auto v = scan.Value("--tls-cert")) config.tls_cert_file = *v;
-  if (auto v = scan.Value("--tls-key")) config.tls_key_file = *v;
-  config.insecure_no_tls = scan.Flag("--insecure-no-tls");
-  if (auto v = scan.Value("--web-root")) {
-    config.web_root = *v;
-  } else {
-    config.web_root = DefaultWebRoot();
-  }
-  config.demo = scan.Flag("--demo");
-  if (auto v = scan.Double("--demo-hz")) config.demo_hz = *v;
-  config.fsync = !scan.Flag("--no-fsync");
-  config.compression = !scan.Flag("--no-compression");
-  Take(scan.U64("--max-db-bytes"), config.max_db_bytes);
-  if (auto v = scan.Value("--redis")) config.redis_url = *v;
-  std::optional<std::string> password_file;
-  if (auto v = scan.Value("--redis-password-file")) password_file = std::string(*v);
-  Take(scan.U64("--compact-interval-ms"), config.compact_interval_ms);
-  Take(scan.U64("--compact-retain-ms"), config.compact_retain_ms);
-  server::Limits& l = config.limits;
-  Take(scan.U64("--max-frame-bytes"), l.max_frame_bytes);
-  Take(scan.U64("--max-message-bytes"), l.max_message_bytes);
-  Take(scan.U64("--max-payload-bytes"), l.max_payload_bytes);
-  Take(scan.U64("--rate"), l.messages_per_second);
-  Take(scan.U64("--burst"), l.message_burst);
-  Take(scan.U64("--max-entities"), l.max_entities);
-  Take(scan.U64("--max-tombstones"), l.max_tombstones);
-  if (auto v = scan.Double("--max-rate")) l.max_rate_hz = *v;
-  Take(scan.U64("--batch-window-us"), l.batch_window_us);
-  Take(scan.U64("--slow-consumer-ms"), l.slow_consumer_ms);
-  Take(scan.U64("--idle-timeout-ms"), l.idle_timeout_ms);
-  Take(scan.U64("--max-scene-bytes"), l.max_scene_bytes);
-  Take(scan.U64("--max-scenes-in-memory"), l.max_scenes_in_memory);
-  Take(scan.U64("--scene-idle-evict-ms"), l.scene_idle_evict_ms);
-  Take(scan.U64("--max-connections"), l.max_connections);
-  Take(scan.U64("--max-connections-per-ip"), l.max_connections_per_ip);
-  const std::optional<std::string> log_format = scan.Value("--log-format");
-  const std::optional<std::string> log_level = scan.Value("--log-level");
+  const bool flags_ok = ScanServeFlags(scan, settings, error);  // flags override the file
   if (!scan.Finish()) return kExitBadInput;
-  if (log_format) {
-    const auto format = server::ParseLogFormat(*log_format);
-    if (!format) {
-      PrintMessage("serve", "--log-format must be text or json");
-      return kExitBadInput;
-    }
-    config.log_format = *format;
+  if (!flags_ok) {
+    PrintMessage("serve", error + " (see 'scenecrdt serve --help')");
+    return kExitBadInput;
   }
-  if (log_level) {
-    const auto level = server::ParseLogLevel(*log_level);
-    if (!level) {
-      PrintMessage("serve", "--log-level must be debug, info, warn or error");
-      return kExitBadInput;
-    }
-    config.log_level = *level;
-  }
+  server::ServerConfig& config = settings.config;
+  server::Limits& l = config.limits;
   if (!scan.Positionals().empty()) {
     PrintMessage("serve", "takes no positional arguments; see 'scenecrdt serve --help'");
     return kExitBadInput;
@@ -271,8 +219,20 @@ int RunServe(Args args) {
     PrintMessage("serve", "both listeners are off: give --tcp or --http");
     return kExitBadInput;
   }
-  if (password_file) {
-    std::ifstream in(*password_file, std::ios::binary);
+  if (!settings.redis_password_file.empty() && config.redis_url.empty()) {
+    PrintMessage("serve", "--redis-password-file needs --redis URL");
+    return kExitBadInput;
+  }
+  if (l.max_connections_per_ip < 1) {
+    PrintMessage("serve", "--max-connections-per-ip must be >= 1");
+    return kExitBadInput;
+  }
+  if (print_config) {
+    std::fputs(PrintServeConfig(settings).c_str(), stdout);
+    return kExitOk;
+  }
+  if (!settings.redis_password_file.empty()) {
+    std::ifstream in(settings.redis_password_file, std::ios::binary);
     std::stringstream text;
     if (in) text << in.rdbuf();
     if (!in) {
@@ -284,14 +244,6 @@ int RunServe(Args args) {
            (config.redis_password.back() == '\n' || config.redis_password.back() == '\r')) {
       config.redis_password.pop_back();
     }
-    if (config.redis_url.empty()) {
-      PrintMessage("serve", "--redis-password-file needs --redis URL");
-      return kExitBadInput;
-    }
-  }
-  if (l.max_connections_per_ip < 1) {
-    PrintMessage("serve", "--max-connections-per-ip must be >= 1");
-    return kExitBadInput;
   }
   // The server's own lines go out in the log's format too (a log shipper reads one format).
   const server::EventLog say({}, true, config.log_format, config.log_level);

@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the table of `scenecrdt serve`'s options and the three readers of it: the flags, the
+// TOML config file (toml++) and --print-config (docs/OPERATIONS.md "The config file").
+#include "tools/cli/serve_options.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+// Debian's toml++ is a shared library built with exceptions: a parse error is caught in
+// ReadServeConfigText and never leaves this file.
+#include <toml++/toml.h>
+
+namespace scenecrdt::cli {
+namespace {
+
+constexpr uint64_t kU32 = std::numeric_limits<uint32_t>::max();
+
+const std::string& Str(const OptionValue& v) { return std::get<std::string>(v); }
+uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
+
+// One entry of the table. FIELD is an lvalue expression of ServeSettings `s`.
+#define SCENECRDT_STRING(NAME, RELOAD, FIELD)                                  \
+  ServeOption {                                                                \
+    NAME, OptionKind::kString, RELOAD, 0,                                      \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {            \
+          FIELD = Str(v);                                                      \
+          return nullptr;                                                      \
+        },                                                                     \
+        [](const ServeSettings& s) { return OptionValue(std::string(FIELD)); } \
+  }
+#define SCENECRDT_LIST(NAME, RELOAD, FIELD)                         \
+  ServeOption {                                                     \
+    NAME, OptionKind::kStringList, RELOAD, 0,                       \
+        [](ServeSettings& s, const OptionValue& v) -> const char* { \
+          FIELD = std::get<std::vector<std::string>>(v);            \
+          return nullptr;                                           \
+        },                                                          \
+        [](const ServeSettings& s) { return OptionValue(FIELD); }   \
+  }
+#define SCENECRDT_LISTEN(NAME, FIELD)                                     \
+  ServeOption {                                                           \
+    NAME, OptionKind::kListen, false, 0,                                  \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {       \
+          FIELD = Str(v) == "off" ? std::string() : Str(v);               \
+          return nullptr;                                                 \
+        },                                                                \
+        [](const ServeSettings& s) {                                      \
+          return OptionValue(FIELD.empty() ? std::string("off") : FIELD); \
+        }                                                                 \
+  }
+#define SCENECRDT_U32(NAME, RELOAD, FIELD)                                               \
+  ServeOption {                                                                          \
+    NAME, OptionKind::kUnsigned, RELOAD, kU32,                                           \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {                      \
+          FIELD = static_cast<uint32_t>(U64(v));                                         \
+          return nullptr;                                                                \
+        },                                                                               \
+        [](const ServeSettings& s) { return OptionValue(static_cast<uint64_t>(FIELD)); } \
+  }
+#define SCENECRDT_U64(NAME, FIELD)                                                       \
+  ServeOption {                                                                          \
+    NAME, OptionKind::kUnsigned, false, std::numeric_limits<int64_t>::max(),             \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {                      \
+          FIELD = U64(v);                                                                \
+          return nullptr;                                                                \
+        },                                                                               \
+        [](const ServeSettings& s) { return OptionValue(static_cast<uint64_t>(FIELD)); } \
+  }
+#define SCENECRDT_NUMBER(NAME, FIELD)                                            \
+  ServeOption {                                                                  \
+    NAME, OptionKind::kNumber, false, 0,                                         \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {              \
+          const double d = std::get<double>(v);                                  \
+          if (!std::isfinite(d) || d < 0) return "must be a finite number >= 0"; \
+          FIELD = d;                                                             \
+          return nullptr;                                                        \
+        },                                                                       \
+        [](const ServeSettings& s) { return OptionValue(FIELD); }                \
+  }
+// A flag sets true; NEGATE: the field holds the opposite (--no-fsync sets fsync = false).
+#define SCENECRDT_FLAG(NAME, NEGATE, FIELD)                                 \
+  ServeOption {                                                             \
+    NAME, OptionKind::kFlag, false, 0,                                      \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {         \
+          FIELD = std::get<bool>(v) != NEGATE;                              \
+          return nullptr;                                                   \
+        },                                                                  \
+        [](const ServeSettings& s) { return OptionValue(FIELD != NEGATE); } \
+  }
+
+const ServeOption kOptions[] = {
+    // listeners
+    SCENECRDT_LISTEN("tcp", s.config.tcp_listen),
+    SCENECRDT_LISTEN("http", s.config.http_listen),
+    ServeOption{"threads", OptionKind::kUnsigned, false, 64,
+                [](ServeSettings& s, const OptionValue& v) -> const char* {
+                  s.config.threads = static_cast<int>(U64(v));
+                  return nullptr;
+                },
+                [](const ServeSettings& s) {
+                  return OptionValue(static_cast<uint64_t>(s.config.threads));
+                }},
+    SCENECRDT_STRING("web-root", false, s.config.web_root),
+    SCENECRDT_STRING("tls-cert", false, s.config.tls_cert_file),
+    SCENECRDT_STRING("tls-key", false, s.config.tls_key_file),
+    SCENECRDT_FLAG("insecure-no-tls", false, s.config.insecure_no_tls),
+    // state and access
+    SCENECRDT_STRING("data", false, s.config.data_dir),
+    SCENECRDT_FLAG("no-fsync", true, s.config.fsync),
+    SCENECRDT_FLAG("no-compression", true, s.config.compression),
+    SCENECRDT_STRING("auth", true, s.config.access.auth_file),
+    SCENECRDT_U64("max-db-bytes", s.config.max_db_bytes),
+    SCENECRDT_LIST("jwt-secret", true, s.config.access.jwt_secret_files),
+    SCENECRDT_LIST("jwt-public-key", true, s.config.access.jwt_public_keys),
+    ServeOption{"jwt-leeway-s", OptionKind::kUnsigned, true, 100000,
+                [](ServeSettings& s, const OptionValue& v) -> const char* {
+                  s.config.access.jwt_leeway = std::chrono::seconds(U64(v));
+                  return nullptr;
+                },
+                [](const ServeSettings& s) {
+                  return OptionValue(static_cast<uint64_t>(s.config.access.jwt_leeway.count()));
+                }},
+    SCENECRDT_STRING("allowed-origins", false, s.config.allowed_origins),
+    SCENECRDT_STRING("allowed-hosts", false, s.config.allowed_hosts),
+    // cluster
+    SCENECRDT_STRING("redis", false, s.config.redis_url),
+    SCENECRDT_STRING("redis-password-file", false, s.redis_password_file),
+    SCENECRDT_U32("compact-interval-ms", false, s.config.compact_interval_ms),
+    SCENECRDT_U32("compact-retain-ms", false, s.config.compact_retain_ms),
+    SCENECRDT_FLAG("demo", false, s.config.demo),
+    SCENECRDT_NUMBER("demo-hz", s.config.demo_hz),
+    // logs
+    ServeOption{"log-format", OptionKind::kString, false, 0,
+                [](ServeSettings& s, const OptionValue& v) -> const char* {
+                  const auto format = server::ParseLogFormat(Str(v));
+                  if (!format) return "must be text or json";
+                  s.config.log_format = *format;
+                  return nullptr;
+                },
+                [](const ServeSettings& s) {
+                  return OptionValue(std::string(
+                      s.config.log_format == server::LogFormat::kJson ? "json" : "text"));
+                }},
+    ServeOption{"log-level", OptionKind::kString, true, 0,
+                [](ServeSettings& s, const OptionValue& v) -> const char* {
+                  const auto level = server::ParseLogLevel(Str(v));
+                  if (!level) return "must be debug, info, warn or error";
+                  s.config.log_level = *level;
+                  return nullptr;
+                },
+                [](const ServeSettings& s) {
+                  return OptionValue(std::string(server::LogLevelName(s.config.log_level)));
+                }},
+    // limits
+    SCENECRDT_U32("max-frame-bytes", false, s.config.limits.max_frame_bytes),
+    SCENECRDT_U32("max-message-bytes", false, s.config.limits.max_message_bytes),
+    SCENECRDT_U32("max-payload-bytes", false, s.config.limits.max_payload_bytes),
+    SCENECRDT_U32("rate", false, s.config.limits.messages_per_second),
+    SCENECRDT_U32("burst", false, s.config.limits.message_burst),
+    SCENECRDT_U32("max-entities", false, s.config.limits.max_entities),
+    SCENECRDT_U32("max-tombstones", false, s.config.limits.max_tombstones),
+    SCENECRDT_NUMBER("max-rate", s.config.limits.max_rate_hz),
+    SCENECRDT_U32("batch-window-us", false, s.config.limits.batch_window_us),
+    SCENECRDT_U32("slow-consumer-ms", false, s.config.limits.slow_consumer_ms),
+    SCENECRDT_U32("idle-timeout-ms", false, s.config.limits.idle_timeout_ms),
+    // memory bounds
+    SCENECRDT_U64("max-scene-bytes", s.config.limits.max_scene_bytes),
+    SCENECRDT_U32("max-scenes-in-memory", false, s.config.limits.max_scenes_in_memory),
+    SCENECRDT_U32("scene-idle-evict-ms", false, s.config.limits.scene_idle_evict_ms),
+    SCENECRDT_U32("max-connections", false, s.config.limits.max_connections),
+    SCENECRDT_U32("max-connections-per-ip", false, s.config.limits.max_connections_per_ip),
+};
+
+std::string Where(const std::string& source, const toml::source_region& at) {
+  return source + ":" + std::to_string(at.begin.line) + ":" + std::to_string(at.begin.column);
+}
+
+const char* KindWords(const ServeOption& o) {
+  switch (o.kind) {
+    case OptionKind::kListen:
+      return "a string \"HOST:PORT\" or \"off\"";
+    case OptionKind::kString:
+      return "a string";
+    case OptionKind::kStringList:
+      return "an array of strings";
+    case OptionKind::kUnsigned:
+      return "a non-negative integer";
+    case OptionKind::kNumber:
+      return "a number";
+    case OptionKind::kFlag:
+      return "true or false";
+  }
+  return "?";
+}
+
+// The node as the option's kind; false when it has another type.
+bool FromToml(const ServeOption& o, const toml::node& node, OptionValue& out) {
+  switch (o.kind) {
+    case OptionKind::kListen:
+    case OptionKind::kString:
+      if (!node.is_string()) return false;
+      out = std::string(node.as_string()->get());
+      return true;
+    case OptionKind::kStringList: {
+      const toml::array* array = node.as_array();
+      if (array == nullptr) return false;
+      std::vector<std::string> list;
+      for (const toml::node& item : *array) {
+        if (!item.is_string()) return false;
+        list.emplace_back(item.as_string()->get());
+      }
+      out = std::move(list);
+      return true;
+    }
+    case OptionKind::kUnsigned: {
+      if (!node.is_integer()) return false;
+      const int64_t i = node.as_integer()->get();
+      if (i < 0) return false;
+      out = static_cast<uint64_t>(i);
+      return true;
+    }
+    case OptionKind::kNumber:
+      if (node.is_integer()) {
+        out = static_cast<double>(node.as_integer()->get());
+        return true;
+      }
+      if (!node.is_floating_point()) return false;
+      out = node.as_floating_point()->get();
+      return true;
+    case OptionKind::kFlag:
+      if (!node.is_boolean()) return false;
+      out = node.as_boolean()->get();
+      return true;
+  }
+  return false;
+}
+
+// "redis://user:pass@host" -> true (a password on the URL).
+bool UrlHasPassword(std::string_view url) {
+  const auto scheme = url.find("://");
+  if (scheme == std::string_view::npos) return false;
+  const std::string_view rest = url.substr(scheme + 3);
+  const auto at = rest.find('@');
+  if (at == std::string_view::npos || rest.substr(0, at).find('/') != std::string_view::npos) {
+    return false;
+  }
+  return rest.substr(0, at).find(':') != std::string_view::npos;
+}
+
+std::string RedactUrl(const std::string& url) {
+  if (!UrlHasPassword(url)) return url;
+  const auto start = url.find("://") + 3;
+  const auto at = url.find('@', start);
+  const auto colon = url.find(':', start);
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
+void AppendTomlString(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+void AppendTomlValue(std::string& out, const OptionValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) {
+    out += *b ? "true" : "false";
+  } else if (const uint64_t* u = std::get_if<uint64_t>(&v)) {
+    out += std::to_string(*u);
+  } else if (const double* d = std::get_if<double>(&v)) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", *d);
+    std::string text = buf;
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // TOML floats
+    out += text;
+  } else if (const std::string* s = std::get_if<std::string>(&v)) {
+    AppendTomlString(out, *s);
+  } else {
+    out += '[';
+    const auto& list = std::get<std::vector<std::string>>(v);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (i != 0) out += ", ";
+      AppendTomlString(out, list[i]);
+    }
+    out += ']';
+  }
+}
+
+}  // namespace
+
+std::span<const ServeOption> ServeOptions() { return kOptions; }
+
+const ServeOption* FindServeOption(std::string_view name) {
+  for (const ServeOption& o : kOptions) {
+    if (name == o.name) return &o;
+  }
+  return nullptr;
+}
+
+bool IsServeMetaFlag(std::string_view flag) {
+  return flag == "--config" || flag == "--print-config" || flag == "--help";
+}
+
+bool ReadServeConfigText(std::string_view text, const std::string& source, ServeSettings& s,
+                         std::string& error) {
+  if (text.size() > kMaxConfigBytes) {
+    error = source + ": larger than " + std::to_string(kMaxConfigBytes) + " bytes";
+    return false;
+  }
+  toml::table table;
+  try {
+    table = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    error = Where(source, e.source()) + ": " + std::string(e.description());
+    return false;
+  }
+  for (auto&& [key, node] : table) {
+    const ServeOption* o = FindServeOption(key.str());
+    if (o == nullptr) {
+      error = Where(source, key.source()) + ": unknown key '" + std::string(key.str()) +
+              "' (every key is a serve flag without its dashes: 'scenecrdt serve --help')";
+      return false;
+    }
+    OptionValue v;
+    if (!FromToml(*o, node, v)) {
+      error = Where(source, node.source()) + ": " + o->name + " must be " + KindWords(*o);
+      return false;
+    }
+    if (o->kind == OptionKind::kUnsigned && U64(v) > o->max) {
+      error = Where(source, node.source()) + ": " + o->name + " must be at most " +
+              std::to_string(o->max);
+      return false;
+    }
+    if (std::string_view(o->name) == "redis" && UrlHasPassword(Str(v))) {
+      error = Where(source, node.source()) +
+              ": redis: no password in the URL; put it in a file named by "
+              "redis-password-file (secrets are given as file paths only)";
+      return false;
+    }
+    if (const char* why = o->set(s, v)) {
+      error = Where(source, node.source()) + ": " + o->name + " " + why;
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ReadServeConfigFile(const std::string& path, ServeSettings& s, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot read the config file " + path + "; check the path and permissions";
+    return false;
+  }
+  std::string text;
+  char buf[4096];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes) break;
+  }
+  return ReadServeConfigText(text, path, s, error);
+}
+
+bool ScanServeFlags(ArgScanner& scan, ServeSettings& s, std::string& error) {
+  for (const ServeOption& o : kOptions) {
+    const std::string flag = std::string("--") + o.name;
+    OptionValue v;
+    switch (o.kind) {
+      case OptionKind::kListen:
+      case OptionKind::kString: {
+        auto text = scan.Value(flag);
+        if (!text) continue;
+        v = std::move(*text);
+        break;
+      }
+      case OptionKind::kStringList: {
+        auto list = scan.Values(flag);
+        if (list.empty()) continue;
+        v = std::move(list);
+        break;
+      }
+      case OptionKind::kUnsigned: {
+        auto n = scan.U64(flag);
+        if (!n) continue;
+        if (*n > o.max) {
+          if (error.empty()) error = flag + " must be at most " + std::to_string(o.max);
+          continue;
+        }
+        v = *n;
+        break;
+      }
+      case OptionKind::kNumber: {
+        auto d = scan.Double(flag);
+        if (!d) continue;
+        v = *d;
+        break;
+      }
+      case OptionKind::kFlag:
+        if (!scan.Flag(flag)) continue;
+        v = true;
+        break;
+    }
+    if (const char* why = o.set(s, v)) {
+      if (error.empty()) error = flag + " " + why;
+    }
+  }
+  return error.empty();
+}
+
+std::string PrintServeConfig(const ServeSettings& s) {
+  std::string out =
+      "# scenecrdt serve: the effective configuration (config file, then flags).\n"
+      "# Keys are the serve flags without their dashes (docs/OPERATIONS.md).\n";
+  for (const ServeOption& o : kOptions) {
+    OptionValue v = o.get(s);
+    if (std::string_view(o.name) == "redis") v = RedactUrl(Str(v));
+    out += o.name;
+    out += " = ";
+    AppendTomlValue(out, v);
+    out += '\n';
+  }
+  return out;
+}
+
+std::vector<const ServeOption*> ChangedServeOptions(const ServeSettings& a,
+                                                    const ServeSettings& b) {
+  std::vector<const ServeOption*> out;
+  for (const ServeOption& o : kOptions) {
+    if (o.get(a) != o.get(b)) out.push_back(&o);
+  }
+  return out;
+}
+
+}  // namespace scenecrdt::cli
