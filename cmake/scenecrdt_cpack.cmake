@@ -51,15 +51,17 @@ set(CPACK_DEBIAN_SERVER_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_SERVER_PACKAGE_DEPENDS "procps")
 set(CPACK_DEBIAN_SERVER_PACKAGE_RECOMMENDS "systemd")
 set(CPACK_DEBIAN_SERVER_PACKAGE_SUGGESTS "redis-server")
+# conffiles: dpkg keeps an operator's edits of /etc/scenecrdt/scenecrdt.toml on upgrade.
+file(WRITE ${PROJECT_BINARY_DIR}/deploy/debian/conffiles "/etc/scenecrdt/scenecrdt.toml\n")
 set(CPACK_DEBIAN_SERVER_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/deploy/debian/postinst ${PROJECT_SOURCE_DIR}/deploy/debian/prerm
-    ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
+    ${PROJECT_SOURCE_DIR}/deploy/debian/postrm ${PROJECT_BINARY_DIR}/deploy/debian/conffiles)
 set(CPACK_DEBIAN_SERVER_DESCRIPTION
     "scene server and command line of scenecrdt
 `scenecrdt serve` keeps 3D scenes (Decentraland SDK7 CRDT messages) in SQLite or Redis and
 relays every winning change to the clients that joined them, over framed TCP and WebSocket,
 with a live 3D viewer in the browser. Ships the systemd units scenecrdt.service and
-scenecrdt@.service. The same binary replays, converts, records and load-tests streams.")
+scenecrdt@.service and their configuration /etc/scenecrdt/scenecrdt.toml. The same binary replays, converts, records and load-tests streams.")
 
 set(CPACK_DEBIAN_LIB_PACKAGE_NAME ${SCENECRDT_PACKAGE_LIB})
 set(CPACK_DEBIAN_LIB_PACKAGE_SECTION libs)

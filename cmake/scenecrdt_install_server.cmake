@@ -2,7 +2,9 @@
 # Owns the install rules of the server package (component server, the Debian package
 # scenecrdt; docs/PACKAGING.md): the viewer's assets in share/scenecrdt/web, where an
 # installed `scenecrdt serve` looks by default (tools/cli/cmd_serve.cc DefaultWebRoot), the
-# systemd units (deploy/systemd/) and the sysusers.d file of their system user. The command
+# systemd units (deploy/systemd/), the sysusers.d file of their system user and the config
+# file deploy/scenecrdt.toml (/etc/scenecrdt/scenecrdt.toml for the /usr prefix of the
+# package, a conffile; PREFIX/etc/scenecrdt otherwise). The command
 # line's own rule is in tools/CMakeLists.txt.
 
 # The viewer's assets: what scripts/build_web.sh writes (build/web), installed when present.
@@ -31,6 +33,16 @@ function(scenecrdt_install_server)
     if(NOT EXISTS \"${SCENECRDT_WEB_DIR}/view.html\")
       message(WARNING \"scenecrdt: the viewer's assets are not installed (no ${SCENECRDT_WEB_DIR}/view.html): build them with bash scripts/build_web.sh, or pass --web-root to serve\")
     endif()" COMPONENT server)
+
+  # /etc for the package's /usr prefix (GNUInstallDirs' rule); else under the prefix, so that
+  # `cmake --install --prefix DIR` never writes outside DIR.
+  if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+    set(confdir /etc/scenecrdt)
+  else()
+    set(confdir ${CMAKE_INSTALL_SYSCONFDIR}/scenecrdt)
+  endif()
+  install(FILES ${PROJECT_SOURCE_DIR}/deploy/scenecrdt.toml DESTINATION ${confdir}
+          COMPONENT server)
 
   if(SCENECRDT_INSTALL_SYSTEMD)
     set(SCENECRDT_BIN ${CMAKE_INSTALL_FULL_BINDIR}/scenecrdt)

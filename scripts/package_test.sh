@@ -6,7 +6,8 @@
 # ELF file needs comes from a package in Depends), the maintainer scripts, the systemd units
 # (`systemd-analyze verify` clean, `security --offline=true` exposure below 2.0), the C ABI
 # through pkg-config and find_package against the extracted -dev package, and runs the
-# extracted binary (`dpkg -x` into a scratch root) on a temporary data folder: serve starts
+# extracted binary (`dpkg -x` into a scratch root) with the shipped config file (--print-config;
+# flags override its data and listeners) on a temporary data folder: serve starts
 # and finds its viewer, /healthz answers, a `send` then `pull` round trip gives replay's state
 # hash, SIGTERM stops it cleanly. Its own build folder, temporary folders and free ports: it
 # can run beside the other suites.
@@ -75,8 +76,13 @@ has dev usr/include/scenecrdt/scenecrdt.h usr/include/scenecrdt/runtime/runtime.
   fail "development files outside libscenecrdt-dev: $(cat "$work/bad.txt")"
 ! grep -E '^usr/(bin|lib/systemd|share/scenecrdt)' "$work/lib.txt" "$work/dev.txt" >"$work/bad.txt" ||
   fail "server files outside scenecrdt: $(cat "$work/bad.txt")"
-! grep -E '^etc/' "$work/server.txt" "$work/lib.txt" "$work/dev.txt" >"$work/bad.txt" ||
-  fail "a file under /etc: $(cat "$work/bad.txt")"
+# Under /etc: exactly the config file (and its folders), a conffile of scenecrdt.
+! grep -E '^etc/' "$work/server.txt" "$work/lib.txt" "$work/dev.txt" |
+  grep -vxE "$work/server.txt:etc(/scenecrdt(/scenecrdt\.toml)?)?" >"$work/bad.txt" ||
+  fail "a file under /etc other than etc/scenecrdt/scenecrdt.toml: $(cat "$work/bad.txt")"
+has server etc/scenecrdt/scenecrdt.toml
+dpkg-deb --ctrl-tarfile "$server" | tar -xO ./conffiles 2>/dev/null | grep -qx /etc/scenecrdt/scenecrdt.toml ||
+  fail "/etc/scenecrdt/scenecrdt.toml is not a conffile of scenecrdt"
 
 step "the packages hold exactly what cmake --install installs, each file once"
 DESTDIR="$work/all" cmake --install "$build" >/dev/null
@@ -140,8 +146,11 @@ systemd-sysusers --root="$root" scenecrdt.conf >/dev/null 2>&1 ||
 grep -q '^scenecrdt:x:[0-9]*:[0-9]*:.*:/var/lib/scenecrdt:' "$root/etc/passwd" ||
   fail "systemd-sysusers did not create the system user scenecrdt: $(cat "$root/etc/passwd")"
 units=$root/usr/lib/systemd/system
-grep -q "^ExecStart=/usr/bin/scenecrdt serve --data /var/lib/scenecrdt " "$units/scenecrdt.service" ||
-  fail "scenecrdt.service does not start /usr/bin/scenecrdt serve --data /var/lib/scenecrdt"
+grep -qx "ExecStart=/usr/bin/scenecrdt serve --config /etc/scenecrdt/scenecrdt.toml" \
+  "$units/scenecrdt.service" ||
+  fail "scenecrdt.service does not start /usr/bin/scenecrdt serve --config /etc/scenecrdt/scenecrdt.toml"
+grep -q "^ExecStart=/usr/bin/scenecrdt serve --config /etc/scenecrdt/scenecrdt.toml --data /var/lib/scenecrdt/%i " \
+  "$units/scenecrdt@.service" || fail "scenecrdt@.service does not start serve --config on the shipped file"
 mkdir -p "$work/units"
 # verify checks that ExecStart's program exists: point it at the extracted one.
 sed "s|/usr/bin/scenecrdt|$bin|" "$units/scenecrdt.service" >"$work/units/scenecrdt.service"
@@ -173,7 +182,16 @@ cmake -S tests/package/consumer_c -B "$work/consumer_c" -DCMAKE_PREFIX_PATH="$ro
 
 step "the extracted scenecrdt serve on a temporary data folder"
 [ "$("$bin" --version)" = "scenecrdt $version" ] || fail "scenecrdt --version: $("$bin" --version)"
-"$bin" serve --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data "$work/data" 2>"$work/serve.log" &
+# The shipped config file, with flags for what must differ here (they override its keys).
+conf=$root/etc/scenecrdt/scenecrdt.toml
+"$bin" serve --config "$conf" --print-config >"$work/print.toml" ||
+  fail "serve --config $conf --print-config"
+grep -qx 'data = "/var/lib/scenecrdt"' "$work/print.toml" || fail "the shipped config does not say data = /var/lib/scenecrdt"
+grep -qx "web-root = \"$root/usr/share/scenecrdt/web\"" "$work/print.toml" ||
+  fail "--print-config: web-root is not the extracted viewer: $(grep web-root "$work/print.toml")"
+"$bin" serve --config "$conf" --data "$work/data" --print-config | grep -qx "data = \"$work/data\"" ||
+  fail "--data does not override the config file's data"
+"$bin" serve --config "$conf" --tcp 127.0.0.1:0 --http 127.0.0.1:0 --data "$work/data" 2>"$work/serve.log" &
 server_pid=$!
 tcp="" http=""
 for _ in $(seq 1 300); do

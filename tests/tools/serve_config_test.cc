@@ -181,5 +181,42 @@ TEST(ServeConfigTest, ARealServeTakesItsOptionsFromTheFile) {
   EXPECT_NE(serve.log().find("(77 per address)"), std::string::npos) << serve.log();
 }
 
+// The config file the package ships (deploy/scenecrdt.toml, /etc/scenecrdt/scenecrdt.toml):
+// every key is there (set or commented out), it reads as it is, and with every key uncommented
+// it still reads and gives the defaults (but for data and web-root, which depend on where).
+TEST(ServeConfigTest, TheShippedFileListsEveryKeyAndParses) {
+  ScratchDir scratch;
+  const std::string shipped = kSourceDir + "/deploy/scenecrdt.toml";
+  const RunResult as_is =
+      RunProcess(kCli, {"serve", "--config", shipped, "--print-config"}, scratch);
+  ASSERT_EQ(as_is.exit_code, 0) << as_is.err;
+  EXPECT_NE(as_is.out.find("data = \"/var/lib/scenecrdt\"\n"), std::string::npos) << as_is.out;
+  const std::string text = ReadText(shipped);
+  std::string uncommented;
+  for (const std::string& line : Lines(text)) {
+    const std::size_t eq = line.find(" = ");
+    const bool commented_key =
+        line.rfind("# ", 0) == 0 && eq != std::string::npos && line.find(' ', 2) == eq;
+    uncommented += (commented_key ? line.substr(2) : line) + "\n";
+  }
+  const std::set<std::string> keys = DefaultKeys(scratch);
+  for (const std::string& key : keys) {
+    EXPECT_NE(uncommented.find("\n" + key + " = "), std::string::npos)
+        << "deploy/scenecrdt.toml lacks the key " << key;
+  }
+  WriteText(scratch.File("all.toml"), uncommented);
+  const RunResult all = RunProcess(
+      kCli, {"serve", "--config", scratch.File("all.toml").string(), "--print-config"}, scratch);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const RunResult defaults = RunProcess(kCli, {"serve", "--print-config"}, scratch);
+  const std::vector<std::string> got = Lines(all.out), want = Lines(defaults.out);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const std::string key = got[i].substr(0, got[i].find(' '));
+    if (key == "data" || key == "web-root") continue;
+    EXPECT_EQ(got[i], want[i]) << "the value deploy/scenecrdt.toml shows is not the default";
+  }
+}
+
 }  // namespace
 }  // namespace scenecrdt::tools::test
