@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "scenecrdt/server/auth/access_control.h"
 #include "scenecrdt/server/observability/event_log.h"
@@ -121,6 +122,23 @@ struct ServerConfig {
   // (docs/SERVER.md "Log format and levels").
   LogFormat log_format = LogFormat::kText;
   LogLevel log_level = LogLevel::kInfo;
+  // SIGHUP: reads the config file again (set by `serve --config`; empty: nothing to re-read).
+  // Fills `fresh` with the configuration it gives now (the command line's flags still override
+  // it) and `changed` with the keys whose value differs from the running one. False with `why`
+  // ("FILE:LINE:COL: ...") when the file does not read. The server applies the keys of
+  // kReloadableKeys and logs the others as needing a restart (docs/OPERATIONS.md "Reloading").
+  std::function<bool(ServerConfig& fresh, std::vector<std::string>& changed, std::string& why)>
+      reread_config;
 };
+
+// The config file's keys that SIGHUP applies; a change to any other key needs a restart.
+inline constexpr std::string_view kReloadableKeys[] = {"log-level", "auth", "jwt-secret",
+                                                       "jwt-public-key", "jwt-leeway-s"};
+inline bool IsReloadableKey(std::string_view key) {
+  for (std::string_view k : kReloadableKeys) {
+    if (k == key) return true;
+  }
+  return false;
+}
 
 }  // namespace scenecrdt::server

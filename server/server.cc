@@ -261,10 +261,50 @@ int Server::Wait() {
 void Server::WaitHangup() {
   hangup_->async_wait([this](const net::error_code& ec, int) {
     if (ec) return;
+    ReloadConfig();
     ReloadTls();
     ReloadAccess();
     WaitHangup();
   });
+}
+
+bool Server::ReloadConfig() {
+  if (!config_.reread_config) return false;
+  ServerConfig fresh;
+  std::vector<std::string> changed;
+  std::string why;
+  if (!config_.reread_config(fresh, changed, why)) {
+    Metrics::Add(metrics_.config_reload_failures);
+    log_.Write(LogLevel::kError, "config_reload",
+               "ok=no detail=\"%s\" (nothing of the file applied; fix it and send SIGHUP again)",
+               why.c_str());
+    return false;
+  }
+  std::string reloaded, restart;
+  uint64_t restart_keys = 0;
+  // Credentials change in place only between credentials: open mode (loopback only, all may
+  // write) to tokens or back is a restart.
+  const AccessConfig& a = fresh.access;
+  const bool credentials =
+      !a.auth_file.empty() || !a.jwt_secret_files.empty() || !a.jwt_public_keys.empty();
+  const bool access_in_place = !auth_.open() && credentials;
+  for (const std::string& key : changed) {
+    const bool reloadable = IsReloadableKey(key) && (key == "log-level" || access_in_place);
+    restart_keys += reloadable ? 0 : 1;
+    std::string& list = reloadable ? reloaded : restart;
+    list += (list.empty() ? "" : ",") + key;
+  }
+  // The credential paths: ReloadAccess (next) reads them. The level after the line below.
+  if (access_in_place) config_.access = fresh.access;
+  Metrics::Add(metrics_.config_reloads);
+  Metrics::Add(metrics_.config_restart_needed, restart_keys);
+  log_.Write(restart.empty() ? LogLevel::kInfo : LogLevel::kWarn, "config_reload",
+             "ok=yes reloaded=%s needs_restart=%s%s", reloaded.empty() ? "-" : reloaded.c_str(),
+             restart.empty() ? "-" : restart.c_str(),
+             restart.empty() ? "" : " (changed in the file, ignored until a restart)");
+  config_.log_level = fresh.log_level;
+  log_.set_min_level(fresh.log_level);
+  return true;
 }
 
 bool Server::ReloadTls() {

@@ -73,6 +73,12 @@ class Server final : public ServerContext {
   // joins use them and every joined session is checked again (PostRecheckGrant); on failure
   // the previous credentials stay in use. Logged either way (event "auth_reload").
   bool ReloadAccess();
+  // SIGHUP, before the two above: reads the config file again (ServerConfig::reread_config)
+  // and applies its reloadable keys (kReloadableKeys: the log level, the credential paths);
+  // a change to another key is logged as needing a restart and ignored. Event
+  // "config_reload" names what was reloaded. False when the file does not read (nothing of
+  // it applies) or without --config.
+  bool ReloadConfig();
   bool tls() const { return tls_ != nullptr; }
 
   // Runs `read` on the scene's strand and waits for it (not from an io thread). False when

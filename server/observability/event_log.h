@@ -8,6 +8,7 @@
 // field or a line. Owner: server/ (docs/SERVER.md "Logs" and "Log format and levels").
 #pragma once
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdint>
 #include <functional>
@@ -44,9 +45,17 @@ class EventLog {
   explicit EventLog(Sink sink = {}, bool enabled = true, LogFormat format = LogFormat::kText,
                     LogLevel min_level = LogLevel::kInfo)
       : sink_(std::move(sink)), enabled_(enabled), format_(format), min_level_(min_level) {}
+  EventLog(const EventLog& other)
+      : sink_(other.sink_),
+        enabled_(other.enabled_),
+        format_(other.format_),
+        min_level_(other.min_level()) {}
 
   bool enabled() const { return enabled_; }
-  bool enabled(LogLevel level) const { return enabled_ && level >= min_level_; }
+  bool enabled(LogLevel level) const { return enabled_ && level >= min_level(); }
+  LogLevel min_level() const { return min_level_.load(std::memory_order_relaxed); }
+  // SIGHUP's config reload (log-level): lines from now on are filtered at `level`.
+  void set_min_level(LogLevel level) { min_level_.store(level, std::memory_order_relaxed); }
   LogFormat format() const { return format_; }
 
   // Text: "scenecrdt serve: <UTC time> <event> <fields>\n". Json: {"ts":..,"level":..,
@@ -69,7 +78,7 @@ class EventLog {
   Sink sink_;
   bool enabled_;
   LogFormat format_;
-  LogLevel min_level_;
+  std::atomic<LogLevel> min_level_;
 };
 
 namespace internal {

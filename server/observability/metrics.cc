@@ -209,6 +209,15 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_auth_reload_failures_total",
           "Reloads (SIGHUP) of the credentials that failed; the previous ones stay in use.",
           Load(auth_reload_failures));
+  counter("scenecrdt_config_reloads_total",
+          "Re-reads (SIGHUP) of the --config file that succeeded (its reloadable keys applied).",
+          Load(config_reloads));
+  counter("scenecrdt_config_reload_failures_total",
+          "Re-reads (SIGHUP) of the --config file that failed; nothing of it was applied.",
+          Load(config_reload_failures));
+  counter("scenecrdt_config_restart_needed_total",
+          "Keys changed in the --config file that SIGHUP cannot apply (a restart applies them).",
+          Load(config_restart_needed));
   gauge("scenecrdt_tls_certificate_not_after_seconds",
         "The served certificate's notAfter, Unix seconds (0 without TLS).",
         Load(tls_certificate_not_after));

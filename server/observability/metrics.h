@@ -160,6 +160,9 @@ class Metrics {
   Counter tls_reloads{0};                 // certificate reloads (SIGHUP) that succeeded
   Counter auth_reloads{0};                // credential reloads (SIGHUP) that succeeded
   Counter auth_reload_failures{0};        // ... that failed (the previous ones stay in use)
+  Counter config_reloads{0};              // config file re-reads (SIGHUP) that succeeded
+  Counter config_reload_failures{0};      // ... that failed (nothing of the file applied)
+  Counter config_restart_needed{0};       // keys changed in the file that need a restart
   Gauge tls_certificate_not_after{0};     // the certificate's notAfter, Unix seconds (0: no TLS)
   Counter tls_certificate_invalid{0};     // certificates loaded or offered outside their validity
   // Raw-DCL path (/dcl/<scene>).

@@ -88,23 +88,6 @@ sqlite3* OpenConnection(const std::string& path, int flags, SqliteFailure* failu
   return db;
 }
 
-// `PRAGMA quick_check` (b-tree pages, cells, free list: one pass over the file); "" when the
-// file is sound, else what SQLite reported (at most the first few problems).
-std::string QuickCheck(sqlite3* db) {
-  Statement q(db, "PRAGMA quick_check(8);");
-  if (!q.ok()) return q.failure().text;
-  std::string problems;
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    const std::string line = ColumnText(q.get(), 0);
-    if (line == "ok") continue;
-    if (!problems.empty()) problems += "; ";
-    problems += line;
-  }
-  if (rc != SQLITE_DONE) return q.failure().text;
-  return problems;
-}
-
 }  // namespace
 
 Persistence::~Persistence() {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "tests/tools/subprocess.h"
@@ -126,6 +127,19 @@ void ServeProcess::Drain() {
     if (n <= 0) return;
     std::lock_guard<std::mutex> lock(mu_);
     log_.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+bool ServeProcess::Signal(int signal) const { return pid_ > 0 && kill(pid_, signal) == 0; }
+
+bool ServeProcess::WaitForLog(const std::string& text, int count, int timeout_ms) const {
+  for (int waited = 0;; waited += 20) {
+    const std::string now = log();
+    int seen = 0;
+    for (auto at = now.find(text); at != std::string::npos; at = now.find(text, at + 1)) ++seen;
+    if (seen >= count) return true;
+    if (waited >= timeout_ms) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 

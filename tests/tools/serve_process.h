@@ -28,8 +28,13 @@ class ServeProcess {
   bool started() const { return tcp_port_ != 0 && http_port_ != 0; }
   std::string tcp_url() const { return "tcp://127.0.0.1:" + std::to_string(tcp_port_); }
   std::string ws_url() const { return "ws://127.0.0.1:" + std::to_string(http_port_); }
+  unsigned http_port() const { return http_port_; }
   // Everything the server wrote to stderr so far.
   std::string log() const;
+  // Sends `signal` to the server (kill -HUP ...); false when it is not running.
+  bool Signal(int signal) const;
+  // Waits (at most `timeout_ms`) until the log holds `text` `count` times.
+  bool WaitForLog(const std::string& text, int count = 1, int timeout_ms = 10000) const;
 
  private:
   void Drain();

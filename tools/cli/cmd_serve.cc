@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <system_error>
+#include <vector>
 
 #include "scenecrdt/server/server.h"
 #include "tools/cli/commands.h"
@@ -129,7 +131,10 @@ A read-only token joins stored scenes only: it never creates one.
   --max-connections-per-ip N  open connections from one address (default 1024)
 
 SIGINT/SIGTERM: stop accepting, commit, acknowledge, close sessions, exit 0.
-SIGHUP: reload --tls-cert/--tls-key (an expired one is refused); without TLS, logged only.
+SIGHUP: reload --tls-cert/--tls-key (an expired one is refused), the --auth table and the
+--jwt-* keys, and re-read --config FILE: its keys log-level, auth, jwt-secret,
+jwt-public-key and jwt-leeway-s apply at once; a change to another key is logged as
+needing a restart and ignored (docs/OPERATIONS.md "Reloading").
 A damaged database (PRAGMA quick_check fails, a 0-byte file, no incarnation row) is never
 loaded in part: the server exits 2 and says so; 'scenecrdt db-salvage --data DIR' copies
 what still reads into a new file and names what was lost.
@@ -244,6 +249,28 @@ int RunServe(Args args) {
            (config.redis_password.back() == '\n' || config.redis_password.back() == '\r')) {
       config.redis_password.pop_back();
     }
+  }
+  if (config_path) {
+    // SIGHUP: the file again, then the same flags over it; the server applies the reloadable
+    // keys that changed (docs/OPERATIONS.md "Reloading"). Runs on an io thread, one at a time.
+    auto running = std::make_shared<ServeSettings>(settings);
+    config.reread_config = [running, path = *config_path,
+                            saved = std::vector<std::string>(args.begin(), args.end())](
+                               server::ServerConfig& fresh_config,
+                               std::vector<std::string>& changed, std::string& why) {
+      ServeSettings fresh;
+      fresh.config.web_root = DefaultWebRoot();
+      if (!ReadServeConfigFile(path, fresh, why)) return false;
+      const std::vector<std::string_view> views(saved.begin(), saved.end());
+      ArgScanner again("serve", views);
+      if (!ScanServeFlags(again, fresh, why)) return false;
+      for (const ServeOption* o : ChangedServeOptions(*running, fresh)) {
+        changed.emplace_back(o->name);
+        if (server::IsReloadableKey(o->name)) o->set(*running, o->get(fresh));
+      }
+      fresh_config = fresh.config;
+      return true;
+    };
   }
   // The server's own lines go out in the log's format too (a log shipper reads one format).
   const server::EventLog say({}, true, config.log_format, config.log_level);

@@ -14,6 +14,8 @@ std::span<const Command> AllCommands() {
       {"inspect", "effective tree with local/world positions; --svg drawing", RunInspect},
       {"serve", "scene server: TCP/WebSocket, fan-out, SQLite durability, auth", RunServe},
       {"db-salvage", "copy what reads cleanly from a damaged server database", RunDbSalvage},
+      {"backup", "online copy of a server's database (SQLite backup API)", RunBackup},
+      {"restore", "put a backup in place in a stopped server's --data", RunRestore},
       {"send", "send DCL streams to a scene; wait until durable", RunSend},
       {"pull", "join a scene and print its state (JSON, as replay)", RunPull},
       {"watch", "live tree view of a scene", RunWatch},

@@ -22,6 +22,8 @@ int RunGen(Args args);
 int RunInspect(Args args);
 int RunServe(Args args);
 int RunDbSalvage(Args args);
+int RunBackup(Args args);
+int RunRestore(Args args);
 int RunSend(Args args);
 int RunPull(Args args);
 int RunWatch(Args args);

@@ -24,18 +24,18 @@ const std::string& Str(const OptionValue& v) { return std::get<std::string>(v); 
 uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
 
 // One entry of the table. FIELD is an lvalue expression of ServeSettings `s`.
-#define SCENECRDT_STRING(NAME, RELOAD, FIELD)                                  \
+#define SCENECRDT_STRING(NAME, FIELD)                                          \
   ServeOption {                                                                \
-    NAME, OptionKind::kString, RELOAD, 0,                                      \
+    NAME, OptionKind::kString, 0,                                              \
         [](ServeSettings& s, const OptionValue& v) -> const char* {            \
           FIELD = Str(v);                                                      \
           return nullptr;                                                      \
         },                                                                     \
         [](const ServeSettings& s) { return OptionValue(std::string(FIELD)); } \
   }
-#define SCENECRDT_LIST(NAME, RELOAD, FIELD)                         \
+#define SCENECRDT_LIST(NAME, FIELD)                                 \
   ServeOption {                                                     \
-    NAME, OptionKind::kStringList, RELOAD, 0,                       \
+    NAME, OptionKind::kStringList, 0,                               \
         [](ServeSettings& s, const OptionValue& v) -> const char* { \
           FIELD = std::get<std::vector<std::string>>(v);            \
           return nullptr;                                           \
@@ -44,7 +44,7 @@ uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
   }
 #define SCENECRDT_LISTEN(NAME, FIELD)                                     \
   ServeOption {                                                           \
-    NAME, OptionKind::kListen, false, 0,                                  \
+    NAME, OptionKind::kListen, 0,                                         \
         [](ServeSettings& s, const OptionValue& v) -> const char* {       \
           FIELD = Str(v) == "off" ? std::string() : Str(v);               \
           return nullptr;                                                 \
@@ -53,9 +53,9 @@ uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
           return OptionValue(FIELD.empty() ? std::string("off") : FIELD); \
         }                                                                 \
   }
-#define SCENECRDT_U32(NAME, RELOAD, FIELD)                                               \
+#define SCENECRDT_U32(NAME, FIELD)                                                       \
   ServeOption {                                                                          \
-    NAME, OptionKind::kUnsigned, RELOAD, kU32,                                           \
+    NAME, OptionKind::kUnsigned, kU32,                                                   \
         [](ServeSettings& s, const OptionValue& v) -> const char* {                      \
           FIELD = static_cast<uint32_t>(U64(v));                                         \
           return nullptr;                                                                \
@@ -64,7 +64,7 @@ uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
   }
 #define SCENECRDT_U64(NAME, FIELD)                                                       \
   ServeOption {                                                                          \
-    NAME, OptionKind::kUnsigned, false, std::numeric_limits<int64_t>::max(),             \
+    NAME, OptionKind::kUnsigned, std::numeric_limits<int64_t>::max(),                    \
         [](ServeSettings& s, const OptionValue& v) -> const char* {                      \
           FIELD = U64(v);                                                                \
           return nullptr;                                                                \
@@ -73,7 +73,7 @@ uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
   }
 #define SCENECRDT_NUMBER(NAME, FIELD)                                            \
   ServeOption {                                                                  \
-    NAME, OptionKind::kNumber, false, 0,                                         \
+    NAME, OptionKind::kNumber, 0,                                                \
         [](ServeSettings& s, const OptionValue& v) -> const char* {              \
           const double d = std::get<double>(v);                                  \
           if (!std::isfinite(d) || d < 0) return "must be a finite number >= 0"; \
@@ -85,7 +85,7 @@ uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
 // A flag sets true; NEGATE: the field holds the opposite (--no-fsync sets fsync = false).
 #define SCENECRDT_FLAG(NAME, NEGATE, FIELD)                                 \
   ServeOption {                                                             \
-    NAME, OptionKind::kFlag, false, 0,                                      \
+    NAME, OptionKind::kFlag, 0,                                             \
         [](ServeSettings& s, const OptionValue& v) -> const char* {         \
           FIELD = std::get<bool>(v) != NEGATE;                              \
           return nullptr;                                                   \
@@ -97,7 +97,7 @@ const ServeOption kOptions[] = {
     // listeners
     SCENECRDT_LISTEN("tcp", s.config.tcp_listen),
     SCENECRDT_LISTEN("http", s.config.http_listen),
-    ServeOption{"threads", OptionKind::kUnsigned, false, 64,
+    ServeOption{"threads", OptionKind::kUnsigned, 64,
                 [](ServeSettings& s, const OptionValue& v) -> const char* {
                   s.config.threads = static_cast<int>(U64(v));
                   return nullptr;
@@ -105,19 +105,19 @@ const ServeOption kOptions[] = {
                 [](const ServeSettings& s) {
                   return OptionValue(static_cast<uint64_t>(s.config.threads));
                 }},
-    SCENECRDT_STRING("web-root", false, s.config.web_root),
-    SCENECRDT_STRING("tls-cert", false, s.config.tls_cert_file),
-    SCENECRDT_STRING("tls-key", false, s.config.tls_key_file),
+    SCENECRDT_STRING("web-root", s.config.web_root),
+    SCENECRDT_STRING("tls-cert", s.config.tls_cert_file),
+    SCENECRDT_STRING("tls-key", s.config.tls_key_file),
     SCENECRDT_FLAG("insecure-no-tls", false, s.config.insecure_no_tls),
     // state and access
-    SCENECRDT_STRING("data", false, s.config.data_dir),
+    SCENECRDT_STRING("data", s.config.data_dir),
     SCENECRDT_FLAG("no-fsync", true, s.config.fsync),
     SCENECRDT_FLAG("no-compression", true, s.config.compression),
-    SCENECRDT_STRING("auth", true, s.config.access.auth_file),
+    SCENECRDT_STRING("auth", s.config.access.auth_file),
     SCENECRDT_U64("max-db-bytes", s.config.max_db_bytes),
-    SCENECRDT_LIST("jwt-secret", true, s.config.access.jwt_secret_files),
-    SCENECRDT_LIST("jwt-public-key", true, s.config.access.jwt_public_keys),
-    ServeOption{"jwt-leeway-s", OptionKind::kUnsigned, true, 100000,
+    SCENECRDT_LIST("jwt-secret", s.config.access.jwt_secret_files),
+    SCENECRDT_LIST("jwt-public-key", s.config.access.jwt_public_keys),
+    ServeOption{"jwt-leeway-s", OptionKind::kUnsigned, 100000,
                 [](ServeSettings& s, const OptionValue& v) -> const char* {
                   s.config.access.jwt_leeway = std::chrono::seconds(U64(v));
                   return nullptr;
@@ -125,17 +125,17 @@ const ServeOption kOptions[] = {
                 [](const ServeSettings& s) {
                   return OptionValue(static_cast<uint64_t>(s.config.access.jwt_leeway.count()));
                 }},
-    SCENECRDT_STRING("allowed-origins", false, s.config.allowed_origins),
-    SCENECRDT_STRING("allowed-hosts", false, s.config.allowed_hosts),
+    SCENECRDT_STRING("allowed-origins", s.config.allowed_origins),
+    SCENECRDT_STRING("allowed-hosts", s.config.allowed_hosts),
     // cluster
-    SCENECRDT_STRING("redis", false, s.config.redis_url),
-    SCENECRDT_STRING("redis-password-file", false, s.redis_password_file),
-    SCENECRDT_U32("compact-interval-ms", false, s.config.compact_interval_ms),
-    SCENECRDT_U32("compact-retain-ms", false, s.config.compact_retain_ms),
+    SCENECRDT_STRING("redis", s.config.redis_url),
+    SCENECRDT_STRING("redis-password-file", s.redis_password_file),
+    SCENECRDT_U32("compact-interval-ms", s.config.compact_interval_ms),
+    SCENECRDT_U32("compact-retain-ms", s.config.compact_retain_ms),
     SCENECRDT_FLAG("demo", false, s.config.demo),
     SCENECRDT_NUMBER("demo-hz", s.config.demo_hz),
     // logs
-    ServeOption{"log-format", OptionKind::kString, false, 0,
+    ServeOption{"log-format", OptionKind::kString, 0,
                 [](ServeSettings& s, const OptionValue& v) -> const char* {
                   const auto format = server::ParseLogFormat(Str(v));
                   if (!format) return "must be text or json";
@@ -146,7 +146,7 @@ const ServeOption kOptions[] = {
                   return OptionValue(std::string(
                       s.config.log_format == server::LogFormat::kJson ? "json" : "text"));
                 }},
-    ServeOption{"log-level", OptionKind::kString, true, 0,
+    ServeOption{"log-level", OptionKind::kString, 0,
                 [](ServeSettings& s, const OptionValue& v) -> const char* {
                   const auto level = server::ParseLogLevel(Str(v));
                   if (!level) return "must be debug, info, warn or error";
@@ -157,23 +157,23 @@ const ServeOption kOptions[] = {
                   return OptionValue(std::string(server::LogLevelName(s.config.log_level)));
                 }},
     // limits
-    SCENECRDT_U32("max-frame-bytes", false, s.config.limits.max_frame_bytes),
-    SCENECRDT_U32("max-message-bytes", false, s.config.limits.max_message_bytes),
-    SCENECRDT_U32("max-payload-bytes", false, s.config.limits.max_payload_bytes),
-    SCENECRDT_U32("rate", false, s.config.limits.messages_per_second),
-    SCENECRDT_U32("burst", false, s.config.limits.message_burst),
-    SCENECRDT_U32("max-entities", false, s.config.limits.max_entities),
-    SCENECRDT_U32("max-tombstones", false, s.config.limits.max_tombstones),
+    SCENECRDT_U32("max-frame-bytes", s.config.limits.max_frame_bytes),
+    SCENECRDT_U32("max-message-bytes", s.config.limits.max_message_bytes),
+    SCENECRDT_U32("max-payload-bytes", s.config.limits.max_payload_bytes),
+    SCENECRDT_U32("rate", s.config.limits.messages_per_second),
+    SCENECRDT_U32("burst", s.config.limits.message_burst),
+    SCENECRDT_U32("max-entities", s.config.limits.max_entities),
+    SCENECRDT_U32("max-tombstones", s.config.limits.max_tombstones),
     SCENECRDT_NUMBER("max-rate", s.config.limits.max_rate_hz),
-    SCENECRDT_U32("batch-window-us", false, s.config.limits.batch_window_us),
-    SCENECRDT_U32("slow-consumer-ms", false, s.config.limits.slow_consumer_ms),
-    SCENECRDT_U32("idle-timeout-ms", false, s.config.limits.idle_timeout_ms),
+    SCENECRDT_U32("batch-window-us", s.config.limits.batch_window_us),
+    SCENECRDT_U32("slow-consumer-ms", s.config.limits.slow_consumer_ms),
+    SCENECRDT_U32("idle-timeout-ms", s.config.limits.idle_timeout_ms),
     // memory bounds
     SCENECRDT_U64("max-scene-bytes", s.config.limits.max_scene_bytes),
-    SCENECRDT_U32("max-scenes-in-memory", false, s.config.limits.max_scenes_in_memory),
-    SCENECRDT_U32("scene-idle-evict-ms", false, s.config.limits.scene_idle_evict_ms),
-    SCENECRDT_U32("max-connections", false, s.config.limits.max_connections),
-    SCENECRDT_U32("max-connections-per-ip", false, s.config.limits.max_connections_per_ip),
+    SCENECRDT_U32("max-scenes-in-memory", s.config.limits.max_scenes_in_memory),
+    SCENECRDT_U32("scene-idle-evict-ms", s.config.limits.scene_idle_evict_ms),
+    SCENECRDT_U32("max-connections", s.config.limits.max_connections),
+    SCENECRDT_U32("max-connections-per-ip", s.config.limits.max_connections_per_ip),
 };
 
 std::string Where(const std::string& source, const toml::source_region& at) {

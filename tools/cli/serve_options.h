@@ -38,9 +38,6 @@ using OptionValue = std::variant<bool, uint64_t, double, std::string, std::vecto
 struct ServeOption {
   const char* name;  // "--NAME" on the command line, NAME in the config file
   OptionKind kind;
-  // SIGHUP applies a change of this key from the config file; other changes are logged as
-  // needing a restart (docs/OPERATIONS.md "Reloading").
-  bool reloadable;
   uint64_t max;  // kUnsigned only: the largest value accepted
   // Stores a value of the kind; returns nullptr or why the value is refused ("must be ...").
   const char* (*set)(ServeSettings& s, const OptionValue& v);
