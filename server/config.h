@@ -122,6 +122,11 @@ struct ServerConfig {
   // (docs/SERVER.md "Log format and levels").
   LogFormat log_format = LogFormat::kText;
   LogLevel log_level = LogLevel::kInfo;
+  // --admin-token-file: the admin HTTP API's bearer token is read from this file at start
+  // (empty: the API answers 404; docs/OPERATIONS.md "Admin API"). Server::Start fills
+  // admin_token (at least kMinAdminTokenBytes, the file's trailing newlines dropped).
+  std::string admin_token_file;
+  std::string admin_token;
   // SIGHUP: reads the config file again (set by `serve --config`; empty: nothing to re-read).
   // Fills `fresh` with the configuration it gives now (the command line's flags still override
   // it) and `changed` with the keys whose value differs from the running one. False with `why`
@@ -130,6 +135,8 @@ struct ServerConfig {
   std::function<bool(ServerConfig& fresh, std::vector<std::string>& changed, std::string& why)>
       reread_config;
 };
+
+inline constexpr std::size_t kMinAdminTokenBytes = 16;
 
 // The config file's keys that SIGHUP applies; a change to any other key needs a restart.
 inline constexpr std::string_view kReloadableKeys[] = {"log-level", "auth", "jwt-secret",

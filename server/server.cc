@@ -39,6 +39,21 @@ Result<void> Server::Start(bool handle_signals) {
   auto access = AccessControl::Load(config_.access, start_hint_);
   if (!access.has_value()) return access.error();
   auth_ = std::move(access.value());
+  if (!config_.admin_token_file.empty()) {
+    std::ifstream in(config_.admin_token_file, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    std::string token = text.str();
+    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+    if (!in || token.size() < kMinAdminTokenBytes) {
+      start_hint_ = "--admin-token-file " + config_.admin_token_file +
+                    (in ? " holds fewer than 16 bytes: put a long random token in it (for "
+                          "example: openssl rand -hex 32)"
+                        : " cannot be read; check the path and permissions");
+      return MakeError(ErrorCode::kInvalidArgument, "cannot read the admin token");
+    }
+    config_.admin_token = std::move(token);
+  }
   auto origins = OriginPolicy::Parse(config_.allowed_origins, config_.allowed_hosts);
   if (!origins.has_value()) return origins.error();
   origins_ = std::move(origins.value());

@@ -215,6 +215,10 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_config_reload_failures_total",
           "Re-reads (SIGHUP) of the --config file that failed; nothing of it was applied.",
           Load(config_reload_failures));
+  counter("scenecrdt_admin_requests_total",
+          "Admin API requests (/admin/) that carried the admin token.", Load(admin_requests));
+  counter("scenecrdt_admin_refused_total",
+          "Admin API requests refused (401) for a missing or wrong token.", Load(admin_refused));
   counter("scenecrdt_config_restart_needed_total",
           "Keys changed in the --config file that SIGHUP cannot apply (a restart applies them).",
           Load(config_restart_needed));

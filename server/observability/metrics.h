@@ -163,6 +163,8 @@ class Metrics {
   Counter config_reloads{0};              // config file re-reads (SIGHUP) that succeeded
   Counter config_reload_failures{0};      // ... that failed (nothing of the file applied)
   Counter config_restart_needed{0};       // keys changed in the file that need a restart
+  Counter admin_requests{0};              // admin API requests answered with the right token
+  Counter admin_refused{0};               // admin API requests with a missing or wrong token
   Gauge tls_certificate_not_after{0};     // the certificate's notAfter, Unix seconds (0: no TLS)
   Counter tls_certificate_invalid{0};     // certificates loaded or offered outside their validity
   // Raw-DCL path (/dcl/<scene>).

@@ -283,7 +283,9 @@ std::vector<SharedFrame> Scene::SnapshotFrames(bool raw, bool zstd) {
 
 void Scene::Describe(std::function<void(Summary)> done) {
   net::asio::post(strand_, [this, done = std::move(done)] {
-    done(Summary{name_, store_.num_entities(), members_.size()});
+    const uint64_t seq = store_.sequence();
+    done(Summary{name_, store_.num_entities(), members_.size(), true, bytes_.bytes(), seq,
+                 sequences_.Wire(seq), durable_});
   });
 }
 

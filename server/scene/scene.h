@@ -105,6 +105,13 @@ class Scene final : public LoggedScene {
     std::size_t entities = 0;
     std::size_t sessions = 0;
     bool in_memory = true;  // false: stored, not loaded (entities and sessions unknown / 0)
+    // In memory only (the admin API, docs/OPERATIONS.md): the state's size as a DCL snapshot
+    // (--max-scene-bytes' measure), the store sequence, the scene sequence clients see for it,
+    // and the store sequence known durable.
+    uint64_t bytes = 0;
+    uint64_t store_sequence = 0;
+    uint64_t wire_sequence = 0;
+    uint64_t durable_sequence = 0;
   };
   void Describe(std::function<void(Summary)> done);
 

@@ -11,6 +11,7 @@
 #include "scenecrdt/server/sessions/envelope_session.h"
 #include "scenecrdt/server/storage/persistence.h"
 #include "scenecrdt/server/transport/websocket_session.h"
+#include "scenecrdt/server/web/admin_routes.h"
 #include "scenecrdt/server/web/web_routes.h"
 
 namespace scenecrdt::server {
@@ -215,6 +216,22 @@ void HttpSession::Route() {
                      static_cast<int>(std::min<std::size_t>(origin->size(), 200)), origin->data());
     Respond(http::status::forbidden,
             "this Origin may not use this server: add it to the server's --allowed-origins\n", req);
+    return;
+  }
+  if (path.starts_with(kAdminPrefix) && !websocket::is_upgrade(req)) {
+    // The admin API (web/admin_routes.h): 404 unless --admin-token-file; answers may come
+    // from a scene's strand.
+    const auto auth_field = req[http::field::authorization];
+    const auto method = req.method_string();
+    ServeAdmin(ctx_, std::string_view(method.data(), method.size()), path,
+               std::string_view(auth_field.data(), auth_field.size()), peer_,
+               [self = shared_from_this(), req](WebResponse r) {
+                 net::asio::post(self->socket_.get_executor(),
+                                 [self, req, r = std::move(r)]() mutable {
+                                   self->Respond(static_cast<http::status>(r.status),
+                                                 std::move(r.body), req, r.content_type);
+                                 });
+               });
     return;
   }
   if (websocket::is_upgrade(req)) {

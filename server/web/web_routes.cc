@@ -92,24 +92,19 @@ WebResponse Asset(ServerContext& ctx, std::string_view name, const std::string& 
           "text/plain"};
 }
 
-struct Listing {
-  std::vector<Scene::Summary> scenes;  // name order, at most kMaxListedScenes
-  bool complete = true;                // false: cut at the cap, or stored names unreadable
-  std::string error;                   // why the stored names could not be read
-};
+}  // namespace
 
-// Summaries of the scenes `token` may read, gathered from each loaded scene's strand (each
-// held by a reference until it answered, so eviction cannot drop it meanwhile) plus the
-// `stored` names not in memory (not loaded for a listing); `done` runs once with all of them,
-// in name order, on the strand of the last scene to answer (or on the caller's thread).
-void Summaries(ServerContext& ctx, const std::string& token, const StoredScenesPtr& stored,
-               std::function<void(Listing)> done) {
+void SceneSummaries(ServerContext& ctx, const std::string* token, const StoredScenesPtr& stored,
+                    std::function<void(Listing)> done) {
+  const auto granted = [&](const std::string& name) {
+    return token == nullptr || ctx.auth().CheckNow(*token, name).has_value();
+  };
   std::vector<Scene*> loaded = ctx.ListScenes();
   std::vector<Scene*> scenes;
   std::set<std::string, std::less<>> names;
   for (Scene* s : loaded) {
     names.insert(s->name());
-    if (ctx.auth().CheckNow(token, s->name()).has_value()) {
+    if (granted(s->name())) {
       scenes.push_back(s);
     } else {
       ctx.ReleaseScene(s);
@@ -119,8 +114,7 @@ void Summaries(ServerContext& ctx, const std::string& token, const StoredScenesP
   if (stored) {
     for (const std::string& name : stored->names) {
       // Cluster streams may carry names a client can never join; they are not listed.
-      if (names.count(name) != 0 || !session::IsValidSceneName(name) ||
-          !ctx.auth().CheckNow(token, name).has_value()) {
+      if (names.count(name) != 0 || !session::IsValidSceneName(name) || !granted(name)) {
         continue;
       }
       stored_only.push_back(Scene::Summary{name, 0, 0, /*in_memory=*/false});
@@ -168,6 +162,8 @@ void Summaries(ServerContext& ctx, const std::string& token, const StoredScenesP
     });
   }
 }
+
+namespace {
 
 // `missing`: the scene a /view/ request named that does not exist (said above the list).
 std::string ListHtml(const Listing& listing, const std::string& token,
@@ -298,13 +294,13 @@ void ServeWeb(ServerContext& ctx, std::string_view target, const net::tcp::endpo
     }
   };
   if (!directory) {  // a context without stored scenes (tests): the scenes in memory
-    Summaries(ctx, req.token, nullptr, std::move(answer));
+    SceneSummaries(ctx, &req.token, nullptr, std::move(answer));
     return;
   }
   // The stored names are read on the directory's thread; the summaries are gathered from
   // there (auth checks per name included), never on this network thread.
   directory->List([&ctx, token = req.token, answer = std::move(answer)](StoredScenesPtr stored) {
-    Summaries(ctx, token, stored, answer);
+    SceneSummaries(ctx, &token, stored, answer);
   });
 }
 

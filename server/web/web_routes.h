@@ -12,6 +12,8 @@
 #include <string_view>
 
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/scene/scene.h"
+#include "scenecrdt/server/web/scene_directory.h"
 
 namespace scenecrdt::server {
 
@@ -20,6 +22,20 @@ struct WebResponse {
   std::string body;
   const char* content_type = "text/plain";
 };
+
+struct Listing {
+  std::vector<Scene::Summary> scenes;  // name order, at most kMaxListedScenes
+  bool complete = true;                // false: cut at the cap, or stored names unreadable
+  std::string error;                   // why the stored names could not be read
+};
+
+// Summaries of the scenes `token` may read (nullptr: every scene, for the admin API),
+// gathered from each loaded scene's strand (each held by a reference until it answered, so
+// eviction cannot drop it meanwhile) plus the `stored` names not in memory (not loaded for a
+// listing); `done` runs once with all of them, in name order, on the strand of the last scene
+// to answer (or on the caller's thread).
+void SceneSummaries(ServerContext& ctx, const std::string* token, const StoredScenesPtr& stored,
+                    std::function<void(Listing)> done);
 
 // True for the paths ServeWeb answers.
 bool IsWebPath(std::string_view path);

@@ -85,6 +85,10 @@ state and access:
                         and IP addresses (the DNS-rebinding guard), comma-separated; a
                         leading dot (.example.com) allows subdomains; "*" turns the check
                         off. Requests naming another host get 403
+  --admin-token-file FILE  the admin HTTP API on --http (GET /admin/scenes, GET
+                        /admin/scenes/<name>; docs/OPERATIONS.md "Admin API") for
+                        "Authorization: Bearer T", T read from FILE (>= 16 bytes); without
+                        it every /admin/ path answers 404
 cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
   --redis URL           join the cluster at redis://[[user]:password@]host[:port][/db] or
                         unix:///path[?db=N]: scenes live in Redis (AOF with appendfsync

@@ -127,6 +127,7 @@ const ServeOption kOptions[] = {
                 }},
     SCENECRDT_STRING("allowed-origins", s.config.allowed_origins),
     SCENECRDT_STRING("allowed-hosts", s.config.allowed_hosts),
+    SCENECRDT_STRING("admin-token-file", s.config.admin_token_file),
     // cluster
     SCENECRDT_STRING("redis", s.config.redis_url),
     SCENECRDT_STRING("redis-password-file", s.redis_password_file),
