@@ -101,6 +101,9 @@ limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults
                         at once; merges of one burst still leave together)
   --slow-consumer-ms N  drop a session whose write is stuck this long (default 5000)
   --idle-timeout-ms N   close a session silent this long; pinged at a third (default 60000)
+  --interest-cell-m M   interest grid cell side in metres (default 16; docs/INTEREST.md)
+  --max-interest-radius-m M
+                        larger interest radii are clamped, the client told (default 1000)
 memory bounds (docs/SERVER.md "Memory bounds" gives the memory each one implies):
   --max-scene-bytes N   a scene's state (as a DCL snapshot) may not grow past N bytes;
                         such writes get scene_too_large, deletes always pass (default
@@ -232,6 +235,8 @@ int RunServe(Args args) {
   Take(scan.U64("--batch-window-us"), l.batch_window_us);
   Take(scan.U64("--slow-consumer-ms"), l.slow_consumer_ms);
   Take(scan.U64("--idle-timeout-ms"), l.idle_timeout_ms);
+  if (auto v = scan.Double("--interest-cell-m")) l.interest_cell_m = *v;
+  if (auto v = scan.Double("--max-interest-radius-m")) l.max_interest_radius_m = *v;
   Take(scan.U64("--max-scene-bytes"), l.max_scene_bytes);
   Take(scan.U64("--max-scenes-in-memory"), l.max_scenes_in_memory);
   Take(scan.U64("--scene-idle-evict-ms"), l.scene_idle_evict_ms);
@@ -240,6 +245,15 @@ int RunServe(Args args) {
   const std::optional<std::string> log_format = scan.Value("--log-format");
   const std::optional<std::string> log_level = scan.Value("--log-level");
   if (!scan.Finish()) return kExitBadInput;
+  // Bounds (docs/INTEREST.md "Bounds"); the negations also refuse NaN.
+  if (!(l.interest_cell_m >= 0.5 && l.interest_cell_m <= 1e6)) {
+    PrintMessage("serve", "--interest-cell-m must be between 0.5 and 1000000");
+    return kExitBadInput;
+  }
+  if (!(l.max_interest_radius_m >= 1 && l.max_interest_radius_m <= 1e7)) {
+    PrintMessage("serve", "--max-interest-radius-m must be between 1 and 10000000");
+    return kExitBadInput;
+  }
   if (log_format) {
     const auto format = server::ParseLogFormat(*log_format);
     if (!format) {
