@@ -213,13 +213,32 @@ TEST_F(EnvelopeTest, Validity) {
   }
   for (fb::Payload type :
        {fb::Payload::Hello, fb::Payload::Welcome, fb::Payload::Crdt, fb::Payload::Ack,
-        fb::Payload::Error, fb::Payload::Ping, fb::Payload::Pong}) {
+        fb::Payload::Error, fb::Payload::Ping, fb::Payload::Pong, fb::Payload::SetInterest,
+        fb::Payload::InterestSet, fb::Payload::OutOfView}) {
     // A payload type with no table: the Verifier lets it through (found by the property test).
     flatbuffers::FlatBufferBuilder b;
     b.FinishSizePrefixed(fb::CreateEnvelope(b, kProtocolVersion, type, 0),
                          fb::EnvelopeIdentifier());
     cases.push_back({"payload type without a table",
                      std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()),
+                     ErrorCode::kEnvelopeInvalid});
+  }
+  for (const int m : {3, 255}) {
+    const auto mode = static_cast<uint8_t>(m);
+    // An interest mode this version does not know (SetInterest and InterestSet).
+    flatbuffers::FlatBufferBuilder b;
+    auto payload = fb::CreateSetInterest(b, mode, 0, 0, 0, 0, 5.0f).Union();
+    b.FinishSizePrefixed(fb::CreateEnvelope(b, kProtocolVersion, fb::Payload::SetInterest, payload),
+                         fb::EnvelopeIdentifier());
+    cases.push_back({"unknown interest mode",
+                     std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()),
+                     ErrorCode::kEnvelopeInvalid});
+    flatbuffers::FlatBufferBuilder a;
+    auto set = fb::CreateInterestSet(a, mode, 5.0f, 1.0f, false).Union();
+    a.FinishSizePrefixed(fb::CreateEnvelope(a, kProtocolVersion, fb::Payload::InterestSet, set),
+                         fb::EnvelopeIdentifier());
+    cases.push_back({"unknown interest mode",
+                     std::vector<uint8_t>(a.GetBufferPointer(), a.GetBufferPointer() + a.GetSize()),
                      ErrorCode::kEnvelopeInvalid});
   }
   {
