@@ -103,7 +103,8 @@ void MemberView::Recompute(const InterestIndex& index, View& next) const {
 }
 
 void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& store,
-                        std::span<const uint8_t> changes, uint64_t cursor, Delivery& out) {
+                        std::span<const uint8_t> changes, uint64_t cursor, bool own_changes,
+                        Delivery& out) {
   View next;
   Recompute(index, next);
   const auto held_now = [&](protocol::EntityId e) {
@@ -149,9 +150,11 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   for (const auto& kv : next) {
     if (!holds_all_ && view_.count(kv.first) == 0) entering.insert(kv.first);
   }
-  Filter(
-      changes, [&](protocol::EntityId e) { return held_now(e) && entering.count(e) == 0; },
-      out.dcl);
+  if (!own_changes) {
+    Filter(
+        changes, [&](protocol::EntityId e) { return held_now(e) && entering.count(e) == 0; },
+        out.dcl);
+  }
   for (const protocol::EntityId e : entering) store.ExportEntity(e, out.dcl);
   out.entering = entering.size();
   out.leaving.assign(leaving.begin(), leaving.end());

@@ -67,8 +67,10 @@ class MemberView {
   };
   // Recomputes the view against `index` (synced) and fills `out` for a delivery of
   // `changes`, the store's export after store sequence `cursor` (the member's).
+  // `own_changes`: every change in it is the member's own write (its replica has them): only
+  // the view's enters and leaves are sent, as the shared path does not echo either.
   void Update(const InterestIndex& index, const runtime::CrdtStore& store,
-              std::span<const uint8_t> changes, uint64_t cursor, Delivery& out);
+              std::span<const uint8_t> changes, uint64_t cursor, bool own_changes, Delivery& out);
   // Recomputes the view from nothing and appends to `out` the messages of `snapshot` (the
   // store's whole export) that belong to it: the state of a join or resume.
   void Snapshot(const InterestIndex& index, std::span<const uint8_t> snapshot,

@@ -338,11 +338,15 @@ void Scene::FanOut() {
   if (index_) SyncIndex();
   for (Member& m : members_) {
     if (!m.ready) continue;  // catches up (coalesced) when its write completes
-    if (m.id == skip && m.cursor == from && !m.view) {
-      m.cursor = seq;  // exactly its own changes: its replica has them already
-      continue;
+    if (m.id == skip && m.cursor == from) {
+      if (!m.view) {
+        m.cursor = seq;  // exactly its own changes: its replica has them already
+        continue;
+      }
+      m.own_changes = true;  // its view may still change: enters and leaves only
     }
     Deliver(m, now);
+    m.own_changes = false;
   }
   const auto done = std::chrono::steady_clock::now();
   ctx_.metrics().fanout.Observe(std::chrono::duration<double>(done - started).count());

@@ -146,6 +146,7 @@ class Scene final : public LoggedScene {
     uint64_t storage_told = 0;         // the storage failure episode it was told about
     std::unique_ptr<MemberView> view;  // an interest member (docs/INTEREST.md)
     bool clear_interest = false;       // its interest was cleared: send everything once
+    bool own_changes = false;          // FanOut: every change since its cursor is its own
   };
   // A join waiting for the shared log's load (bounded by max_sessions_per_scene).
   struct HeldJoin {

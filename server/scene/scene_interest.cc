@@ -102,7 +102,7 @@ std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
     interest_scratch_.clear();
     store_.ExportChangesSince(m.cursor, interest_scratch_);
     MemberView::Delivery d;
-    m.view->Update(*index_, store_, interest_scratch_, m.cursor, d);
+    m.view->Update(*index_, store_, interest_scratch_, m.cursor, m.own_changes, d);
     for (std::size_t at = 0; at < d.leaving.size(); at += session::kMaxOutOfViewEntities) {
       session::OutOfView notice;
       notice.scene_sequence = sequences_.Wire(seq);
