@@ -96,6 +96,21 @@ using scenecrdt::capi::internal::GuardClientRead;
 using scenecrdt::capi::internal::GuardClientWrite;
 using scenecrdt::client::Client;
 
+namespace {
+
+int SetInterest(sc_client* client, const char* function, const scenecrdt::client::Interest& i) {
+  return GuardClientWrite(client, function, [&](Client& c) -> int {
+    const scenecrdt::Result<void> set = c.SetInterest(i);
+    if (!set.has_value()) {
+      return Fail(SC_E_INVALID_ARGUMENT, function, "invalid_interest: %s; interest unchanged",
+                  set.error().detail);
+    }
+    return SC_OK;
+  });
+}
+
+}  // namespace
+
 extern "C" {
 
 sc_client* sc_client_connect(const char* url, const char* scene, const char* token) {
@@ -192,6 +207,27 @@ int sc_client_flush(sc_client* client) {
   return GuardClientWrite(client, kFunction, [&](Client& c) -> int {
     if (c.closed()) return scenecrdt::capi::internal::ClosedStatus(c, kFunction);
     (void)c.Flush();
+    return SC_OK;
+  });
+}
+
+int sc_client_set_interest(sc_client* client, float x, float y, float z, float radius) {
+  scenecrdt::client::Interest i;
+  i.center = {x, y, z};
+  i.radius = radius;
+  return SetInterest(client, "sc_client_set_interest", i);
+}
+
+int sc_client_follow_interest(sc_client* client, uint32_t entity, float radius) {
+  scenecrdt::client::Interest i;
+  i.follow_entity = entity;
+  i.radius = radius;
+  return SetInterest(client, "sc_client_follow_interest", i);
+}
+
+int sc_client_clear_interest(sc_client* client) {
+  return GuardClientWrite(client, "sc_client_clear_interest", [&](Client& c) -> int {
+    c.ClearInterest();
     return SC_OK;
   });
 }

@@ -39,6 +39,13 @@ int sc_client_delete_transform(sc_client*, uint32_t) {
 }
 int sc_client_delete_entity(sc_client*, uint32_t) { return Unsupported("sc_client_delete_entity"); }
 int sc_client_flush(sc_client*) { return Unsupported("sc_client_flush"); }
+int sc_client_set_interest(sc_client*, float, float, float, float) {
+  return Unsupported("sc_client_set_interest");
+}
+int sc_client_follow_interest(sc_client*, uint32_t, float) {
+  return Unsupported("sc_client_follow_interest");
+}
+int sc_client_clear_interest(sc_client*) { return Unsupported("sc_client_clear_interest"); }
 int sc_client_enable_interpolation(sc_client*, const sc_interpolation_options*) {
   return Unsupported("sc_client_enable_interpolation");
 }

@@ -366,6 +366,19 @@ SC_API int sc_client_last_error(const sc_client* client, uint32_t* code, char* t
  * attempt ends and none reached its state for `deadline_ms`. 0 = never, for either. */
 SC_API int sc_client_set_give_up(sc_client* client, uint32_t max_attempts, uint32_t deadline_ms);
 
+/* Interest (docs/INTEREST.md): receive only the entities whose world position is within
+ * `radius` metres of (x, y, z), or of entity `entity`'s world position (sc_client_follow_interest;
+ * an entity without a Transform gives an empty view until it has one), plus their ancestors
+ * and every entity without a Transform; they leave at radius + max(1, 0.1 radius). Entities
+ * leaving the view are dropped from the replica (they show in sc_runtime_copy_removed after
+ * the next update, no tombstone) and come back whole when they re-enter. Takes effect at
+ * once when connected and is declared again on every reconnect. SC_E_INVALID_ARGUMENT (with
+ * "invalid_interest" in sc_last_error) for a NaN, infinite or negative radius or centre. */
+SC_API int sc_client_set_interest(sc_client* client, float x, float y, float z, float radius);
+SC_API int sc_client_follow_interest(sc_client* client, uint32_t entity, float radius);
+/* Receive everything again (the server sends the whole state once). */
+SC_API int sc_client_clear_interest(sc_client* client);
+
 /* Connection counters since sc_client_connect. */
 typedef struct sc_client_stats {
   uint32_t struct_size;

@@ -3,6 +3,8 @@
 // Stop) and the public methods, which forward to Client::Impl on the caller's thread.
 #include "scenecrdt/client/client.h"
 
+#include <cmath>
+
 #include "scenecrdt/client/internal/client_impl.h"
 
 namespace scenecrdt::client {
@@ -259,6 +261,33 @@ std::vector<Refusal> Client::TakeRefusals() {
   out.swap(impl_->refusals_);
   return out;
 }
+
+Result<void> Client::SetInterest(const Interest& interest) {
+  const auto finite = [](float v) { return std::isfinite(v); };
+  if (!finite(interest.radius) || interest.radius < 0) {
+    return MakeError(ErrorCode::kInvalidInterest, "interest radius must be finite and >= 0");
+  }
+  if (!interest.follow_entity &&
+      (!finite(interest.center.x) || !finite(interest.center.y) || !finite(interest.center.z))) {
+    return MakeError(ErrorCode::kInvalidInterest, "interest centre must be finite");
+  }
+  if (interest.hysteresis && (!finite(*interest.hysteresis) || *interest.hysteresis < 0)) {
+    return MakeError(ErrorCode::kInvalidInterest, "interest hysteresis must be finite and >= 0");
+  }
+  impl_->options_.interest = interest;
+  impl_->SendInterest();
+  return {};
+}
+
+void Client::ClearInterest() {
+  if (!impl_->options_.interest) return;
+  impl_->options_.interest.reset();
+  impl_->interest_ack_.reset();
+  impl_->SendInterest();
+}
+
+const std::optional<Interest>& Client::interest() const { return impl_->options_.interest; }
+const std::optional<InterestAck>& Client::interest_ack() const { return impl_->interest_ack_; }
 
 ClientStats Client::stats() const { return impl_->stats(); }
 uint64_t Client::state_bytes() const {

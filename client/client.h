@@ -104,6 +104,15 @@ struct ClientStats {
   uint64_t dropped_writes = 0;       // buffered writes the store refused when stamped
   uint64_t bytes_sent = 0;           // transport bytes, every connection
   uint64_t bytes_received = 0;
+  uint64_t out_of_view_frames = 0;    // OutOfView notices received (docs/INTEREST.md)
+  uint64_t out_of_view_entities = 0;  // entities they named that the replica held
+};
+
+// What the server said about our latest interest (its InterestSet).
+struct InterestAck {
+  float radius = 0;      // in effect: clamped to the server's --max-interest-radius-m
+  float hysteresis = 0;  // in effect
+  bool clamped = false;
 };
 
 // A Crdt frame as Poll() applies it (Client::on_crdt).
@@ -201,6 +210,18 @@ class Client {
   // Welcome's, else the documented default of 1 MiB) less the envelope (docs/PROTOCOL.md
   // section 2, "Frame limit").
   std::size_t max_crdt_bytes() const;
+
+  // ---- Interest (docs/INTEREST.md) ----
+  // Receive only this part of the scene from now on (sent at once when connected, and before
+  // every later Hello). The replica drops what leaves the view (no tombstone: the renderer
+  // sees it in removed_entities()) and gets back what enters. kInvalidInterest for a NaN,
+  // infinite or negative radius, centre or hysteresis (nothing changes).
+  Result<void> SetInterest(const Interest& interest);
+  // Receive everything again (the server sends the whole state once).
+  void ClearInterest();
+  const std::optional<Interest>& interest() const;
+  // The server's answer to the latest interest (nullopt before one).
+  const std::optional<InterestAck>& interest_ack() const;
 
   // ---- State (caller's thread, after Poll) ----
   bool welcomed() const;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <glm/vec3.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,6 +92,18 @@ struct ReconnectOptions {
   uint32_t pong_timeout_ms = 10000;
 };
 
+// An interest (docs/INTEREST.md): the client receives only the entities whose world position
+// is within `radius` metres of `center`, or of the world position of `follow_entity` when it
+// is set (typically the client's own avatar; an entity without a Transform: an empty view),
+// plus their ancestors and every entity without a Transform. They leave at radius +
+// hysteresis (unset: the server's default, max(1 m, 0.1 radius)).
+struct Interest {
+  glm::vec3 center{0.0f};
+  std::optional<protocol::EntityId> follow_entity;
+  float radius = 0.0f;
+  std::optional<float> hysteresis;
+};
+
 struct ClientOptions {
   // The servers of the scene, in order of preference: tcp://HOST:PORT, ws://HOST:PORT or
   // ws://HOST:PORT/scene/NAME (client/url.h). `url` may hold one URL or a comma-separated list;
@@ -126,6 +139,9 @@ struct ClientOptions {
   // One line per connection event (connect, loss, fail-over, resume or snapshot, resends,
   // re-stamps), without a newline; called on the caller's thread.
   std::function<void(std::string_view line)> log;
+  // Receive only this part of the scene (docs/INTEREST.md); unset: everything. Declared
+  // before every Hello, so a join or reconnect gets a snapshot of the view.
+  std::optional<Interest> interest;
 };
 
 }  // namespace scenecrdt::client

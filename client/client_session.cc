@@ -121,7 +121,33 @@ void Client::Impl::Connect() {
   connection_ = std::make_shared<Connection>(*ioc_, urls_[server_], options_.scene, connection,
                                              std::move(handlers));
   *link = connection_;
+  // Queued on the connection's strand before it starts, so it goes ahead of the Hello (which
+  // on_open sends): the join's state is then a snapshot of the view.
+  if (options_.interest) SendInterest();
   connection_->Start();
+}
+
+void Client::Impl::SendInterest() {
+  if (!connection_ || !connection_active_) return;  // the next Connect sends it
+  session::SetInterest s;
+  if (options_.interest) {
+    const Interest& i = *options_.interest;
+    s.mode = i.follow_entity ? session::InterestMode::kFollow : session::InterestMode::kPoint;
+    s.center_x = i.center.x;
+    s.center_y = i.center.y;
+    s.center_z = i.center.z;
+    s.follow_entity = i.follow_entity.value_or(0);
+    s.radius = i.radius;
+    s.hysteresis = i.hysteresis;
+  }
+  connection_->Send(session::BuildFrame(s));
+}
+
+void Client::Impl::OnOutOfView(const session::OutOfView& o) {
+  ++stats_.out_of_view_frames;
+  leaving_.assign(o.entities.begin(), o.entities.end());
+  runtime::Runtime& target = rebuild_ ? *rebuild_ : runtime_;
+  stats_.out_of_view_entities += target.ForgetEntities(leaving_);
 }
 
 void Client::Impl::Push(InboxItem item, const std::shared_ptr<std::weak_ptr<Connection>>& link) {
@@ -191,6 +217,10 @@ void Client::Impl::Handle(const session::Frame& frame, const InboxItem& item) {
     OnAck(*a);
   } else if (const auto* e = std::get_if<session::ErrorFrame>(&frame)) {
     OnRefusal(*e);
+  } else if (const auto* o = std::get_if<session::OutOfView>(&frame)) {
+    OnOutOfView(*o);
+  } else if (const auto* i = std::get_if<session::InterestSet>(&frame)) {
+    interest_ack_ = InterestAck{i->radius, i->hysteresis, i->clamped};
   }
 }
 

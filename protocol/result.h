@@ -46,6 +46,7 @@ enum class ErrorCode : uint16_t {
   kUnavailable = 67,   // a backend the write needs (the cluster's Redis) is unreachable: not acked
   kStorageUnavailable = 68,  // the server's commits fail (disk full, I/O): merged, not acked yet
   kSceneTooLarge = 69,       // the write would grow the scene past --max-scene-bytes
+  kInvalidInterest = 70,     // SetInterest with a NaN, infinite or negative radius or centre
   // Local failures (files, text formats, arguments).
   kIo = 80,
   kParse = 81,

@@ -130,6 +130,18 @@ class CrdtStore {
   // change order): applied on top of the state at `since` it yields the current state.
   std::size_t ExportChangesSince(uint64_t since, std::vector<uint8_t>& out) const;
 
+  // ---- One entity (interest management: docs/INTEREST.md) ----
+  // Appends every register (the Transform's included, deleted ones as DELETE_COMPONENT) and
+  // append set of `entity` as a DCL stream: applied to any replica it yields this entity's
+  // state. Returns the number of messages (0: the entity holds nothing).
+  std::size_t ExportEntity(EntityId entity, std::vector<uint8_t>& out) const;
+  // Drops every register and append set of `entity` without a tombstone (the entity left a
+  // partial replica's view; it may come back). The change feeds note it like a purge. Returns
+  // true when it held anything. Not a CRDT operation: only for replicas, never for a server.
+  bool ForgetEntity(EntityId entity);
+  // True when `entity` holds a register (the Transform's included) or an append set.
+  bool HoldsEntity(EntityId entity) const { return HoldsAny(entity); }
+
   // ---- Canonical state hash (runtime/crdt/state_hash.h) ----
   // SHA-256 over a canonical serialisation (docs/CRDT.md): equal iff the states are equal,
   // whatever the arrival order or memory layout.

@@ -62,6 +62,14 @@ MergeResult Runtime::ApplyMessage(const protocol::CrdtMessage& m) {
   return result;
 }
 
+std::size_t Runtime::ForgetEntities(std::span<const EntityId> entities) {
+  const std::size_t before = store_.transform_changes().size();
+  std::size_t forgotten = 0;
+  for (EntityId e : entities) forgotten += store_.ForgetEntity(e) ? 1 : 0;
+  NoteUntimedChanges(before);
+  return forgotten;
+}
+
 Result<MergeOutcome> Runtime::WriteTransform(EntityId e, const protocol::Transform& t,
                                              std::vector<uint8_t>& out) {
   const std::size_t before = store_.transform_changes().size();

@@ -88,6 +88,9 @@ class Runtime {
   Result<MergeStats> ApplyCrdt(std::span<const uint8_t> bytes, const BatchTime& time,
                                const protocol::DecodeOptions& options = {});
   MergeResult ApplyMessage(const protocol::CrdtMessage& m);
+  // Drops these entities from the replica without a tombstone (they left a partial replica's
+  // view: docs/INTEREST.md); the next Update lists them as removed. Returns how many were held.
+  std::size_t ForgetEntities(std::span<const EntityId> entities);
 
   // ---- Local writes: merged here, the message to send appended to `out` ----
   // The presentation shows them at its next update, without delay (the writer's own moves).

@@ -61,6 +61,10 @@ struct Limits {
   // no session for scene_idle_evict_ms is dropped from memory (its state is durable).
   uint32_t max_scenes_in_memory = 1000;
   uint32_t scene_idle_evict_ms = 60000;
+  // Interest management (docs/INTEREST.md): the side of the grid's square cells (x, z), and
+  // the largest interest radius (larger requests are clamped; the client is told).
+  double interest_cell_m = 16.0;
+  double max_interest_radius_m = 1000.0;
 };
 
 struct ServerConfig {

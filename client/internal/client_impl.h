@@ -74,6 +74,9 @@ struct Client::Impl {
   void OnStateApplied(uint64_t scene_sequence);
   void OnDisconnected(const Error& error);
   void OnRefusal(const session::ErrorFrame& e);
+  void OnOutOfView(const session::OutOfView& o);
+  // Sends options_.interest (or its absence) on the current connection, when there is one.
+  void SendInterest();
   ClientStats stats() const;
 
   // client_writes.cc: the unsent buffer, frames and resends.
@@ -155,6 +158,8 @@ struct Client::Impl {
   std::vector<uint8_t> scratch_;
   std::vector<Refusal> refusals_;
   ClientStats stats_;
+  std::optional<InterestAck> interest_ack_;
+  std::vector<protocol::EntityId> leaving_;  // OutOfView's entities, reused
 };
 
 namespace internal {

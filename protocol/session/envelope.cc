@@ -62,9 +62,24 @@ std::vector<uint8_t> BuildFrame(const Frame& frame) {
         } else if constexpr (std::is_same_v<F, Ping>) {
           payload = fb::CreatePing(b, f.nonce, f.sent_us).Union();
           type = fb::Payload::Ping;
-        } else {
+        } else if constexpr (std::is_same_v<F, Pong>) {
           payload = fb::CreatePong(b, f.nonce, f.sent_us).Union();
           type = fb::Payload::Pong;
+        } else if constexpr (std::is_same_v<F, SetInterest>) {
+          payload = fb::CreateSetInterest(b, static_cast<uint8_t>(f.mode), f.center_x, f.center_y,
+                                          f.center_z, f.follow_entity, f.radius,
+                                          f.hysteresis.has_value(), f.hysteresis.value_or(0.0f))
+                        .Union();
+          type = fb::Payload::SetInterest;
+        } else if constexpr (std::is_same_v<F, InterestSet>) {
+          payload = fb::CreateInterestSet(b, static_cast<uint8_t>(f.mode), f.radius, f.hysteresis,
+                                          f.clamped)
+                        .Union();
+          type = fb::Payload::InterestSet;
+        } else {
+          auto entities = b.CreateVector(f.entities);
+          payload = fb::CreateOutOfView(b, f.scene_sequence, entities).Union();
+          type = fb::Payload::OutOfView;
         }
       },
       frame);
@@ -183,6 +198,43 @@ Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& optio
     case fb::Payload::Pong: {
       const fb::Pong* p = env->payload_as_Pong();
       return Frame(Pong{p->nonce(), p->sent_us()});
+    }
+    case fb::Payload::SetInterest: {
+      // Values are range-checked by the server (kInvalidInterest, non-fatal): only the mode
+      // is the envelope's business.
+      const fb::SetInterest* i = env->payload_as_SetInterest();
+      if (i->mode() > static_cast<uint8_t>(InterestMode::kFollow)) {
+        return invalid("SetInterest.mode names an unknown mode");
+      }
+      SetInterest out;
+      out.mode = static_cast<InterestMode>(i->mode());
+      out.center_x = i->center_x();
+      out.center_y = i->center_y();
+      out.center_z = i->center_z();
+      out.follow_entity = i->follow_entity();
+      out.radius = i->radius();
+      if (i->has_hysteresis()) out.hysteresis = i->hysteresis();
+      return Frame(out);
+    }
+    case fb::Payload::InterestSet: {
+      const fb::InterestSet* i = env->payload_as_InterestSet();
+      if (i->mode() > static_cast<uint8_t>(InterestMode::kFollow)) {
+        return invalid("InterestSet.mode names an unknown mode");
+      }
+      return Frame(InterestSet{static_cast<InterestMode>(i->mode()), i->radius(), i->hysteresis(),
+                               i->clamped()});
+    }
+    case fb::Payload::OutOfView: {
+      const fb::OutOfView* o = env->payload_as_OutOfView();
+      OutOfView out;
+      out.scene_sequence = o->scene_sequence();
+      if (o->entities()) {
+        if (o->entities()->size() > kMaxOutOfViewEntities) {
+          return invalid("OutOfView names too many entities");
+        }
+        out.entities.assign(o->entities()->begin(), o->entities()->end());
+      }
+      return Frame(std::move(out));
     }
     default:
       return invalid("envelope has no payload or an unknown payload type");

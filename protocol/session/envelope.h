@@ -93,7 +93,33 @@ struct Pong {
   uint64_t sent_us = 0;
 };
 
-using Frame = std::variant<Hello, Welcome, Crdt, Ack, ErrorFrame, Ping, Pong>;
+// Interest management (docs/INTEREST.md). Wire values of the mode: append only.
+enum class InterestMode : uint8_t { kNone = 0, kPoint = 1, kFollow = 2 };
+// Client -> server. Allowed before Hello (it shapes the join's state) and after it.
+struct SetInterest {
+  InterestMode mode = InterestMode::kNone;
+  float center_x = 0, center_y = 0, center_z = 0;  // kPoint
+  uint32_t follow_entity = 0;                      // kFollow: a full DCL entity id
+  float radius = 0;
+  std::optional<float> hysteresis;  // unset: the server's default, max(1 m, 0.1 radius)
+};
+// Server -> client: the interest in effect (radius clamped to the server's maximum).
+struct InterestSet {
+  InterestMode mode = InterestMode::kNone;
+  float radius = 0;
+  float hysteresis = 0;
+  bool clamped = false;
+};
+// Server -> client: entities that left the view at `scene_sequence` (dropped, no tombstone).
+struct OutOfView {
+  uint64_t scene_sequence = 0;
+  std::vector<uint32_t> entities;
+};
+// Most entities one OutOfView names (a larger departure is split over several frames).
+inline constexpr std::size_t kMaxOutOfViewEntities = 65536;
+
+using Frame = std::variant<Hello, Welcome, Crdt, Ack, ErrorFrame, Ping, Pong, SetInterest,
+                           InterestSet, OutOfView>;
 
 // Builds one size-prefixed frame (prefix included).
 std::vector<uint8_t> BuildFrame(const Frame& frame);

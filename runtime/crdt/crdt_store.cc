@@ -460,6 +460,52 @@ bool CrdtStore::IsLatestChange(const internal::Change& c) const {
   }
 }
 
+std::size_t CrdtStore::ExportEntity(EntityId entity, std::vector<uint8_t>& out) const {
+  std::size_t count = 0;
+  if (const uint32_t slot = transforms_.Find(entity); slot != kNone) {
+    const TransformRegister& r = transforms_[slot];
+    if (r.has_data) {
+      protocol::AppendTransformPut(entity, r.timestamp, r.value, out);
+    } else {
+      protocol::AppendMessage({MessageType::kDeleteComponent,
+                               entity,
+                               protocol::kTransformComponentId,
+                               r.timestamp,
+                               0,
+                               {}},
+                              out);
+    }
+    ++count;
+  }
+  const internal::EntityComponentIndex::Components* held = components_.Find(entity);
+  if (held == nullptr) return count;
+  for (ComponentId c : held->registers) {
+    const internal::OpaqueRegister* r = opaque_.Find(c, entity);
+    if (r == nullptr) continue;
+    protocol::AppendMessage(
+        {r->has_data ? MessageType::kPutComponent : MessageType::kDeleteComponent, r->entity,
+         r->component, r->timestamp, 0, r->data},
+        out);
+    ++count;
+  }
+  for (ComponentId c : held->append_sets) {
+    const internal::AppendSet* s = appends_.Find(c, entity);
+    if (s == nullptr) continue;
+    for (const AppendElement& e : s->elements) {
+      protocol::AppendMessage(
+          {MessageType::kAppendValue, s->entity, s->component, e.timestamp, 0, e.data}, out);
+      ++count;
+    }
+  }
+  return count;
+}
+
+bool CrdtStore::ForgetEntity(EntityId entity) {
+  if (!HoldsAny(entity)) return false;
+  PurgeEntity(entity);
+  return true;
+}
+
 std::size_t CrdtStore::ExportChangesSince(uint64_t since, std::vector<uint8_t>& out) const {
   const std::span<const internal::Change> changes = log_.After(since);
   std::size_t count = 0;

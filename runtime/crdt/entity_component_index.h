@@ -29,6 +29,11 @@ class EntityComponentIndex {
   void AddAppendSet(protocol::EntityId entity, protocol::ComponentId component) {
     For(entity).append_sets.push_back(component);
   }
+  // What `entity` holds, or nullptr (valid until the next change of the index).
+  const Components* Find(protocol::EntityId entity) const {
+    const uint32_t* index = slot_.Find(entity);
+    return index ? &entries_[*index] : nullptr;
+  }
   // Removes and returns what `entity` holds; nullopt when it holds nothing.
   std::optional<Components> Take(protocol::EntityId entity);
 

@@ -109,6 +109,19 @@ void LatencyHistogram::Add(PrometheusText& out, const char* name, const char* he
   out.Histogram(name, help, kBounds, counts, static_cast<double>(Load(micros_)) / 1e6);
 }
 
+void CountHistogram::Observe(uint64_t n) {
+  std::size_t i = 0;
+  while (i < kBounds.size() && static_cast<double>(n) > kBounds[i]) ++i;
+  counts_[i].fetch_add(1, std::memory_order_relaxed);
+  sum_.fetch_add(n, std::memory_order_relaxed);
+}
+
+void CountHistogram::Add(PrometheusText& out, const char* name, const char* help) const {
+  std::array<uint64_t, kBounds.size() + 1> counts{};
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = Load(counts_[i]);
+  out.Histogram(name, help, kBounds, counts, static_cast<double>(Load(sum_)));
+}
+
 void Metrics::ObserveCommit(double seconds, uint64_t rows) {
   Add(commits);
   Add(committed_rows, rows);
@@ -317,6 +330,21 @@ std::string Metrics::RenderPrometheus() const {
                "every ready member (batch window, strand wait and fan-out).");
   fanout.Add(out, "scenecrdt_fanout_seconds",
              "One scene flush's fan-out: frames built once and handed to every ready member.");
+  interest_view_entities.Add(out, "scenecrdt_interest_view_entities",
+                             "Entities with a Transform in an interest member's view, after each "
+                             "of its view updates (docs/INTEREST.md).");
+  counter("scenecrdt_interest_enters_total",
+          "Entities that entered an interest member's view (sent whole).", Load(interest_enters));
+  counter("scenecrdt_interest_leaves_total",
+          "Entities that left an interest member's view (named in OutOfView).",
+          Load(interest_leaves));
+  counter("scenecrdt_interest_notices_total", "OutOfView frames sent.", Load(interest_notices));
+  counter("scenecrdt_interest_snapshots_total",
+          "Joins and resumes of interest members (each gets a snapshot of its view).",
+          Load(interest_snapshots));
+  interest_index.Add(out, "scenecrdt_interest_index_seconds",
+                     "A scene's interest index update per flush: world positions of the changed "
+                     "entities and their grid cells.");
   gauge("scenecrdt_scenes_max", "Scenes that may be held in memory (--max-scenes-in-memory).",
         Load(scenes_cap));
   gauge("scenecrdt_connections_max", "Open connections allowed (--max-connections, resolved).",

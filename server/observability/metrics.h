@@ -73,6 +73,19 @@ class LatencyHistogram {
   std::atomic<uint64_t> micros_{0};
 };
 
+// A histogram of counts (entities in one interest member's view), relaxed atomics.
+class CountHistogram {
+ public:
+  static constexpr std::array<double, 10> kBounds = {0,   1,    4,    16,    64,
+                                                     256, 1024, 4096, 16384, 65536};
+  void Observe(uint64_t n);
+  void Add(PrometheusText& out, const char* name, const char* help) const;
+
+ private:
+  std::array<std::atomic<uint64_t>, kBounds.size() + 1> counts_{};
+  std::atomic<uint64_t> sum_{0};
+};
+
 class Metrics {
  public:
   using Counter = std::atomic<uint64_t>;
@@ -195,6 +208,15 @@ class Metrics {
   // every ready member (batch window and strand wait included), and the fan-out alone.
   LatencyHistogram delivery;
   LatencyHistogram fanout;
+  // Interest management (docs/INTEREST.md "Metrics"): entities held by an interest member
+  // after each of its view updates, entities entering / leaving views, OutOfView frames, and
+  // the index update (world positions of the changed entities, grid) once per flush.
+  CountHistogram interest_view_entities;
+  Counter interest_enters{0};
+  Counter interest_leaves{0};
+  Counter interest_notices{0};
+  Counter interest_snapshots{0};  // joins / resumes of interest members (a snapshot of the view)
+  LatencyHistogram interest_index;
   // The caps in force (set at start): --max-scenes-in-memory and the resolved
   // --max-connections, so dashboards and alerts can compare the gauges with them.
   Gauge scenes_cap{0};

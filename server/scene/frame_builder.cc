@@ -22,23 +22,31 @@ std::vector<SharedFrame> FrameBuilder::Envelope(const runtime::CrdtStore& store,
   scratch_.clear();
   const std::size_t messages = store.ExportChangesSince(from, scratch_);
   Metrics::Add(metrics_.messages_out, messages);
+  std::vector<SharedFrame> frames = FromStream(scratch_, from_wire, to_wire, is_state);
+  // A large export's buffer is not kept for the scene's lifetime.
+  if (scratch_.capacity() > 4 * std::size_t{chunk_bytes_}) std::vector<uint8_t>().swap(scratch_);
+  return frames;
+}
+
+std::vector<SharedFrame> FrameBuilder::FromStream(std::span<const uint8_t> dcl, uint64_t from_wire,
+                                                  uint64_t to_wire, bool is_state) const {
   // Cut at message boundaries into chunks of at most chunk_bytes_ (one chunk unless big).
   const std::size_t chunk_bytes = chunk_bytes_;
   std::vector<std::span<const uint8_t>> chunks;
-  if (scratch_.size() <= chunk_bytes) {
-    chunks.emplace_back(scratch_);
+  if (dcl.size() <= chunk_bytes) {
+    chunks.emplace_back(dcl);
   } else {
     std::size_t start = 0;
     std::size_t pos = 0;
-    (void)protocol::DecodeStream(scratch_, {}, [&](const protocol::CrdtMessage& m) {
+    (void)protocol::DecodeStream(dcl, {}, [&](const protocol::CrdtMessage& m) {
       const std::size_t size = protocol::EncodedSize(m);
       if (pos + size - start > chunk_bytes && pos > start) {
-        chunks.emplace_back(scratch_.data() + start, pos - start);
+        chunks.emplace_back(dcl.data() + start, pos - start);
         start = pos;
       }
       pos += size;
     });
-    chunks.emplace_back(scratch_.data() + start, scratch_.size() - start);
+    chunks.emplace_back(dcl.data() + start, dcl.size() - start);
   }
   std::vector<SharedFrame> frames;
   frames.reserve(chunks.size());
@@ -52,8 +60,6 @@ std::vector<SharedFrame> FrameBuilder::Envelope(const runtime::CrdtStore& store,
     crdt.data = chunks[i];
     frames.push_back(MakeShared(session::BuildFrame(crdt)));
   }
-  // A large export's buffer is not kept for the scene's lifetime.
-  if (scratch_.capacity() > 4 * std::size_t{chunk_bytes}) std::vector<uint8_t>().swap(scratch_);
   return frames;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "scenecrdt/runtime/crdt_store.h"
@@ -25,6 +26,10 @@ class FrameBuilder {
   // frames still to come in frame_sequence (0: the last one).
   std::vector<SharedFrame> Envelope(const runtime::CrdtStore& store, uint64_t from,
                                     uint64_t from_wire, uint64_t to_wire, bool is_state);
+  // The same for a DCL stream built by the caller (an interest member's filtered changes:
+  // member_view.h). An empty stream gives one empty frame.
+  std::vector<SharedFrame> FromStream(std::span<const uint8_t> dcl, uint64_t from_wire,
+                                      uint64_t to_wire, bool is_state) const;
   // The changes after `from` as one plain DCL chunk (raw-DCL members): the store's export as
   // it is.
   SharedFrame Raw(const runtime::CrdtStore& store, uint64_t from);

@@ -68,78 +68,86 @@ Scene::Member* Scene::FindMember(uint64_t id) {
 }
 
 void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
-                 std::optional<uint64_t> resume) {
-  net::asio::post(strand_, [this, member = std::move(member), can_write, resume]() mutable {
-    if (HoldJoin(member, can_write, resume)) return;
-    if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {
-      member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
-      return;
-    }
-    Metrics& metrics = ctx_.metrics();
-    const SessionKind kind = member->kind();
-    const uint64_t seq = store_.sequence();
-    uint64_t from = 0;
-    JoinState state = JoinState::kSnapshot;
-    if (resume) {
-      state = JoinState::kResumeStale;
-      if (const auto at = sequences_.ResumeFrom(*resume, seq)) {
-        from = *at;
-        state = JoinState::kResume;
-      }
-    }
-    const bool resumed = state == JoinState::kResume;
-    Metrics::Add(resumed ? metrics.resumes : metrics.snapshots);
-    metrics.CountJoin(kind, state);
-    // Reconnect evidence: a resume position, or the same address and kind back soon after an
-    // abnormal end (the client could not say goodbye).
-    const int64_t now = NowMs();
-    const char* reconnect = "no";
-    const bool recent_drop = departures_.Take(member->peer().address(), kind, now);
-    if (resume) {
-      metrics.CountReconnect(ReconnectEvidence::kResume);
-      reconnect = "resume";
-    } else if (recent_drop) {
-      metrics.CountReconnect(ReconnectEvidence::kRecentDrop);
-      reconnect = "recent_drop";
-    }
-    const auto build_start = std::chrono::steady_clock::now();
-    std::vector<SharedFrame> frames;
-    const bool raw = kind == SessionKind::kDcl;  // plain DCL chunks, no envelope
-    const bool zstd = !raw && member->zstd_frames();
-    if (raw || from == 0) {
-      // raw: one chunk, the whole state (empty for a new scene)
-      frames = SnapshotFrames(raw, zstd);
-    } else {
-      frames = BuildFrames(from, seq, /*is_state=*/true);
-      if (zstd) frames = compression_.Records(frames);
-    }
-    const auto build_us = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::steady_clock::now() - build_start);
-    Metrics::Add(metrics.state_build_us, static_cast<uint64_t>(build_us.count()));
-    std::size_t state_bytes = 0;
-    for (const SharedFrame& f : frames) state_bytes += f->size();
-    Metrics::Add(metrics.state_bytes, state_bytes);
-    session::Welcome welcome{member->id(), sequences_.Wire(seq), resumed, can_write};
-    Member m;
-    m.member = member;
-    m.id = member->id();
-    m.cursor = seq;
-    m.raw = raw;
-    m.zstd = zstd;
-    m.busy_since_ms = now;
-    members_.push_back(std::move(m));
-    ctx_.log().Write(LogLevel::kInfo, "open",
-                     "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
-                     "reconnect=%s members=%zu",
-                     name_.c_str(), static_cast<unsigned long long>(member->id()),
-                     SessionKindName(kind), member->peer_text().c_str(),
-                     can_write ? "write" : "read",
-                     state == JoinState::kResume
-                         ? "resume"
-                         : (state == JoinState::kResumeStale ? "resume_stale" : "snapshot"),
-                     state_bytes, reconnect, members_.size());
-    member->PostJoined(welcome, std::move(frames));
-  });
+                 std::optional<uint64_t> resume, std::optional<InterestSpec> interest) {
+  net::asio::post(
+      strand_, [this, member = std::move(member), can_write, resume, interest]() mutable {
+        if (HoldJoin(member, can_write, resume, interest)) return;
+        if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {
+          member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
+          return;
+        }
+        Metrics& metrics = ctx_.metrics();
+        const SessionKind kind = member->kind();
+        const uint64_t seq = store_.sequence();
+        uint64_t from = 0;
+        JoinState state = JoinState::kSnapshot;
+        // An interest member gets a snapshot of its view, resume or not (docs/INTEREST.md).
+        if (resume && !interest) {
+          state = JoinState::kResumeStale;
+          if (const auto at = sequences_.ResumeFrom(*resume, seq)) {
+            from = *at;
+            state = JoinState::kResume;
+          }
+        }
+        const bool resumed = state == JoinState::kResume;
+        Metrics::Add(resumed ? metrics.resumes : metrics.snapshots);
+        metrics.CountJoin(kind, state);
+        // Reconnect evidence: a resume position, or the same address and kind back soon after an
+        // abnormal end (the client could not say goodbye).
+        const int64_t now = NowMs();
+        const char* reconnect = "no";
+        const bool recent_drop = departures_.Take(member->peer().address(), kind, now);
+        if (resume) {
+          metrics.CountReconnect(ReconnectEvidence::kResume);
+          reconnect = "resume";
+        } else if (recent_drop) {
+          metrics.CountReconnect(ReconnectEvidence::kRecentDrop);
+          reconnect = "recent_drop";
+        }
+        const auto build_start = std::chrono::steady_clock::now();
+        std::vector<SharedFrame> frames;
+        const bool raw = kind == SessionKind::kDcl;  // plain DCL chunks, no envelope
+        const bool zstd = !raw && member->zstd_frames();
+        std::unique_ptr<MemberView> view;
+        if (interest && !raw) {
+          view = std::make_unique<MemberView>(*interest, false);
+          frames = ViewSnapshot(*view, zstd);
+        } else if (raw || from == 0) {
+          // raw: one chunk, the whole state (empty for a new scene)
+          frames = SnapshotFrames(raw, zstd);
+        } else {
+          frames = BuildFrames(from, seq, /*is_state=*/true);
+          if (zstd) frames = compression_.Records(frames);
+        }
+        const auto build_us = std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now() - build_start);
+        Metrics::Add(metrics.state_build_us, static_cast<uint64_t>(build_us.count()));
+        std::size_t state_bytes = 0;
+        for (const SharedFrame& f : frames) state_bytes += f->size();
+        Metrics::Add(metrics.state_bytes, state_bytes);
+        session::Welcome welcome{member->id(), sequences_.Wire(seq), resumed, can_write};
+        Member m;
+        m.member = member;
+        m.id = member->id();
+        m.cursor = seq;
+        m.raw = raw;
+        m.zstd = zstd;
+        m.busy_since_ms = now;
+        if (view) ++interest_members_;
+        m.view = std::move(view);
+        members_.push_back(std::move(m));
+        ctx_.log().Write(LogLevel::kInfo, "open",
+                         "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
+                         "reconnect=%s members=%zu interest=%s",
+                         name_.c_str(), static_cast<unsigned long long>(member->id()),
+                         SessionKindName(kind), member->peer_text().c_str(),
+                         can_write ? "write" : "read",
+                         state == JoinState::kResume
+                             ? "resume"
+                             : (state == JoinState::kResumeStale ? "resume_stale" : "snapshot"),
+                         state_bytes, reconnect, members_.size(), interest ? "yes" : "no");
+        member->PostJoined(welcome, std::move(frames));
+      });
 }
 
 void Scene::Leave(uint64_t member_id, CloseReason reason) {
@@ -155,7 +163,12 @@ void Scene::Leave(uint64_t member_id, CloseReason reason) {
     if (Departures::Abnormal(reason)) {
       departures_.Note(it->member->peer().address(), it->member->kind(), NowMs());
     }
+    const bool had_view = it->view != nullptr;
     members_.erase(it);
+    if (had_view) {
+      --interest_members_;
+      DropIndexIfUnused();
+    }
   });
 }
 
@@ -183,6 +196,10 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
       return;
     }
     Metrics::Add(metrics.messages_in, batch.size());
+    if (member->view) {
+      for (const protocol::CrdtMessage& msg : batch.messages())
+        member->view->NoteWritten(msg.entity);
+    }
     bytes_.Add(growth);
     if (store_.sequence() != before) {
       if (sole_writer_ == 0 && !mixed_writers_) {
@@ -320,13 +337,18 @@ void Scene::FanOut() {
   mixed_writers_ = false;
   const int64_t now = NowMs();
   const auto started = std::chrono::steady_clock::now();
+  if (index_) SyncIndex();
   for (Member& m : members_) {
     if (!m.ready) continue;  // catches up (coalesced) when its write completes
     if (m.id == skip && m.cursor == from) {
-      m.cursor = seq;  // exactly its own changes: its replica has them already
-      continue;
+      if (!m.view) {
+        m.cursor = seq;  // exactly its own changes: its replica has them already
+        continue;
+      }
+      m.own_changes = true;  // its view may still change: enters and leaves only
     }
     Deliver(m, now);
+    m.own_changes = false;
   }
   const auto done = std::chrono::steady_clock::now();
   ctx_.metrics().fanout.Observe(std::chrono::duration<double>(done - started).count());
@@ -336,6 +358,7 @@ void Scene::FanOut() {
 }
 
 std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
+  if (m.view) return DeliverInterest(m, now_ms);
   const uint64_t seq = store_.sequence();
   if (!m.ready || m.cursor >= seq) return 0;
   if (!rate_.Allow(m.next_send_ms, now_ms)) return 0;
@@ -442,13 +465,13 @@ void Scene::ReleaseAcks() {
 // ---- A shared log ----
 
 bool Scene::HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
-                     std::optional<uint64_t> resume) {
+                     std::optional<uint64_t> resume, const std::optional<InterestSpec>& interest) {
   if (loaded_) return false;
   if (held_joins_.size() >= ctx_.config().limits.max_sessions_per_scene) {
     member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
     return true;
   }
-  held_joins_.push_back({member, can_write, resume});
+  held_joins_.push_back({member, can_write, resume, interest});
   if (!load_requested_) {
     load_requested_ = true;
     shared_log_->RequestLoad(*this);
@@ -476,7 +499,7 @@ void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::Stre
     load_requested_ = false;
     std::vector<HeldJoin> held;
     held.swap(held_joins_);
-    for (HeldJoin& j : held) Join(std::move(j.member), j.can_write, j.resume);
+    for (HeldJoin& j : held) Join(std::move(j.member), j.can_write, j.resume, j.interest);
   });
 }
 

@@ -7,7 +7,9 @@
 // members receive), FanOutCache (one batch per cursor), SnapshotShare (joiners share
 // snapshots), AckBook (acks and flush waiters), RateLimit (--max-rate), Departures
 // (reconnects), SceneBytes (--max-scene-bytes), SceneSequences (scene sequences and resume)
-// and SharedCompression (zstd frames).
+// and SharedCompression (zstd frames). Interest members (docs/INTEREST.md) get frames of
+// their own, built by MemberView over the scene's InterestIndex (DeliverInterest); the others
+// keep the shared batches.
 //
 // Fan-out (docs/SERVER.md): each member has a cursor (the store sequence it has been sent up
 // to) and is "ready" when nothing of the scene is in flight to it. A merge schedules one
@@ -54,6 +56,8 @@
 #include "scenecrdt/server/scene/departures.h"
 #include "scenecrdt/server/scene/fan_out_cache.h"
 #include "scenecrdt/server/scene/frame_builder.h"
+#include "scenecrdt/server/scene/interest_index.h"
+#include "scenecrdt/server/scene/member_view.h"
 #include "scenecrdt/server/scene/rate_limit.h"
 #include "scenecrdt/server/scene/scene_bytes.h"
 #include "scenecrdt/server/scene/scene_member.h"
@@ -80,7 +84,13 @@ class Scene final : public LoggedScene {
   const runtime::StoreLimits& store_limits() const { return store_.limits(); }
 
   // ---- Any thread (each posts to the strand) ----
-  void Join(std::shared_ptr<SceneMember> member, bool can_write, std::optional<uint64_t> resume);
+  // `interest`: the member declared one before its Hello (its state is a snapshot of the
+  // view, resume or not: docs/INTEREST.md "Resume").
+  void Join(std::shared_ptr<SceneMember> member, bool can_write, std::optional<uint64_t> resume,
+            std::optional<InterestSpec> interest = std::nullopt);
+  // A joined member's new interest (nullopt: none, back to receiving everything); it takes
+  // effect at its next delivery, at once when nothing is in flight to it.
+  void SetInterest(uint64_t member_id, std::optional<InterestSpec> interest);
   // `reason`: why the member ended (abnormal ends are remembered for 30 s so that a rejoin
   // from the same address and kind is recognised as a reconnect: departures.h).
   void Leave(uint64_t member_id, CloseReason reason);
@@ -134,19 +144,23 @@ class Scene final : public LoggedScene {
   struct Member {
     std::shared_ptr<SceneMember> member;
     uint64_t id = 0;
-    uint64_t cursor = 0;        // store sequence sent up to
-    bool ready = false;         // nothing of the scene in flight to it
-    bool raw = false;           // gets plain DCL chunks (/dcl/) instead of envelope frames
-    bool zstd = false;          // gets the envelope frames as zstd records (compressed once)
-    int64_t next_send_ms = 0;   // --max-rate (rate_limit.h)
-    int64_t busy_since_ms = 0;  // when the delivery in flight was handed over
-    uint64_t storage_told = 0;  // the storage failure episode it was told about
+    uint64_t cursor = 0;               // store sequence sent up to
+    bool ready = false;                // nothing of the scene in flight to it
+    bool raw = false;                  // gets plain DCL chunks (/dcl/) instead of envelope frames
+    bool zstd = false;                 // gets the envelope frames as zstd records (compressed once)
+    int64_t next_send_ms = 0;          // --max-rate (rate_limit.h)
+    int64_t busy_since_ms = 0;         // when the delivery in flight was handed over
+    uint64_t storage_told = 0;         // the storage failure episode it was told about
+    std::unique_ptr<MemberView> view;  // an interest member (docs/INTEREST.md)
+    bool clear_interest = false;       // its interest was cleared: send everything once
+    bool own_changes = false;          // FanOut: every change since its cursor is its own
   };
   // A join waiting for the shared log's load (bounded by max_sessions_per_scene).
   struct HeldJoin {
     std::shared_ptr<SceneMember> member;
     bool can_write;
     std::optional<uint64_t> resume;
+    std::optional<InterestSpec> interest;
   };
 
   Member* FindMember(uint64_t id);
@@ -155,6 +169,15 @@ class Scene final : public LoggedScene {
   // Sends everything after member.cursor (a shared batch or a coalesced catch-up) if allowed;
   // the bytes handed over (0: nothing sent).
   std::size_t Deliver(Member& m, int64_t now_ms);
+  // Deliver for an interest member: its view's changes, entering and leaving entities.
+  std::size_t DeliverInterest(Member& m, int64_t now_ms);
+  // The interest index exists while the scene has interest members.
+  InterestIndex& EnsureIndex();
+  void DropIndexIfUnused();
+  // The index is brought up to the store (metrics: interest_index).
+  void SyncIndex();
+  // The state frames of an interest member's join: the snapshot of its view.
+  std::vector<SharedFrame> ViewSnapshot(MemberView& view, bool zstd);
   // The envelope frames of the changes in (from, to].
   std::vector<SharedFrame> BuildFrames(uint64_t from, uint64_t to, bool is_state);
   // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
@@ -167,7 +190,7 @@ class Scene final : public LoggedScene {
   void TellStorageUnavailable();
   // On a shared log: joins wait for the load; writers hear once per outage that it is away.
   bool HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
-                std::optional<uint64_t> resume);
+                std::optional<uint64_t> resume, const std::optional<InterestSpec>& interest);
   // No load pending and no join held (always true on a local log).
   bool LogIdle() const;
   void NotifyUnavailable();
@@ -193,6 +216,9 @@ class Scene final : public LoggedScene {
   RateLimit rate_;
   Departures departures_;
   SceneBytes bytes_;
+  std::unique_ptr<InterestIndex> index_;
+  std::size_t interest_members_ = 0;
+  std::vector<uint8_t> interest_scratch_;  // an interest member's export since its cursor
 
   uint64_t durable_ = 0;
   bool commit_in_flight_ = false;

@@ -84,6 +84,8 @@ void EnvelopeSession::OnFrame(std::span<const uint8_t> frame) {
     HandleHello(*hello);
   } else if (const auto* crdt = std::get_if<session::Crdt>(&f)) {
     HandleCrdt(*crdt);
+  } else if (const auto* interest = std::get_if<session::SetInterest>(&f)) {
+    HandleSetInterest(*interest);
   } else if (const auto* ping = std::get_if<session::Ping>(&f)) {
     QueueControl(session::Pong{ping->nonce, ping->sent_us});
   } else if (std::get_if<session::Pong>(&f)) {
@@ -91,7 +93,8 @@ void EnvelopeSession::OnFrame(std::span<const uint8_t> frame) {
   } else if (const auto* error = std::get_if<session::ErrorFrame>(&f)) {
     if (error->fatal) BeginClose(CloseReason::kClientClosed);  // the client says goodbye
   } else {
-    Fatal(ErrorCode::kUnexpectedPayload, "clients send Hello, Crdt, Ping, Pong or Error");
+    Fatal(ErrorCode::kUnexpectedPayload,
+          "clients send Hello, Crdt, SetInterest, Ping, Pong or Error");
   }
 }
 
@@ -118,7 +121,22 @@ void EnvelopeSession::HandleHello(const session::Hello& hello) {
   }
   SetZstdFrames(mode_ == session::Compression::kZstdFrames);
   NoteGrant(grant.value(), hello.token, hello.scene);
-  JoinScene(hello.scene, grant->role == Role::kWrite, hello.resume_sequence);
+  JoinScene(hello.scene, grant->role == Role::kWrite, hello.resume_sequence, interest_);
+}
+
+void EnvelopeSession::HandleSetInterest(const session::SetInterest& interest) {
+  bool clamped = false;
+  auto spec = ResolveInterest(interest, limits().max_interest_radius_m, clamped);
+  if (!spec.has_value()) {
+    // Non-fatal: the interest in effect stays.
+    Refuse(spec.error().code, spec.error().detail, 0, 0);
+    return;
+  }
+  interest_.reset();
+  if (spec->mode != session::InterestMode::kNone) interest_ = *spec;
+  QueueControl(session::InterestSet{spec->mode, static_cast<float>(spec->radius),
+                                    static_cast<float>(spec->hysteresis), clamped});
+  if (joined()) scene()->SetInterest(id(), interest_);
 }
 
 void EnvelopeSession::HandleCrdt(const session::Crdt& crdt) {

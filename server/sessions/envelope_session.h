@@ -2,7 +2,8 @@
 // Owns EnvelopeSession: the session envelope protocol (docs/PROTOCOL.md section 2) over any
 // transport (TcpSession, WebSocketSession<EnvelopeSession>). Every frame is verified
 // (ReadFrame), then Hello (auth, scene join), Crdt (read-only check, CrdtStore::Admit of the
-// whole frame, token bucket, then Scene::Submit), Ping/Pong. Protocol violations send a fatal
+// whole frame, token bucket, then Scene::Submit), SetInterest (docs/INTEREST.md), Ping/Pong.
+// Protocol violations send a fatal
 // Error frame and close; refusals send a non-fatal Error naming the frame. It owns the bounded
 // control queue (Welcome, Error, Pong, Ping) and the one cumulative pending Ack, and the
 // Hello deadline, idle timeout and Ping of its watchdog.
@@ -58,6 +59,8 @@ class EnvelopeSession : public Session {
  private:
   void HandleHello(const session::Hello& hello);
   void HandleCrdt(const session::Crdt& crdt);
+  // Before Hello it shapes the join; after, it goes to the scene (docs/INTEREST.md).
+  void HandleSetInterest(const session::SetInterest& interest);
 
   const std::string path_scene_;
   std::deque<SharedFrame> control_;
@@ -65,6 +68,7 @@ class EnvelopeSession : public Session {
   int64_t last_ping_ms_ = 0;
   // Welcome.compression: what the Hello offered and the server and transport can do.
   session::Compression mode_ = session::Compression::kNone;
+  std::optional<InterestSpec> interest_;  // the latest valid SetInterest (nullopt: none)
 };
 
 }  // namespace scenecrdt::server

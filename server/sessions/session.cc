@@ -67,7 +67,8 @@ void Session::NoteInput(std::size_t bytes) {
   last_read_ms_ = NowMs();
 }
 
-void Session::JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume) {
+void Session::JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume,
+                        std::optional<InterestSpec> interest) {
   // A read-only token may join a stored scene but never create one (docs/SERVER.md).
   auto scene = ctx_.AcquireScene(name, can_write);
   if (!scene.has_value()) {
@@ -86,7 +87,7 @@ void Session::JoinScene(const std::string& name, bool can_write, std::optional<u
                      subject_.c_str(), can_write ? "write" : "read",
                      static_cast<long long>((*grant_expires_ - WallSeconds()).count()));
   }
-  scene_->Join(shared_from_this(), can_write_, resume);
+  scene_->Join(shared_from_this(), can_write_, resume, interest);
 }
 
 double Session::RefillTokens() {

@@ -24,6 +24,7 @@
 
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/scene/member_view.h"
 #include "scenecrdt/server/scene/scene_member.h"
 
 namespace scenecrdt::server {
@@ -123,7 +124,9 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   void NoteInput(std::size_t bytes);
   void SetZstdFrames(bool on) { zstd_frames_ = on; }
   // Looks the scene up and joins it (the scene logs the open line).
-  void JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume);
+  // `interest`: declared before the Hello (docs/INTEREST.md).
+  void JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume,
+                 std::optional<InterestSpec> interest = std::nullopt);
   // A fatal condition: logged (unless kShuttingDown), goodbye queued, flushed, closed.
   void Fatal(ErrorCode code, std::string_view text);
   // Starts the write of whatever is pending (no-op while one is in flight).

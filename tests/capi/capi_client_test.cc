@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "scenecrdt/client/client.h"
@@ -39,6 +41,74 @@ TEST(CapiClientTest, AListWithADeadServerFailsOverToTheLiveOne) {
   const std::string list = dead + "," + server.tcp_url();
   char error[512] = "";
   EXPECT_EQ(capi_c_client_program(list.c_str(), "capi-list", error, sizeof(error)), 1) << error;
+}
+
+// Interest through the C ABI (docs/INTEREST.md): a body crossing the border of a 10 m view
+// and back leaves once and enters once, in the view's removed / added lists; bad values are
+// refused with a typed status.
+TEST(CapiClientTest, InterestBorderCrossingShowsInRemovedAndAddedLists) {
+  client::test::TestServer server;
+  ASSERT_TRUE(server.Start());
+  client::ClientOptions wo;
+  wo.url = server.tcp_url();
+  wo.scene = "capi-interest";
+  client::Client writer(wo);
+  ASSERT_TRUE(writer.Start().has_value());
+  ASSERT_TRUE(writer.PollUntil([&] { return writer.synced(); }, std::chrono::seconds(20)));
+  constexpr uint32_t kMover = 777;
+  const auto move = [&](float x) {
+    protocol::Transform t;
+    t.position = {x, 0, 0};
+    ASSERT_TRUE(writer.WriteTransform(kMover, t).has_value());
+    writer.Flush();
+    ASSERT_TRUE(
+        writer.PollUntil([&] { return writer.pending_frames() == 0; }, std::chrono::seconds(20)));
+  };
+  move(0);
+  sc_client* c = sc_client_connect(server.tcp_url().c_str(), "capi-interest", nullptr);
+  ASSERT_NE(c, nullptr) << sc_last_error();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(sc_client_set_interest(c, 0, 0, 0, nan), SC_E_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(sc_last_error()).find("invalid_interest"), std::string::npos);
+  EXPECT_EQ(sc_client_set_interest(c, 0, 0, 0, -1), SC_E_INVALID_ARGUMENT);
+  EXPECT_EQ(sc_client_set_interest(c, nan, 0, 0, 5), SC_E_INVALID_ARGUMENT);
+  EXPECT_EQ(sc_client_follow_interest(c, 600, -1), SC_E_INVALID_ARGUMENT);
+  EXPECT_EQ(sc_client_set_interest(nullptr, 0, 0, 0, 5), SC_E_INVALID_ARGUMENT);
+  ASSERT_EQ(sc_client_set_interest(c, 0, 0, 0, 10), SC_OK) << sc_last_error();
+  const sc_runtime* view = sc_client_runtime(c);
+  int added = 0, removed = 0;
+  const auto count = [&] {
+    uint32_t e[64];
+    size_t n = 0;
+    ASSERT_EQ(sc_runtime_copy_added(view, e, 64, &n), SC_OK);
+    for (size_t i = 0; i < n; ++i) added += e[i] == kMover;
+    ASSERT_EQ(sc_runtime_copy_removed(view, e, 64, &n), SC_OK);
+    for (size_t i = 0; i < n; ++i) removed += e[i] == kMover;
+  };
+  const auto wait_for = [&](bool in, float x) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      ASSERT_GE(sc_client_poll(c, 5), 0) << sc_last_error();
+      count();
+      sc_transform t;
+      const int got = sc_runtime_get_transform(view, kMover, &t);
+      if (in ? (got == SC_OK && t.position[0] == x) : got == SC_E_NOT_FOUND) return;
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "x " << x;
+    }
+  };
+  wait_for(true, 0);
+  // Out through the hysteresis band (1 m), lingering in it, back in.
+  bool in = true;
+  for (const float x : {5.0f, 10.5f, 9.0f, 10.9f, 11.5f, 10.5f, 10.8f, 9.5f, 0.0f}) {
+    move(x);
+    in = x <= 10.0f || (in && x <= 11.0f);
+    wait_for(in, x);
+  }
+  EXPECT_EQ(removed, 1);
+  EXPECT_EQ(added, 2);  // the first appearance, then the re-entry
+  EXPECT_EQ(sc_client_clear_interest(c), SC_OK);
+  sc_client_destroy(c);
+  writer.Stop();
 }
 
 using Keys = std::set<golden::Key>;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the session envelope (protocol/session/envelope.h): BuildFrame/ReadFrame round trips
-// for each of the 7 frame types, PeekFrameSize, and that corrupted, truncated, foreign,
+// for each frame type, PeekFrameSize, and that corrupted, truncated, foreign,
 // oversized, wrong-version and out-of-range frames are refused without crashing; and the scene
 // sequence layout (protocol/session/sequence.h).
 #include "scenecrdt/protocol/session/envelope.h"
@@ -51,6 +51,15 @@ std::string Describe(const Frame& frame) {
         } else if constexpr (std::is_same_v<F, ErrorFrame>) {
           os << "Error{" << static_cast<int>(f.code) << ", " << f.text << ", " << f.frame_sequence
              << ", " << f.fatal << "}";
+        } else if constexpr (std::is_same_v<F, SetInterest>) {
+          os << "SetInterest{" << static_cast<int>(f.mode) << ", " << f.center_x << ", "
+             << f.center_y << ", " << f.center_z << ", " << f.follow_entity << ", " << f.radius
+             << ", " << (f.hysteresis ? std::to_string(*f.hysteresis) : "-") << "}";
+        } else if constexpr (std::is_same_v<F, InterestSet>) {
+          os << "InterestSet{" << static_cast<int>(f.mode) << ", " << f.radius << ", "
+             << f.hysteresis << ", " << f.clamped << "}";
+        } else if constexpr (std::is_same_v<F, OutOfView>) {
+          os << "OutOfView{" << f.scene_sequence << ", " << f.entities.size() << " entities}";
         } else {
           os << (std::is_same_v<F, Ping> ? "Ping{" : "Pong{") << f.nonce << ", " << f.sent_us
              << "}";
@@ -83,6 +92,18 @@ bool SameFrame(const Frame& a, const Frame& b) {
         } else if constexpr (std::is_same_v<F, ErrorFrame>) {
           return x.code == y.code && x.text == y.text && x.frame_sequence == y.frame_sequence &&
                  x.fatal == y.fatal;
+        } else if constexpr (std::is_same_v<F, SetInterest>) {
+          // NaN reads back as NaN (the server refuses it); -0 may read back as +0.
+          const auto same = [](float p, float q) { return p == q || (p != p && q != q); };
+          return x.mode == y.mode && same(x.center_x, y.center_x) && same(x.center_y, y.center_y) &&
+                 same(x.center_z, y.center_z) && x.follow_entity == y.follow_entity &&
+                 same(x.radius, y.radius) && x.hysteresis.has_value() == y.hysteresis.has_value() &&
+                 (!x.hysteresis || same(*x.hysteresis, *y.hysteresis));
+        } else if constexpr (std::is_same_v<F, InterestSet>) {
+          return x.mode == y.mode && x.radius == y.radius && x.hysteresis == y.hysteresis &&
+                 x.clamped == y.clamped;
+        } else if constexpr (std::is_same_v<F, OutOfView>) {
+          return x.scene_sequence == y.scene_sequence && x.entities == y.entities;
         } else {
           return x.nonce == y.nonce && x.sent_us == y.sent_us;
         }
@@ -129,6 +150,12 @@ class EnvelopeTest : public ::testing::Test {
         ErrorFrame{ErrorCode::kOk, "", 0, false},
         Ping{1, 1700000000000000u},
         Pong{0xABCDEF, 3},
+        SetInterest{InterestMode::kPoint, 1.5f, -2.0f, 3.0f, 0, 50.0f, std::nullopt},
+        SetInterest{InterestMode::kFollow, 0, 0, 0, 600 | (1u << 16), 20.0f, 0.0f},
+        SetInterest{InterestMode::kNone, 0, 0, 0, 0, 0, std::nullopt},
+        InterestSet{InterestMode::kPoint, 1000.0f, 100.0f, true},
+        OutOfView{0xFFFFFFFFFFu, {512, 600, 0xFFFFFFFFu}},
+        OutOfView{1, {}},
     };
   }
 
@@ -186,13 +213,32 @@ TEST_F(EnvelopeTest, Validity) {
   }
   for (fb::Payload type :
        {fb::Payload::Hello, fb::Payload::Welcome, fb::Payload::Crdt, fb::Payload::Ack,
-        fb::Payload::Error, fb::Payload::Ping, fb::Payload::Pong}) {
+        fb::Payload::Error, fb::Payload::Ping, fb::Payload::Pong, fb::Payload::SetInterest,
+        fb::Payload::InterestSet, fb::Payload::OutOfView}) {
     // A payload type with no table: the Verifier lets it through (found by the property test).
     flatbuffers::FlatBufferBuilder b;
     b.FinishSizePrefixed(fb::CreateEnvelope(b, kProtocolVersion, type, 0),
                          fb::EnvelopeIdentifier());
     cases.push_back({"payload type without a table",
                      std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()),
+                     ErrorCode::kEnvelopeInvalid});
+  }
+  for (const int m : {3, 255}) {
+    const auto mode = static_cast<uint8_t>(m);
+    // An interest mode this version does not know (SetInterest and InterestSet).
+    flatbuffers::FlatBufferBuilder b;
+    auto payload = fb::CreateSetInterest(b, mode, 0, 0, 0, 0, 5.0f).Union();
+    b.FinishSizePrefixed(fb::CreateEnvelope(b, kProtocolVersion, fb::Payload::SetInterest, payload),
+                         fb::EnvelopeIdentifier());
+    cases.push_back({"unknown interest mode",
+                     std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()),
+                     ErrorCode::kEnvelopeInvalid});
+    flatbuffers::FlatBufferBuilder a;
+    auto set = fb::CreateInterestSet(a, mode, 5.0f, 1.0f, false).Union();
+    a.FinishSizePrefixed(fb::CreateEnvelope(a, kProtocolVersion, fb::Payload::InterestSet, set),
+                         fb::EnvelopeIdentifier());
+    cases.push_back({"unknown interest mode",
+                     std::vector<uint8_t>(a.GetBufferPointer(), a.GetBufferPointer() + a.GetSize()),
                      ErrorCode::kEnvelopeInvalid});
   }
   {
@@ -386,7 +432,7 @@ TEST_F(EnvelopeTest, ScenesNamesFollowTheRule) {
 }
 
 RC_GTEST_PROP(EnvelopePropertyTest, RandomFramesRoundTrip, ()) {
-  const auto kind = *Uniform<int>(0, 7);
+  const auto kind = *Uniform<int>(0, 11);
   const auto data = *rc::gen::container<std::vector<uint8_t>>(rc::gen::arbitrary<uint8_t>());
   const auto u1 = *rc::gen::arbitrary<uint64_t>();
   const auto u2 = *rc::gen::arbitrary<uint64_t>();
@@ -418,6 +464,24 @@ RC_GTEST_PROP(EnvelopePropertyTest, RandomFramesRoundTrip, ()) {
     }
     case 5:
       frame = Ping{u1, u2};
+      break;
+    case 7: {
+      const auto f = *rc::gen::arbitrary<float>();
+      frame = SetInterest{static_cast<InterestMode>(*Uniform<int>(0, 3)),
+                          f,
+                          -f,
+                          0.5f,
+                          static_cast<uint32_t>(u1),
+                          *rc::gen::arbitrary<float>(),
+                          flag ? std::optional<float>(f) : std::nullopt};
+      break;
+    }
+    case 8:
+      frame = InterestSet{static_cast<InterestMode>(*Uniform<int>(0, 3)), 3.0f, 1.0f, flag};
+      break;
+    case 9:
+      frame =
+          OutOfView{u1, *rc::gen::container<std::vector<uint32_t>>(rc::gen::arbitrary<uint32_t>())};
       break;
     default:
       frame = Pong{u1, u2};

@@ -2,11 +2,77 @@
 // Owns the shared flags and the join sequence of the network commands.
 #include "tools/cli/client_common.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <vector>
 
 namespace scenecrdt::cli {
+
+namespace {
+
+// "A,B,C" -> exactly `count` finite floats; nullopt otherwise.
+std::optional<std::vector<float>> FloatList(std::string_view text, std::size_t count) {
+  std::vector<float> out;
+  for (;;) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    float v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || item.empty() ||
+        !std::isfinite(v) || out.size() == count) {
+      return std::nullopt;
+    }
+    out.push_back(v);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  if (out.size() != count) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+bool ReadInterestFlags(ArgScanner& scan, std::string_view command, ClientFlags& out) {
+  const auto point = scan.Value("--interest");
+  const auto follow = scan.Value("--interest-follow");
+  if (point && follow) {
+    PrintMessage(command, "give --interest or --interest-follow, not both");
+    return false;
+  }
+  if (point) {
+    const auto v = FloatList(*point, 4);
+    if (!v || (*v)[3] < 0) {
+      PrintMessage(command,
+                   "--interest takes X,Y,Z,R: four finite numbers, the radius R >= 0 (metres)");
+      return false;
+    }
+    client::Interest i;
+    i.center = {(*v)[0], (*v)[1], (*v)[2]};
+    i.radius = (*v)[3];
+    out.interest = i;
+  }
+  if (follow) {
+    const std::string_view text = *follow;
+    const std::size_t comma = text.find(',');
+    uint32_t entity = 0;
+    const std::string_view e = text.substr(0, comma);
+    const auto [end, ec] = std::from_chars(e.data(), e.data() + e.size(), entity);
+    const auto r =
+        comma == std::string_view::npos ? std::nullopt : FloatList(text.substr(comma + 1), 1);
+    if (ec != std::errc() || end != e.data() + e.size() || e.empty() || !r || (*r)[0] < 0) {
+      PrintMessage(command,
+                   "--interest-follow takes E,R: an entity number and a finite radius R >= 0");
+      return false;
+    }
+    client::Interest i;
+    i.follow_entity = entity;
+    i.radius = (*r)[0];
+    out.interest = i;
+  }
+  return true;
+}
 
 bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out) {
   auto server = scan.Value("--server");
@@ -92,6 +158,7 @@ std::unique_ptr<client::Client> JoinScene(std::string_view command, const Client
   options.client_name = client_name;
   options.reconnect.enabled = join.reconnect;
   options.log = join.log;
+  options.interest = flags.interest;
   auto c = std::make_unique<client::Client>(options);
   if (join.before_start) join.before_start(*c);
   if (auto started = c->Start(); !started.has_value()) {

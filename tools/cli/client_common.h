@@ -24,7 +24,13 @@ struct ClientFlags {
   std::string token;
   uint64_t timeout_ms = 10000;
   std::string ca_file;  // --ca: CA certificates for tls:// and wss:// (empty: system store)
+  std::optional<client::Interest> interest;  // --interest / --interest-follow
 };
+
+// Reads --interest X,Y,Z,R and --interest-follow E,R (docs/INTEREST.md) into out.interest.
+// Prints what is wrong (a NaN, infinite or negative value, a malformed list, both flags) and
+// returns false (the command exits 2).
+bool ReadInterestFlags(ArgScanner& scan, std::string_view command, ClientFlags& out);
 
 // Reads --server, --scene, --token, --timeout (seconds). The scene is --scene or the one a
 // ws://HOST:PORT/scene/NAME URL names (both: they must agree). Prints what is wrong or

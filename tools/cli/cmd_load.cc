@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <thread>
 
 #include "scenecrdt/client/internal/connection.h"
@@ -69,6 +70,13 @@ options:
   --source-ip A      first source address (127.0.0.0/8, default 127.0.0.1)
   --clients-per-ip N clients per source address (default 1000)
   --server-pid PID   also report that process's CPU use over the measured time
+  --world-size S     movers and clients spread over an S x S square (metres, y = 0):
+                     movers random-walk in it, each client without movers writes a static
+                     entity at its own spot
+  --interest-radius R
+                     with --world-size: each client declares an interest (docs/INTEREST.md)
+                     following its own entity (its first mover, else its static entity)
+                     with radius R; --json adds entities_in_view_mean
   --json             print the summary as one JSON object on stdout
 
 Source addresses: against 127.0.0.1 or localhost (IPv4), client i binds its socket to
@@ -115,7 +123,18 @@ int RunLoad(Args args) {
   const std::string source_ip = scan.Value("--source-ip").value_or("127.0.0.1");
   const uint64_t per_ip = scan.U64("--clients-per-ip").value_or(load::kDefaultClientsPerAddress);
   const bool json = scan.Flag("--json");
+  const double world_size = scan.Double("--world-size").value_or(0.0);
+  const double interest_radius = scan.Double("--interest-radius").value_or(0.0);
   if (!scan.Finish() || !have_flags) return kExitBadInput;
+  // The negations refuse NaN too.
+  if (!(world_size >= 0 && world_size <= 1e6) ||
+      !(interest_radius >= 0 && interest_radius <= 1e6) ||
+      (interest_radius > 0 && world_size == 0)) {
+    PrintMessage("load",
+                 "--world-size takes [0, 1000000] metres; --interest-radius [0, 1000000] and "
+                 "needs --world-size");
+    return kExitBadInput;
+  }
   client::ConnectionOptions options;
   if (compression == "zstd" || compression == "zstd-stream") {
     options.zstd = true;
@@ -173,6 +192,19 @@ int RunLoad(Args args) {
     run.movers[k].owner = static_cast<uint32_t>(k % n_clients);
     run.clients[k % n_clients]->movers.push_back(k);
   }
+  run.world_size = world_size;
+  if (world_size > 0) {
+    // Uniform over the square, the same spots every run (seeded).
+    std::mt19937 spots(19);
+    std::uniform_real_distribution<float> at(0.0f, static_cast<float>(world_size));
+    for (Mover& m : run.movers) {
+      m.x = at(spots);
+      m.z = at(spots);
+      m.walk = static_cast<uint32_t>(spots());
+    }
+    run.static_spots.resize(n_clients);
+    for (auto& spot : run.static_spots) spot = {at(spots), at(spots)};
+  }
   options.deflate = deflate;
   options.kernel_receive_timestamps = run.kernel_stamps;
   options.ca_file = flags.ca_file;
@@ -181,7 +213,15 @@ int RunLoad(Args args) {
     for (LoadClient* c : shard->clients) {
       const client::ServerUrl& url = flags.urls[c->index % flags.urls.size()];
       client::ConnectionHandlers h;
-      h.on_open = [c, &flags, &options, &url] {
+      h.on_open = [c, &flags, &options, &url, &run, interest_radius] {
+        if (interest_radius > 0) {
+          // Before the Hello: the join's state is a snapshot of the view.
+          session::SetInterest interest;
+          interest.mode = session::InterestMode::kFollow;
+          interest.follow_entity = run.OwnEntity(*c);
+          interest.radius = static_cast<float>(interest_radius);
+          c->connection->Send(session::BuildFrame(interest));
+        }
         session::Hello hello;
         hello.scene = flags.scene;
         hello.token = flags.token;
@@ -410,6 +450,30 @@ int RunLoad(Args args) {
                            {"p95", rounded(run.Percentile(0.95), 1000)},
                            {"p99", rounded(run.Percentile(0.99), 1000)},
                            {"max", rounded(static_cast<double>(t.max_ns) / 1e6, 1000)}};
+  if (world_size > 0) {
+    // Entities (movers and static ones) within the radius of each client's own entity, at the
+    // end of the run (every entity when there is no interest), averaged over the clients.
+    std::vector<std::array<float, 2>> entities;
+    for (const Mover& m : run.movers) entities.push_back({m.x, m.z});
+    for (const auto& c : run.clients) {
+      if (c->movers.empty()) entities.push_back(run.static_spots[c->index]);
+    }
+    double in_view = 0;
+    for (const auto& c : run.clients) {
+      const std::array<float, 2> at = run.Spot(*c);
+      if (interest_radius <= 0) {
+        in_view += static_cast<double>(entities.size());
+        continue;
+      }
+      for (const auto& e : entities) {
+        const double dx = e[0] - at[0], dz = e[1] - at[1];
+        in_view += dx * dx + dz * dz <= interest_radius * interest_radius ? 1 : 0;
+      }
+    }
+    summary["world_size_m"] = world_size;
+    summary["interest_radius_m"] = interest_radius;
+    summary["entities_in_view_mean"] = rounded(in_view / static_cast<double>(n_clients), 10);
+  }
   summary["acks"] = t.acks;
   summary["refusals"] = t.refusals;
   summary["load_cpu_seconds"] = rounded(cpu_self, 1000);

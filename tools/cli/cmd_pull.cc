@@ -13,6 +13,7 @@ namespace scenecrdt::cli {
 namespace {
 constexpr const char* kHelp =
     R"(usage: scenecrdt pull --server URL --scene NAME [--token T] [--world]
+                      [--interest X,Y,Z,R | --interest-follow E,R]
 
 Joins a scene, applies the snapshot the server sends, prints the state as one JSON object
 (the same document as 'scenecrdt replay', stateHash included) and exits. Pulling a scene and
@@ -28,6 +29,12 @@ options:
   --timeout SEC    give up after SEC (default 10)
   --world          also add the "world" array of 'replay --world' (effective parents,
                    loop parking, placeholders and column-major localToWorld matrices)
+  --interest X,Y,Z,R
+                   receive only the entities within R metres of (X,Y,Z), their
+                   ancestors and the entities without a Transform (docs/INTEREST.md):
+                   the partial replica is printed, stateHash is its hash
+  --interest-follow E,R
+                   the same around entity E's world position (none yet: empty view)
 
 exit status: 0 ok; 1 refused or the connection failed; 2 bad usage.
 )";
@@ -40,7 +47,8 @@ int RunPull(Args args) {
     return kExitOk;
   }
   ClientFlags flags;
-  const bool have_flags = ReadClientFlags(scan, "pull", flags);
+  bool have_flags = ReadClientFlags(scan, "pull", flags);
+  have_flags = ReadInterestFlags(scan, "pull", flags) && have_flags;
   const bool world = scan.Flag("--world");
   if (!scan.Finish() || !have_flags) return kExitBadInput;
   auto c = JoinScene("pull", flags, "scenecrdt-pull");

@@ -118,6 +118,9 @@ limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults
                         at once; merges of one burst still leave together)
   --slow-consumer-ms N  drop a session whose write is stuck this long (default 5000)
   --idle-timeout-ms N   close a session silent this long; pinged at a third (default 60000)
+  --interest-cell-m M   interest grid cell side in metres (default 16; docs/INTEREST.md)
+  --max-interest-radius-m M
+                        larger interest radii are clamped, the client told (default 1000)
 memory bounds (docs/SERVER.md "Memory bounds" gives the memory each one implies):
   --max-scene-bytes N   a scene's state (as a DCL snapshot) may not grow past N bytes;
                         such writes get scene_too_large, deletes always pass (default

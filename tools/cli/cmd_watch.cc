@@ -15,6 +15,7 @@ namespace scenecrdt::cli {
 
 namespace {
 constexpr const char* kHelp = R"(usage: scenecrdt watch --server URL --scene NAME [--token T]
+                       [--interest X,Y,Z,R | --interest-follow E,R]
 
 Joins a scene and shows its entity tree live: effective parent, world position, parked loop
 members and placeholder parents, plus update counts. On a terminal the view redraws in place;
@@ -32,6 +33,11 @@ options:
   --duration SEC    stop after SEC (default: until Ctrl-C)
   --max-rows N      rows shown (default 40)
   --timeout SEC     give up joining after SEC (default 10)
+  --interest X,Y,Z,R
+                    show only the entities within R metres of (X,Y,Z), their ancestors
+                    and the entities without a Transform (docs/INTEREST.md)
+  --interest-follow E,R
+                    the same around entity E's world position
 
 exit status: 0 ok; 1 refused or the connection failed; 2 bad usage.
 )";
@@ -82,7 +88,8 @@ int RunWatch(Args args) {
     return kExitOk;
   }
   ClientFlags flags;
-  const bool have_flags = ReadClientFlags(scan, "watch", flags);
+  bool have_flags = ReadClientFlags(scan, "watch", flags);
+  have_flags = ReadInterestFlags(scan, "watch", flags) && have_flags;
   const bool tty = isatty(STDOUT_FILENO) != 0;
   const uint64_t interval_ms = scan.U64("--interval").value_or(tty ? 200 : 1000);
   const auto duration = scan.Double("--duration");

@@ -79,6 +79,17 @@ void Run::OnFrame(Shard& shard, LoadClient& c, const session::Frame& frame) {
     if (crdt->is_state && crdt->frame_sequence == 0 && !c.ready) {
       c.ready = true;
       ready.fetch_add(1);
+      if (world_size > 0 && c.movers.empty()) {
+        // Its static entity, written once (a fresh scene: timestamp 1).
+        std::vector<uint8_t> dcl;
+        protocol::Transform t;
+        t.position = {static_spots[c.index][0], 0.0f, static_spots[c.index][1]};
+        protocol::AppendTransformPut(kFirstStatic + c.index, 1, t, dcl);
+        session::Crdt put;
+        put.frame_sequence = c.next_frame++;
+        put.data = dcl;
+        c.connection->Send(session::BuildFrame(put));
+      }
     }
   } else if (std::get_if<session::Ack>(&frame)) {
     if (measure) Bump(totals.acks);
@@ -111,6 +122,17 @@ void Run::Send(Shard& shard, LoadClient& c, std::span<const uint32_t> mover_indi
     protocol::Transform t;
     t.position = {static_cast<float>(10.0 * std::cos(angle)), static_cast<float>(k % 7),
                   static_cast<float>(10.0 * std::sin(angle))};
+    if (world_size > 0) {
+      // A random walk: a step of up to 0.5 m per axis, kept inside the square.
+      const auto step = [&m] {
+        m.walk = m.walk * 1664525u + 1013904223u;
+        return (static_cast<float>(m.walk >> 8) / 16777216.0f - 0.5f);
+      };
+      const auto size = static_cast<float>(world_size);
+      m.x = std::clamp(m.x + step(), 0.0f, size);
+      m.z = std::clamp(m.z + step(), 0.0f, size);
+      t.position = {m.x, 0.0f, m.z};
+    }
     protocol::AppendTransformPut(kFirstMover + k, m.timestamp, t, dcl);
     m.ring[m.timestamp % kRing].store((uint64_t{m.timestamp} << 32) | sent_us,
                                       std::memory_order_release);
@@ -122,6 +144,16 @@ void Run::Send(Shard& shard, LoadClient& c, std::span<const uint32_t> mover_indi
     Bump(shard.totals.sent_frames);
     Bump(shard.totals.sent_messages, mover_indices.size());
   }
+}
+
+uint32_t Run::OwnEntity(const LoadClient& c) const {
+  return c.movers.empty() ? kFirstStatic + c.index : kFirstMover + c.movers.front();
+}
+
+std::array<float, 2> Run::Spot(const LoadClient& c) const {
+  if (c.movers.empty()) return static_spots[c.index];
+  const Mover& m = movers[c.movers.front()];
+  return {m.x, m.z};
 }
 
 uint64_t Run::Sum(std::atomic<uint64_t> Totals::*field) const {

@@ -21,6 +21,8 @@
 namespace scenecrdt::cli::load {
 
 inline constexpr uint32_t kFirstMover = 1000;
+// --world-size: the static entity of client i (a client without movers) is kFirstStatic + i.
+inline constexpr uint32_t kFirstStatic = kFirstMover + 10000;
 inline constexpr std::size_t kRing = 256;
 // Latency histogram: 1 us buckets up to 200 ms, plus the exact maximum.
 inline constexpr std::size_t kHistogramBuckets = 200000;
@@ -34,6 +36,9 @@ struct Mover {
   // (timestamp << 32) | microseconds since the run's epoch, per timestamp % kRing: written
   // by the owner's thread, read by every other thread (one atomic word: no torn pairs).
   std::array<std::atomic<uint64_t>, kRing> ring{};
+  // --world-size: where it is (x, z; y = 0), a random walk (owner's thread only).
+  float x = 0, z = 0;
+  uint32_t walk = 0;  // the walk's random state
 };
 
 // Written by one shard thread, read by the main thread for the progress line.
@@ -83,6 +88,10 @@ struct Run {
   std::atomic<uint32_t> gone_before_ready{0};
   bool kernel_stamps = false;
   int64_t epoch_ns = 0;  // on the stamping clock
+  // --world-size S (0: off, movers circle the origin): movers walk over an S x S square, each
+  // client without movers has a static entity at its own spot (static_spots, x and z).
+  double world_size = 0;
+  std::vector<std::array<float, 2>> static_spots;
 
   int64_t Now() const;
   // On the client's shard thread.
@@ -92,6 +101,10 @@ struct Run {
   uint64_t Sum(std::atomic<uint64_t> Totals::*field) const;
   int64_t MaxNs() const;
   double Percentile(double p) const;  // ms
+  // --world-size: the entity a client's interest follows (its first mover, else its static
+  // entity) and where it is now.
+  uint32_t OwnEntity(const LoadClient& c) const;
+  std::array<float, 2> Spot(const LoadClient& c) const;
 };
 
 // Where clients connect from: client i binds first + i / per_address (IPv4, host order).

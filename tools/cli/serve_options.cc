@@ -169,6 +169,25 @@ const ServeOption kOptions[] = {
     SCENECRDT_U32("batch-window-us", s.config.limits.batch_window_us),
     SCENECRDT_U32("slow-consumer-ms", s.config.limits.slow_consumer_ms),
     SCENECRDT_U32("idle-timeout-ms", s.config.limits.idle_timeout_ms),
+    // interest management (docs/INTEREST.md "Bounds")
+    ServeOption{
+        "interest-cell-m", OptionKind::kNumber, 0,
+        [](ServeSettings& s, const OptionValue& v) -> const char* {
+          const double d = std::get<double>(v);
+          if (!(d >= 0.5 && d <= 1e6)) return "must be between 0.5 and 1000000";
+          s.config.limits.interest_cell_m = d;
+          return nullptr;
+        },
+        [](const ServeSettings& s) { return OptionValue(s.config.limits.interest_cell_m); }},
+    ServeOption{
+        "max-interest-radius-m", OptionKind::kNumber, 0,
+        [](ServeSettings& s, const OptionValue& v) -> const char* {
+          const double d = std::get<double>(v);
+          if (!(d >= 1 && d <= 1e7)) return "must be between 1 and 10000000";
+          s.config.limits.max_interest_radius_m = d;
+          return nullptr;
+        },
+        [](const ServeSettings& s) { return OptionValue(s.config.limits.max_interest_radius_m); }},
     // memory bounds
     SCENECRDT_U64("max-scene-bytes", s.config.limits.max_scene_bytes),
     SCENECRDT_U32("max-scenes-in-memory", s.config.limits.max_scenes_in_memory),

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the interest index's upkeep: the Transform feed into the TransformSystem, world
+// positions of the entities it recomputed, and their grid cells.
+#include "scenecrdt/server/scene/interest_index.h"
+
+#include <algorithm>
+
+namespace scenecrdt::server {
+
+InterestIndex::InterestIndex(runtime::CrdtStore& store, double cell_m)
+    : store_(store), cell_m_(cell_m) {
+  for (const runtime::TransformRegister& r : store_.transform_registers()) {
+    if (r.has_data && r.entity != protocol::kRootEntity)
+      transforms_.SetTransform(r.entity, r.value);
+  }
+  store_.ClearTransformChanges();
+  store_.set_track_transform_changes(true);
+  transforms_.Update(runtime::UpdateOptions{1});
+  for (const runtime::TransformRegister& r : store_.transform_registers()) {
+    if (!r.has_data || r.entity == protocol::kRootEntity) continue;
+    Entry& entry = entries_[r.entity];
+    Place(r.entity, entry, WorldPosition(transforms_, r.entity));
+  }
+}
+
+InterestIndex::~InterestIndex() {
+  store_.set_track_transform_changes(false);
+  store_.ClearTransformChanges();
+}
+
+int64_t InterestIndex::CellCoord(float v) const {
+  const double c = std::floor(static_cast<double>(v) / cell_m_);
+  // NaN never reaches here (the store refuses non-finite Transforms); huge values share the
+  // outermost cells.
+  if (!(c > static_cast<double>(-kMaxCell))) return -kMaxCell;
+  if (c > static_cast<double>(kMaxCell)) return kMaxCell;
+  return static_cast<int64_t>(c);
+}
+
+void InterestIndex::Place(protocol::EntityId e, Entry& entry, const glm::vec3& p) {
+  entry.position = p;
+  entry.cell = CellKey(CellCoord(p.x), CellCoord(p.z));
+  std::vector<protocol::EntityId>& list = cells_[entry.cell];
+  entry.slot = static_cast<uint32_t>(list.size());
+  list.push_back(e);
+}
+
+void InterestIndex::Unplace(const Entry& entry) {
+  const auto it = cells_.find(entry.cell);
+  std::vector<protocol::EntityId>& list = it->second;
+  const protocol::EntityId moved = list.back();
+  list[entry.slot] = moved;
+  entries_[moved].slot = entry.slot;
+  list.pop_back();
+  if (list.empty()) cells_.erase(it);
+}
+
+std::optional<glm::vec3> InterestIndex::Position(protocol::EntityId e) const {
+  const auto it = entries_.find(e);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second.position;
+}
+
+uint64_t InterestIndex::GainedAt(protocol::EntityId e) const {
+  const auto it = entries_.find(e);
+  return it == entries_.end() ? 0 : it->second.gained_at;
+}
+
+bool InterestIndex::Sync() {
+  const std::span<const protocol::EntityId> changes = store_.transform_changes();
+  if (changes.empty()) return false;
+  const uint64_t seq = store_.sequence();
+  // The feed may name an entity several times: its current register is what counts.
+  std::vector<protocol::EntityId> gained;
+  for (const protocol::EntityId e : changes) {
+    if (e == protocol::kRootEntity) continue;
+    if (const protocol::Transform* t = store_.FindTransform(e)) {
+      transforms_.SetTransform(e, *t);
+      if (entries_.count(e) == 0) {
+        Entry& entry = entries_[e];
+        entry.gained_at = seq;
+        Place(e, entry, glm::vec3(0.0f));  // placed for real below, once computed
+        gained.push_back(e);
+      }
+    } else {
+      transforms_.RemoveTransform(e);
+      const auto it = entries_.find(e);
+      if (it != entries_.end()) {
+        Unplace(it->second);
+        entries_.erase(it);
+      }
+    }
+  }
+  store_.ClearTransformChanges();
+  transforms_.Update(runtime::UpdateOptions{1});
+  const auto reposition = [&](protocol::EntityId e) {
+    const auto it = entries_.find(e);
+    if (it == entries_.end()) return;  // a placeholder: no Transform, not in the grid
+    const glm::vec3 p = WorldPosition(transforms_, e);
+    Entry& entry = it->second;
+    const uint64_t cell = CellKey(CellCoord(p.x), CellCoord(p.z));
+    if (cell == entry.cell) {
+      entry.position = p;
+      return;
+    }
+    Unplace(entry);
+    Place(e, entry, p);
+  };
+  for (const protocol::EntityId e : transforms_.changed_entities()) reposition(e);
+  for (const protocol::EntityId e : gained) reposition(e);
+  ++version_;
+  return true;
+}
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns InterestIndex: one scene's world positions and spatial grid for interest management
+// (docs/INTEREST.md). It runs the runtime's own transform side (runtime::TransformSystem: the
+// effective tree, loops parked at root, placeholders, dirty subtrees only) on the store's
+// Transform registers, fed by the store's Transform change feed, and keeps every entity with a
+// live Transform in a uniform grid of square cells over x and z (the cell side is
+// --interest-cell-m). Per Sync its work grows with the entities whose Transform changed and
+// the subtrees under them, not with the members. Created when a scene's first interest member
+// arrives, dropped with its last one; used on the scene's strand only.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <glm/vec3.hpp>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "scenecrdt/protocol/entity_id.h"
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/runtime/transform_system.h"
+
+namespace scenecrdt::server {
+
+// The documented distance rule, the one the server and every reference use: the squared
+// distance of float differences, summed in double, against the squared radius in double.
+inline bool WithinRadius(const glm::vec3& center, const glm::vec3& p, double radius) {
+  const double dx = static_cast<double>(p.x - center.x);
+  const double dy = static_cast<double>(p.y - center.y);
+  const double dz = static_cast<double>(p.z - center.z);
+  return dx * dx + dy * dy + dz * dz <= radius * radius;
+}
+
+// The world position of a node: the translation column of its world matrix.
+inline glm::vec3 WorldPosition(const runtime::TransformSystem& ts, protocol::EntityId e) {
+  const std::optional<glm::mat4> m = ts.WorldMatrix(e);
+  return m ? glm::vec3((*m)[3]) : glm::vec3(0.0f);
+}
+
+class InterestIndex {
+ public:
+  // Builds the index from every live Transform of `store` and turns the store's Transform
+  // change feed on (Sync consumes it).
+  InterestIndex(runtime::CrdtStore& store, double cell_m);
+  // Turns the feed off again.
+  ~InterestIndex();
+  InterestIndex(const InterestIndex&) = delete;
+  InterestIndex& operator=(const InterestIndex&) = delete;
+
+  // Brings world positions and the grid up to the store (the Transforms changed since the
+  // last Sync); returns true when anything changed. Cheap when nothing did.
+  bool Sync();
+
+  // True when `e` has a live Transform (then it is in the grid).
+  bool HasTransform(protocol::EntityId e) const { return entries_.count(e) != 0; }
+  // The world position of an entity with a live Transform, or nullopt.
+  std::optional<glm::vec3> Position(protocol::EntityId e) const;
+  // The store sequence at which `e` last gained a live Transform as seen by Sync (0: before
+  // the index was built).
+  uint64_t GainedAt(protocol::EntityId e) const;
+  const runtime::TransformSystem& transforms() const { return transforms_; }
+  // Bumped by every Sync that changed something.
+  uint64_t version() const { return version_; }
+  std::size_t size() const { return entries_.size(); }
+
+  // Calls f(entity, position) for every entity with a live Transform whose cell column may
+  // hold points within `radius` of `center` (a superset: callers test WithinRadius).
+  template <class F>
+  void ForEachNear(const glm::vec3& center, double radius, F&& f) const;
+  // Calls f(entity) for every entity with a live Transform.
+  template <class F>
+  void ForEach(F&& f) const {
+    for (const auto& kv : entries_) f(kv.first);
+  }
+
+ private:
+  struct Entry {
+    glm::vec3 position{0.0f};
+    uint64_t cell = 0;
+    uint32_t slot = 0;  // index in cells_[cell]
+    uint64_t gained_at = 0;
+  };
+  static constexpr int64_t kMaxCell = (int64_t{1} << 30) - 1;
+
+  int64_t CellCoord(float v) const;
+  static uint64_t CellKey(int64_t cx, int64_t cz) {
+    return (static_cast<uint64_t>(cx + kMaxCell) << 32) | static_cast<uint64_t>(cz + kMaxCell);
+  }
+  void Place(protocol::EntityId e, Entry& entry, const glm::vec3& p);
+  void Unplace(const Entry& entry);
+
+  runtime::CrdtStore& store_;
+  const double cell_m_;
+  runtime::TransformSystem transforms_;
+  std::unordered_map<protocol::EntityId, Entry> entries_;
+  std::unordered_map<uint64_t, std::vector<protocol::EntityId>> cells_;
+  uint64_t version_ = 0;
+};
+
+template <class F>
+void InterestIndex::ForEachNear(const glm::vec3& center, double radius, F&& f) const {
+  const int64_t x0 = CellCoord(static_cast<float>(center.x - radius));
+  const int64_t x1 = CellCoord(static_cast<float>(center.x + radius));
+  const int64_t z0 = CellCoord(static_cast<float>(center.z - radius));
+  const int64_t z1 = CellCoord(static_cast<float>(center.z + radius));
+  const double columns = static_cast<double>(x1 - x0 + 1) * static_cast<double>(z1 - z0 + 1);
+  if (columns >= static_cast<double>(cells_.size())) {
+    // Fewer occupied cells than columns to look at: visit the occupied ones.
+    for (const auto& kv : cells_) {
+      for (protocol::EntityId e : kv.second) f(e, entries_.at(e).position);
+    }
+    return;
+  }
+  for (int64_t x = x0; x <= x1; ++x) {
+    for (int64_t z = z0; z <= z1; ++z) {
+      const auto it = cells_.find(CellKey(x, z));
+      if (it == cells_.end()) continue;
+      for (protocol::EntityId e : it->second) f(e, entries_.at(e).position);
+    }
+  }
+}
+
+}  // namespace scenecrdt::server

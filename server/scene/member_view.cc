@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns an interest member's view computation and the filtering of its deliveries.
+#include "scenecrdt/server/scene/member_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "scenecrdt/protocol/crdt_codec.h"
+
+namespace scenecrdt::server {
+
+namespace {
+
+bool Finite(float v) { return std::isfinite(v); }
+
+}  // namespace
+
+Result<InterestSpec> ResolveInterest(const session::SetInterest& s, double max_radius,
+                                     bool& clamped) {
+  clamped = false;
+  InterestSpec spec;
+  spec.mode = s.mode;
+  if (s.mode == session::InterestMode::kNone) return spec;
+  if (!Finite(s.radius) || s.radius < 0) {
+    return MakeError(ErrorCode::kInvalidInterest, "interest radius must be finite and >= 0");
+  }
+  if (s.mode == session::InterestMode::kPoint &&
+      (!Finite(s.center_x) || !Finite(s.center_y) || !Finite(s.center_z))) {
+    return MakeError(ErrorCode::kInvalidInterest, "interest centre must be finite");
+  }
+  if (s.hysteresis && (!Finite(*s.hysteresis) || *s.hysteresis < 0)) {
+    return MakeError(ErrorCode::kInvalidInterest, "interest hysteresis must be finite and >= 0");
+  }
+  spec.center = glm::vec3(s.center_x, s.center_y, s.center_z);
+  spec.follow = s.follow_entity;
+  spec.radius = s.radius;
+  if (spec.radius > max_radius) {
+    spec.radius = max_radius;
+    clamped = true;
+  }
+  spec.hysteresis =
+      s.hysteresis ? static_cast<double>(*s.hysteresis) : std::max(1.0, 0.1 * spec.radius);
+  spec.hysteresis = std::min(spec.hysteresis, max_radius);
+  return spec;
+}
+
+template <class Keep>
+void MemberView::Filter(std::span<const uint8_t> stream, Keep&& keep, std::vector<uint8_t>& out) {
+  std::size_t pos = 0;
+  // The store's own export: it decodes (a fault would stop the copy where it is).
+  (void)protocol::DecodeStream(stream, {}, [&](const protocol::CrdtMessage& m) {
+    const std::size_t size = protocol::EncodedSize(m);
+    if (m.type == protocol::MessageType::kDeleteEntity || keep(m.entity)) {
+      out.insert(out.end(), stream.begin() + static_cast<std::ptrdiff_t>(pos),
+                 stream.begin() + static_cast<std::ptrdiff_t>(pos + size));
+    }
+    pos += size;
+  });
+}
+
+void MemberView::Recompute(const InterestIndex& index, View& next) const {
+  next.clear();
+  std::optional<glm::vec3> center;
+  if (spec_.mode == session::InterestMode::kPoint) center = spec_.center;
+  if (spec_.mode == session::InterestMode::kFollow) center = index.Position(spec_.follow);
+  if (!center) return;  // following an entity without a Transform: an empty view
+  const double outer = spec_.radius + spec_.hysteresis;
+  std::vector<protocol::EntityId> core;
+  index.ForEachNear(*center, outer, [&](protocol::EntityId e, const glm::vec3& p) {
+    bool in = WithinRadius(*center, p, spec_.radius);
+    if (!in && spec_.hysteresis > 0) {
+      const auto it = view_.find(e);
+      in = it != view_.end() && it->second && WithinRadius(*center, p, outer);
+    }
+    if (in) {
+      next.emplace(e, true);
+      core.push_back(e);
+    }
+  });
+  // Closure: effective ancestors, and the members of a loop a held entity is parked in.
+  const runtime::TransformSystem& ts = index.transforms();
+  const std::size_t max_steps = index.size() + 1;
+  const auto add_loop = [&](protocol::EntityId x) {
+    std::size_t steps = 0;
+    const protocol::Transform* t = ts.GetTransform(x);
+    for (protocol::EntityId d = t ? t->parent : 0; d != x && d != 0 && steps < max_steps; ++steps) {
+      if (!index.HasTransform(d)) break;
+      next.emplace(d, false);
+      d = ts.GetTransform(d)->parent;
+    }
+  };
+  for (const protocol::EntityId e : core) {
+    protocol::EntityId x = e;
+    for (std::size_t steps = 0; steps < max_steps; ++steps) {
+      if (ts.IsParked(x)) add_loop(x);
+      const protocol::EntityId p = ts.EffectiveParent(x);
+      if (p == 0 || !index.HasTransform(p)) break;  // root, or a placeholder (sent to all)
+      if (!next.emplace(p, false).second) break;    // its chain is (or will be) walked already
+      x = p;
+    }
+  }
+}
+
+void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& store,
+                        std::span<const uint8_t> changes, uint64_t cursor, bool own_changes,
+                        Delivery& out) {
+  View next;
+  Recompute(index, next);
+  const auto held_now = [&](protocol::EntityId e) {
+    return !index.HasTransform(e) || next.count(e) != 0;
+  };
+  std::unordered_set<protocol::EntityId> leaving;
+  // 1. Held with a Transform before, not now (or purged without a tombstone: retired by a
+  //    newer version, which the client would not hear of).
+  if (holds_all_) {
+    index.ForEach([&](protocol::EntityId e) {
+      if (next.count(e) == 0) leaving.insert(e);
+    });
+  } else {
+    for (const auto& kv : view_) {
+      const protocol::EntityId e = kv.first;
+      if (next.count(e) != 0) continue;
+      if (index.HasTransform(e) || !store.HoldsEntity(e)) leaving.insert(e);
+    }
+  }
+  // 2. Entities whose Transform register changed since the cursor: one that gained a
+  //    Transform out of view was held (no Transform) and must go; one that lost it is held
+  //    now and is sent whole unless it was in view.
+  std::unordered_set<protocol::EntityId> entering;
+  (void)protocol::DecodeStream(changes, {}, [&](const protocol::CrdtMessage& m) {
+    if (m.component != protocol::kTransformComponentId ||
+        m.type == protocol::MessageType::kDeleteEntity) {
+      return;
+    }
+    const protocol::EntityId e = m.entity;
+    const bool was_in_view = holds_all_ || view_.count(e) != 0;
+    if (index.HasTransform(e)) {
+      if (!was_in_view && next.count(e) == 0 && index.GainedAt(e) > cursor) leaving.insert(e);
+    } else if (!was_in_view) {
+      entering.insert(e);
+    }
+  });
+  // 3. The member's own writes of entities it does not hold.
+  for (const protocol::EntityId e : written_) {
+    if (index.HasTransform(e) && next.count(e) == 0) leaving.insert(e);
+  }
+  written_.clear();
+  // 4. New in the view: sent whole.
+  for (const auto& kv : next) {
+    if (!holds_all_ && view_.count(kv.first) == 0) entering.insert(kv.first);
+  }
+  if (!own_changes) {
+    Filter(
+        changes, [&](protocol::EntityId e) { return held_now(e) && entering.count(e) == 0; },
+        out.dcl);
+  }
+  for (const protocol::EntityId e : entering) store.ExportEntity(e, out.dcl);
+  out.entering = entering.size();
+  out.leaving.assign(leaving.begin(), leaving.end());
+  std::sort(out.leaving.begin(), out.leaving.end());
+  view_.swap(next);
+  holds_all_ = false;
+  dirty_ = false;
+}
+
+void MemberView::Snapshot(const InterestIndex& index, std::span<const uint8_t> snapshot,
+                          std::vector<uint8_t>& out) {
+  View next;
+  view_.clear();
+  Recompute(index, next);
+  Filter(
+      snapshot, [&](protocol::EntityId e) { return !index.HasTransform(e) || next.count(e) != 0; },
+      out);
+  view_.swap(next);
+  written_.clear();
+  holds_all_ = false;
+  dirty_ = false;
+}
+
+}  // namespace scenecrdt::server

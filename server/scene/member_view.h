@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns MemberView: one interest member's view of its scene (docs/INTEREST.md) and what each
+// of its deliveries sends. The view is the set of entities with a Transform whose world
+// position is within the radius of the centre (leaving at radius + hysteresis: "core"
+// entities), plus every effective ancestor of a view entity and every member of a parenting
+// loop a view entity is parked in (so that the client's effective tree, hence its world
+// matrices, equal the server's for what it holds). Entities without a live Transform and
+// every tombstone go to everyone. A delivery names the entities that left (OutOfView), sends
+// the whole state of those that entered, and passes the changes of held entities through.
+// Memory: one hash entry per entity in the view, plus the entities the member wrote since
+// its last delivery. Used on the scene's strand only.
+#pragma once
+
+#include <cstdint>
+#include <glm/vec3.hpp>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "scenecrdt/protocol/result.h"
+#include "scenecrdt/protocol/session/envelope.h"
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/scene/interest_index.h"
+
+namespace scenecrdt::server {
+
+// An interest in effect (radius clamped, hysteresis resolved).
+struct InterestSpec {
+  session::InterestMode mode = session::InterestMode::kNone;
+  glm::vec3 center{0.0f};
+  protocol::EntityId follow = 0;
+  double radius = 0;
+  double hysteresis = 0;
+};
+
+// Checks a SetInterest (kInvalidInterest: a NaN, infinite or negative radius, centre or
+// hysteresis) and resolves it under `max_radius`: the radius is clamped (`clamped` says so)
+// and an unset hysteresis is max(1 m, 0.1 radius), itself at most `max_radius`.
+Result<InterestSpec> ResolveInterest(const session::SetInterest& s, double max_radius,
+                                     bool& clamped);
+
+class MemberView {
+ public:
+  // `holds_all`: the member's client holds every entity now (it joined without an interest).
+  MemberView(InterestSpec spec, bool holds_all) : spec_(spec), holds_all_(holds_all) {}
+
+  const InterestSpec& spec() const { return spec_; }
+  void SetSpec(const InterestSpec& spec) {
+    spec_ = spec;
+    dirty_ = true;
+  }
+  // The view must be recomputed even if the store did not change (a new interest, a write).
+  bool dirty() const { return dirty_; }
+  // The member wrote `e` (its replica holds it until told otherwise).
+  void NoteWritten(protocol::EntityId e) {
+    written_.insert(e);
+    dirty_ = true;
+  }
+  std::size_t size() const { return view_.size(); }
+  bool Holds(protocol::EntityId e) const { return holds_all_ || view_.count(e) != 0; }
+
+  struct Delivery {
+    std::vector<uint8_t> dcl;  // changes of held entities, then whole states of entering ones
+    std::vector<protocol::EntityId> leaving;
+    std::size_t entering = 0;
+  };
+  // Recomputes the view against `index` (synced) and fills `out` for a delivery of
+  // `changes`, the store's export after store sequence `cursor` (the member's).
+  // `own_changes`: every change in it is the member's own write (its replica has them): only
+  // the view's enters and leaves are sent, as the shared path does not echo either.
+  void Update(const InterestIndex& index, const runtime::CrdtStore& store,
+              std::span<const uint8_t> changes, uint64_t cursor, bool own_changes, Delivery& out);
+  // Recomputes the view from nothing and appends to `out` the messages of `snapshot` (the
+  // store's whole export) that belong to it: the state of a join or resume.
+  void Snapshot(const InterestIndex& index, std::span<const uint8_t> snapshot,
+                std::vector<uint8_t>& out);
+
+ private:
+  using View = std::unordered_map<protocol::EntityId, bool>;  // true: core (within the radius)
+  void Recompute(const InterestIndex& index, View& next) const;
+  // Appends the messages of `stream` whose entity passes `keep` (tombstones always).
+  template <class Keep>
+  static void Filter(std::span<const uint8_t> stream, Keep&& keep, std::vector<uint8_t>& out);
+
+  InterestSpec spec_;
+  View view_;
+  std::unordered_set<protocol::EntityId> written_;
+  bool holds_all_ = false;
+  bool dirty_ = true;
+};
+
+}  // namespace scenecrdt::server
