@@ -104,6 +104,11 @@ struct ClientStats {
   uint64_t dropped_writes = 0;       // buffered writes the store refused when stamped
   uint64_t bytes_sent = 0;           // transport bytes, every connection
   uint64_t bytes_received = 0;
+  // Own writes the scene's authority refused (session::Refusal; docs/AUTHORITY.md): the
+  // unsent write of the entity was dropped and the scene's value came back as a change.
+  uint64_t refused_writes = 0;
+  // TransferOwnership requests the server applied (its echo; docs/AUTHORITY.md).
+  uint64_t ownership_transfers = 0;
 };
 
 // A Crdt frame as Poll() applies it (Client::on_crdt).
@@ -197,6 +202,10 @@ class Client {
   // frame (an Ack of it covers them all); 0: not taken (unacked budget full, closed, or, logged,
   // a message larger than max_crdt_bytes() alone or bytes that are not whole messages).
   uint64_t SendCrdt(std::span<const uint8_t> dcl);
+  // Asks the server to give entity number `entity` to principal `to` ("" releases it): admins
+  // only (docs/AUTHORITY.md). Sent now (kIo when not joined); the answer is counted in
+  // stats().ownership_transfers or comes as a refusal (TakeRefusals: not_admin).
+  Result<void> TransferOwnership(protocol::EntityId entity, const std::string& to);
   // The most DCL bytes one Crdt frame carries to the current server: its frame limit (the
   // Welcome's, else the documented default of 1 MiB) less the envelope (docs/PROTOCOL.md
   // section 2, "Frame limit").

@@ -60,6 +60,12 @@ const char* ErrorCodeName(ErrorCode code) {
       return "storage_unavailable";
     case ErrorCode::kSceneTooLarge:
       return "scene_too_large";
+    case ErrorCode::kNotOwner:
+      return "not_owner";
+    case ErrorCode::kServerOnlyComponent:
+      return "server_only_component";
+    case ErrorCode::kNotAdmin:
+      return "not_admin";
     case ErrorCode::kIo:
       return "io";
     case ErrorCode::kParse:

@@ -46,6 +46,10 @@ enum class ErrorCode : uint16_t {
   kUnavailable = 67,   // a backend the write needs (the cluster's Redis) is unreachable: not acked
   kStorageUnavailable = 68,  // the server's commits fail (disk full, I/O): merged, not acked yet
   kSceneTooLarge = 69,       // the write would grow the scene past --max-scene-bytes
+  // Authority (docs/AUTHORITY.md): 75-79.
+  kNotOwner = 75,             // a write to an entity another principal owns
+  kServerOnlyComponent = 76,  // a component only the server writes (rules mode)
+  kNotAdmin = 77,             // an admin-only action by a non-admin principal
   // Local failures (files, text formats, arguments).
   kIo = 80,
   kParse = 81,

@@ -62,9 +62,18 @@ std::vector<uint8_t> BuildFrame(const Frame& frame) {
         } else if constexpr (std::is_same_v<F, Ping>) {
           payload = fb::CreatePing(b, f.nonce, f.sent_us).Union();
           type = fb::Payload::Ping;
-        } else {
+        } else if constexpr (std::is_same_v<F, Pong>) {
           payload = fb::CreatePong(b, f.nonce, f.sent_us).Union();
           type = fb::Payload::Pong;
+        } else if constexpr (std::is_same_v<F, TransferOwnership>) {
+          auto to = OptionalString(b, f.to);
+          payload = fb::CreateTransferOwnership(b, f.entity, to).Union();
+          type = fb::Payload::TransferOwnership;
+        } else {
+          payload = fb::CreateRefusal(b, f.frame_sequence, f.entity, f.component, f.message_type,
+                                      static_cast<uint16_t>(f.code))
+                        .Union();
+          type = fb::Payload::Refusal;
         }
       },
       frame);
@@ -183,6 +192,18 @@ Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& optio
     case fb::Payload::Pong: {
       const fb::Pong* p = env->payload_as_Pong();
       return Frame(Pong{p->nonce(), p->sent_us()});
+    }
+    case fb::Payload::Refusal: {
+      const fb::Refusal* r = env->payload_as_Refusal();
+      return Frame(Refusal{r->frame_sequence(), r->entity(), r->component(), r->message_type(),
+                           static_cast<ErrorCode>(r->code())});
+    }
+    case fb::Payload::TransferOwnership: {
+      const fb::TransferOwnership* t = env->payload_as_TransferOwnership();
+      if (t->to() && t->to()->size() > kMaxPrincipalBytes) {
+        return invalid("TransferOwnership.to too long");
+      }
+      return Frame(TransferOwnership{t->entity(), text(t->to())});
     }
     default:
       return invalid("envelope has no payload or an unknown payload type");

@@ -16,6 +16,7 @@ std::span<const Command> AllCommands() {
       {"db-salvage", "copy what reads cleanly from a damaged server database", RunDbSalvage},
       {"send", "send DCL streams to a scene; wait until durable", RunSend},
       {"pull", "join a scene and print its state (JSON, as replay)", RunPull},
+      {"own", "give an entity to a principal (admin; --authority owner)", RunOwn},
       {"watch", "live tree view of a scene", RunWatch},
       {"record", "record a scene's changes as a DCL stream + receive-time index", RunRecord},
       {"load", "loopback load generator with latency percentiles", RunLoad},

@@ -24,6 +24,7 @@ int RunServe(Args args);
 int RunDbSalvage(Args args);
 int RunSend(Args args);
 int RunPull(Args args);
+int RunOwn(Args args);
 int RunWatch(Args args);
 int RunRecord(Args args);
 int RunLoad(Args args);
