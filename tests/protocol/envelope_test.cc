@@ -51,6 +51,11 @@ std::string Describe(const Frame& frame) {
         } else if constexpr (std::is_same_v<F, ErrorFrame>) {
           os << "Error{" << static_cast<int>(f.code) << ", " << f.text << ", " << f.frame_sequence
              << ", " << f.fatal << "}";
+        } else if constexpr (std::is_same_v<F, Refusal>) {
+          os << "Refusal{" << f.frame_sequence << ", " << f.entity << ", " << f.component << ", "
+             << static_cast<int>(f.message_type) << ", " << static_cast<int>(f.code) << "}";
+        } else if constexpr (std::is_same_v<F, TransferOwnership>) {
+          os << "TransferOwnership{" << f.entity << ", " << f.to << "}";
         } else {
           os << (std::is_same_v<F, Ping> ? "Ping{" : "Pong{") << f.nonce << ", " << f.sent_us
              << "}";
@@ -83,6 +88,11 @@ bool SameFrame(const Frame& a, const Frame& b) {
         } else if constexpr (std::is_same_v<F, ErrorFrame>) {
           return x.code == y.code && x.text == y.text && x.frame_sequence == y.frame_sequence &&
                  x.fatal == y.fatal;
+        } else if constexpr (std::is_same_v<F, Refusal>) {
+          return x.frame_sequence == y.frame_sequence && x.entity == y.entity &&
+                 x.component == y.component && x.message_type == y.message_type && x.code == y.code;
+        } else if constexpr (std::is_same_v<F, TransferOwnership>) {
+          return x.entity == y.entity && x.to == y.to;
         } else {
           return x.nonce == y.nonce && x.sent_us == y.sent_us;
         }
@@ -129,6 +139,9 @@ class EnvelopeTest : public ::testing::Test {
         ErrorFrame{ErrorCode::kOk, "", 0, false},
         Ping{1, 1700000000000000u},
         Pong{0xABCDEF, 3},
+        Refusal{12, 0x10258, 1, 3, ErrorCode::kNotOwner},
+        TransferOwnership{600, "alice"},
+        TransferOwnership{601, ""},
     };
   }
 
@@ -221,6 +234,9 @@ TEST_F(EnvelopeTest, Validity) {
                    ErrorCode::kEnvelopeInvalid});
   cases.push_back({"client name of 65 bytes",
                    BuildFrame(Hello{"s", "", 1, std::string(kMaxSceneNameBytes + 1, 'c')}),
+                   ErrorCode::kEnvelopeInvalid});
+  cases.push_back({"TransferOwnership.to of 257 bytes",
+                   BuildFrame(TransferOwnership{600, std::string(kMaxPrincipalBytes + 1, 'p')}),
                    ErrorCode::kEnvelopeInvalid});
   cases.push_back({"error text of 1025 bytes",
                    BuildFrame(ErrorFrame{ErrorCode::kBadRequest,
