@@ -373,5 +373,18 @@ TEST(AuthorityTest, BadEntityRangesRefuseTheToken) {
   EXPECT_EQ(ok->entities, (std::vector<std::pair<uint32_t, uint32_t>>{{600, 700}, {900, 900}}));
 }
 
+TEST(AuthorityTest, ServeRefusesOwnerModeWithRedisAndUnknownModes) {
+  TempDir dir;
+  ServerProcess with_redis(dir.path(), {"--authority", "owner", "--redis", "redis://127.0.0.1:1"});
+  EXPECT_EQ(with_redis.WaitExit(20s), 2);
+  EXPECT_NE(with_redis.log().find("--authority owner is not supported with --redis"),
+            std::string::npos)
+      << with_redis.log();
+  ServerProcess bogus(dir.path(), {"--authority", "rules"});
+  EXPECT_EQ(bogus.WaitExit(20s), 2);
+  EXPECT_NE(bogus.log().find("--authority must be open or owner"), std::string::npos)
+      << bogus.log();
+}
+
 }  // namespace
 }  // namespace scenecrdt::testing
