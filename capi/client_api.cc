@@ -5,6 +5,7 @@
 // interpolation on the client's replica. Every entry point catches; an exception that
 // interrupted a change marks the handle broken.
 #include <cinttypes>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -328,7 +329,9 @@ int sc_client_get_stats(const sc_client* client, sc_client_stats* out) {
     value.live_frames = s.live_frames;
     value.bytes_received = s.bytes_received;
     value.bytes_sent = s.bytes_sent;
-    return scenecrdt::capi::internal::WriteOutput(value, out, sizeof(sc_client_stats),
+    value.refusals = s.refused_writes;
+    // Callers built before `refusals` was appended pass the size up to it.
+    return scenecrdt::capi::internal::WriteOutput(value, out, offsetof(sc_client_stats, refusals),
                                                   "sc_client_stats", kFunction);
   });
 }

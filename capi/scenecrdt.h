@@ -393,6 +393,10 @@ typedef struct sc_client_stats {
   uint64_t live_frames;    /* live change frames applied */
   uint64_t bytes_received; /* transport bytes, every connection */
   uint64_t bytes_sent;
+  /* Appended: own writes the scene's authority refused (docs/AUTHORITY.md); the scene's value
+   * came back as a change. Callers built before it pass a smaller struct_size and get the
+   * fields above. */
+  uint64_t refusals;
 } sc_client_stats;
 /* `out->struct_size` must be set. */
 SC_API int sc_client_get_stats(const sc_client* client, sc_client_stats* out);

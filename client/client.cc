@@ -207,6 +207,19 @@ Result<void> Client::DeleteEntity(protocol::EntityId entity) {
 
 uint64_t Client::Flush() { return impl_->Flush(); }
 uint64_t Client::SendCrdt(std::span<const uint8_t> dcl) { return impl_->SendCrdt(dcl); }
+Result<void> Client::TransferOwnership(protocol::EntityId entity, const std::string& to) {
+  Impl& m = *impl_;
+  if (!m.connection_ || !m.connection_active_ || !m.synced_) {
+    return MakeError(ErrorCode::kIo, "not joined: TransferOwnership needs a joined connection");
+  }
+  if (to.size() > session::kMaxPrincipalBytes) {
+    return MakeError(ErrorCode::kInvalidArgument, "the principal is longer than 256 bytes");
+  }
+  if (!m.connection_->Send(session::BuildFrame(session::TransferOwnership{entity, to}))) {
+    return MakeError(ErrorCode::kIo, "the connection cannot take the frame now");
+  }
+  return {};
+}
 std::size_t Client::max_crdt_bytes() const {
   return session::MaxCrdtDataBytes(impl_->server_frame_bytes_);
 }

@@ -106,6 +106,11 @@ struct ClientStats {
   uint64_t bytes_received = 0;
   uint64_t out_of_view_frames = 0;    // OutOfView notices received (docs/INTEREST.md)
   uint64_t out_of_view_entities = 0;  // entities they named that the replica held
+  // Own writes the scene's authority refused (session::Refusal; docs/AUTHORITY.md): the
+  // unsent write of the entity was dropped and the scene's value came back as a change.
+  uint64_t refused_writes = 0;
+  // TransferOwnership requests the server applied (its echo; docs/AUTHORITY.md).
+  uint64_t ownership_transfers = 0;
 };
 
 // What the server said about our latest interest (its InterestSet).
@@ -206,6 +211,10 @@ class Client {
   // frame (an Ack of it covers them all); 0: not taken (unacked budget full, closed, or, logged,
   // a message larger than max_crdt_bytes() alone or bytes that are not whole messages).
   uint64_t SendCrdt(std::span<const uint8_t> dcl);
+  // Asks the server to give entity number `entity` to principal `to` ("" releases it): admins
+  // only (docs/AUTHORITY.md). Sent now (kIo when not joined); the answer is counted in
+  // stats().ownership_transfers or comes as a refusal (TakeRefusals: not_admin).
+  Result<void> TransferOwnership(protocol::EntityId entity, const std::string& to);
   // The most DCL bytes one Crdt frame carries to the current server: its frame limit (the
   // Welcome's, else the documented default of 1 MiB) less the envelope (docs/PROTOCOL.md
   // section 2, "Frame limit").

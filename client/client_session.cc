@@ -76,6 +76,10 @@ void Client::Impl::Connect() {
   hello.resume_sequence = can_resume     ? std::optional<uint64_t>(scene_sequence_)
                           : state_ready_ ? std::nullopt
                                          : options_.resume_sequence;
+  if (snapshot_next_) {
+    hello.resume_sequence.reset();  // a snapshot rebuilds the replica (OnWelcome)
+    snapshot_next_ = false;
+  }
   hello.client_name = options_.client_name;
   OfferCompression(urls_[server_], options_.connection, hello);
   if (id > 1) {
@@ -221,6 +225,10 @@ void Client::Impl::Handle(const session::Frame& frame, const InboxItem& item) {
     OnOutOfView(*o);
   } else if (const auto* i = std::get_if<session::InterestSet>(&frame)) {
     interest_ack_ = InterestAck{i->radius, i->hysteresis, i->clamped};
+  } else if (const auto* r = std::get_if<session::Refusal>(&frame)) {
+    OnWriteRefused(*r);
+  } else if (std::get_if<session::TransferOwnership>(&frame)) {
+    ++stats_.ownership_transfers;
   }
 }
 
@@ -274,6 +282,12 @@ void Client::Impl::OnAck(const session::Ack& a) {
     ++stats_.acked_frames;
   }
   rate_limit_pauses_ = 0;
+  if (resync_after_frame_ != 0 && acked_ >= resync_after_frame_ && connection_) {
+    resync_after_frame_ = 0;
+    snapshot_next_ = true;
+    Log("an own entity deletion was refused: rejoining for a snapshot");
+    connection_->Close();
+  }
   if (owner_.on_ack) owner_.on_ack(acked_);
 }
 
@@ -377,6 +391,26 @@ void Client::Impl::OnRefusal(const session::ErrorFrame& e) {
     if (refusals_.size() >= kMaxRefusalsKept) refusals_.erase(refusals_.begin());
     refusals_.push_back(Refusal{e.code, e.text, e.frame_sequence, e.fatal});
   }
+}
+
+void Client::Impl::OnWriteRefused(const session::Refusal& r) {
+  ++stats_.refused_writes;
+  unsent_.erase(r.entity);
+  const auto type = static_cast<protocol::MessageType>(r.message_type);
+  if ((type == protocol::MessageType::kDeleteEntity ||
+       type == protocol::MessageType::kDeleteEntityNetwork) &&
+      options_.reconnect.enabled) {
+    // Our replica tombstoned the entity for good, which no correction undoes: once the frame
+    // is acknowledged (so that it is not sent again), rejoin for a snapshot that rebuilds the
+    // replica (docs/AUTHORITY.md).
+    resync_after_frame_ = std::max(resync_after_frame_, r.frame_sequence);
+  }
+  if (refusals_.size() >= kMaxRefusalsKept) refusals_.erase(refusals_.begin());
+  refusals_.push_back(
+      Refusal{r.code,
+              Format("%s: entity %u component %u", ErrorCodeName(r.code),
+                     static_cast<unsigned>(r.entity), static_cast<unsigned>(r.component)),
+              r.frame_sequence, false});
 }
 
 void Client::Impl::OnDisconnected(const Error& error) {

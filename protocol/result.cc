@@ -62,6 +62,12 @@ const char* ErrorCodeName(ErrorCode code) {
       return "scene_too_large";
     case ErrorCode::kInvalidInterest:
       return "invalid_interest";
+    case ErrorCode::kNotOwner:
+      return "not_owner";
+    case ErrorCode::kServerOnlyComponent:
+      return "server_only_component";
+    case ErrorCode::kNotAdmin:
+      return "not_admin";
     case ErrorCode::kIo:
       return "io";
     case ErrorCode::kParse:

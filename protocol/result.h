@@ -47,6 +47,10 @@ enum class ErrorCode : uint16_t {
   kStorageUnavailable = 68,  // the server's commits fail (disk full, I/O): merged, not acked yet
   kSceneTooLarge = 69,       // the write would grow the scene past --max-scene-bytes
   kInvalidInterest = 70,     // SetInterest with a NaN, infinite or negative radius or centre
+  // Authority (docs/AUTHORITY.md): 75-79.
+  kNotOwner = 75,             // a write to an entity another principal owns
+  kServerOnlyComponent = 76,  // a component only the server writes (rules mode)
+  kNotAdmin = 77,             // an admin-only action by a non-admin principal
   // Local failures (files, text formats, arguments).
   kIo = 80,
   kParse = 81,

@@ -6,6 +6,7 @@
 // state-dependent limits (CrdtStore::CheckBatchLimits).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -59,6 +60,20 @@ class AdmittedBatch {
   std::span<const protocol::CrdtMessage> messages() const { return messages_; }
   std::size_t size() const { return messages_.size(); }
   bool empty() const { return messages_.empty(); }
+  // Calls `rewrite(message)` on each message, which may change its timestamp (a server
+  // re-stamping a write; docs/AUTHORITY.md), nothing else.
+  template <class Rewrite>
+  void RewriteTimestamps(Rewrite&& rewrite) {
+    for (protocol::CrdtMessage& m : messages_) rewrite(m);
+  }
+  // Leaves out the messages `drop(message)` is true for (the rest keeps its order; the data
+  // views stay valid); returns how many were left out.
+  template <class Drop>
+  std::size_t RemoveIf(Drop&& drop) {
+    const std::size_t before = messages_.size();
+    std::erase_if(messages_, drop);
+    return before - messages_.size();
+  }
   // True when the stateless checks it passed are at least as strict as `limits` asks.
   bool CheckedAgainst(const StoreLimits& limits) const {
     return max_payload_bytes_ <= limits.max_payload_bytes &&

@@ -17,7 +17,7 @@ frames, slowloris, floods at 10x the rate limit, descriptor exhaustion, kill -9 
 x5, a corrupted database, a full disk, token tricks, slow consumers, HTTP limits, Origin,
 TLS close_notify, SIGHUP without TLS, a JWT sub forging log fields, deflate joiner storms,
 a cluster node's scene cap and Redis restart, DNS rebinding, idle connections holding the
-/healthz reserve) and prints a Markdown table, one row per attack. Servers run from
+/healthz reserve, writes to another principal's entities under --authority owner) and prints a Markdown table, one row per attack. Servers run from
 SCENECRDT_BINARY (a release or dev build, e.g. build/release/tools/scenecrdt) on free
 loopback ports in a temporary directory that is removed at the end.
 
@@ -550,6 +550,45 @@ PY
   row "frames: one message over the limit" "send of a stream holding a 20 024-byte message to serve --max-frame-bytes 16384" \
     "exit 1 before sending, naming the message and the limit; nothing reaches the server" \
     "exit $so: $(grep -o 'the message at[^;]*' "$TMP/frames-small.out"); frame_too_large $refused" $ok
+  stop
+fi
+
+# ---- authority: a writer attacks entities it does not own (issue 20, docs/AUTHORITY.md)
+if want authority; then
+  python3 - "$TMP/alice.dcl" "$TMP/mallory.dcl" "$TMP/mallory-delete.dcl" <<'PY'
+import struct, sys
+def put(entity, ts, x):
+    return struct.pack("<6I", 68, 1, entity, 1, ts, 44) + struct.pack("<10fI", x, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0)
+open(sys.argv[1], "wb").write(put(600, 1, 1.0))
+# 2 000 moves of Alice's entity with timestamps far above hers, and a deletion.
+open(sys.argv[2], "wb").write(b"".join(put(600, 1000 + i, 66.0) for i in range(2000)) + struct.pack("<3I", 12, 3, 600))
+open(sys.argv[3], "wb").write(struct.pack("<3I", 12, 3, 600))
+PY
+  cat >"$TMP/authority-auth.json" <<'EOF2'
+{"tokens":[{"token":"ta","scenes":["*"],"role":"write","name":"alice"},
+           {"token":"tm","scenes":["*"],"role":"write","name":"mallory"},
+           {"token":"tr","scenes":["*"],"role":"read","name":"reader"}]}
+EOF2
+  start authority "$TMP/d-authority" --authority owner --auth "$TMP/authority-auth.json"
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene owned --token ta "$TMP/alice.dcl" >/dev/null 2>&1
+  sa=$?
+  ws=$($PROBE wssend "$HTTP" "/dcl/owned?token=tm" "$TMP/mallory.dcl")
+  "$BIN" send --server "tcp://127.0.0.1:$TCP" --scene owned --token tm "$TMP/mallory-delete.dcl" >/dev/null 2>&1
+  sm=$?
+  "$BIN" own --server "tcp://127.0.0.1:$TCP" --scene owned --token tm --entity 600 --to mallory >"$TMP/own.out" 2>&1
+  so=$?
+  pulled=$("$BIN" pull --server "tcp://127.0.0.1:$TCP" --scene owned --token tr)
+  # Alice's x = 1.0 is 0000803f in the Transform's bytes.
+  held=$(echo "$pulled" | grep -c '"dataHex": *"0000803f')
+  removed=$(echo "$pulled" | grep -c '"Removed"')
+  corrections=$(metric scenecrdt_authority_corrections_total)
+  ok=1
+  [ "$sa" = 0 ] && [ "$ws" = 101 ] && [ "$held" -ge 1 ] && [ "$removed" = 0 ] && [ "$so" = 1 ] &&
+    grep -q not_admin "$TMP/own.out" && [ "${corrections:-0}" -ge 1 ] && [ "${corrections:-0}" -le 2001 ] && ok=0
+  row "authority: moves, deletes and a transfer of another's entity" \
+    "serve --authority owner; alice creates entity 600; mallory sends 2 000 higher-stamped moves and a DELETE_ENTITY over /dcl/, a DELETE_ENTITY over tcp://, and 'own --to mallory'" \
+    "alice's value holds (pull), the entity is not deleted, corrections <= refused messages, own exits 1 not_admin" \
+    "send $sa, upgrade $ws, delete send $sm; pull holds alice's value: $held, removed $removed; corrections ${corrections:-none}; own exit $so ($(grep -o 'not_admin' "$TMP/own.out" | head -1))" $ok
   stop
 fi
 

@@ -67,6 +67,10 @@ struct Limits {
   double max_interest_radius_m = 1000.0;
 };
 
+// Who may write an entity (docs/AUTHORITY.md): kOpen is plain last-writer-wins (every
+// writer may write everything); kOwner: the principal whose PUT creates an entity owns it.
+enum class AuthorityMode : uint8_t { kOpen, kOwner };
+
 struct ServerConfig {
   // "HOST:PORT" or empty (listener off). Port 0 picks an ephemeral port (tests).
   std::string tcp_listen = "127.0.0.1:7600";
@@ -93,6 +97,8 @@ struct ServerConfig {
   // Empty: the viewer pages answer 404 saying how to build them.
   std::string web_root;
   bool demo = false;
+  // --authority open|owner (docs/AUTHORITY.md).
+  AuthorityMode authority = AuthorityMode::kOpen;
   // Demo writer rate.
   double demo_hz = 25.0;
   // SQLite synchronous mode: true = FULL (fsync per commit), false = NORMAL (survives a

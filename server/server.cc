@@ -420,6 +420,25 @@ bool Server::InspectScene(const std::string& name,
   });
 }
 
+std::optional<std::vector<OwnerRow>> Server::SceneOwners(const std::string& name) {
+  std::optional<std::vector<OwnerRow>> out;
+  const bool found = scenes_->WithScene(name, [&](Scene& scene) {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    scene.Owners([&](std::vector<OwnerRow> rows) {
+      std::lock_guard<std::mutex> lock(mu);
+      out = std::move(rows);
+      done = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done; });
+  });
+  if (!found) return std::nullopt;
+  return out;
+}
+
 uint64_t Server::RegisterSession(const std::shared_ptr<Session>& s) {
   std::lock_guard<std::mutex> lock(sessions_mu_);
   const uint64_t id = next_session_id_++;

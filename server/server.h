@@ -85,6 +85,9 @@ class Server final : public ServerContext {
   // nothing is stored under `name` (a stored scene is loaded).
   bool InspectScene(const std::string& name,
                     const std::function<void(const runtime::CrdtStore&, uint64_t)>& read);
+  // The scene's owner rows (--authority owner; docs/AUTHORITY.md), as InspectScene; nullopt
+  // when nothing is stored under `name`.
+  std::optional<std::vector<OwnerRow>> SceneOwners(const std::string& name);
 
   // ---- ServerContext ----
   net::asio::io_context& ioc() override { return ioc_; }

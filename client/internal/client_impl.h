@@ -77,6 +77,9 @@ struct Client::Impl {
   void OnOutOfView(const session::OutOfView& o);
   // Sends options_.interest (or its absence) on the current connection, when there is one.
   void SendInterest();
+  // One own write refused by the scene's authority: the unsent write of its entity is dropped
+  // (it would be refused too); the scene's correction arrives as a change.
+  void OnWriteRefused(const session::Refusal& r);
   ClientStats stats() const;
 
   // client_writes.cc: the unsent buffer, frames and resends.
@@ -157,6 +160,10 @@ struct Client::Impl {
   uint32_t rate_limit_pauses_ = 0;
   std::vector<uint8_t> scratch_;
   std::vector<Refusal> refusals_;
+  // A refused own DELETE_ENTITY (OnWriteRefused): once this frame is acked, the connection is
+  // closed and the next Hello asks for a snapshot (snapshot_next_).
+  uint64_t resync_after_frame_ = 0;
+  bool snapshot_next_ = false;
   ClientStats stats_;
   std::optional<InterestAck> interest_ack_;
   std::vector<protocol::EntityId> leaving_;  // OutOfView's entities, reused

@@ -76,10 +76,19 @@ std::vector<uint8_t> BuildFrame(const Frame& frame) {
                                           f.clamped)
                         .Union();
           type = fb::Payload::InterestSet;
-        } else {
+        } else if constexpr (std::is_same_v<F, OutOfView>) {
           auto entities = b.CreateVector(f.entities);
           payload = fb::CreateOutOfView(b, f.scene_sequence, entities).Union();
           type = fb::Payload::OutOfView;
+        } else if constexpr (std::is_same_v<F, TransferOwnership>) {
+          auto to = OptionalString(b, f.to);
+          payload = fb::CreateTransferOwnership(b, f.entity, to).Union();
+          type = fb::Payload::TransferOwnership;
+        } else {
+          payload = fb::CreateRefusal(b, f.frame_sequence, f.entity, f.component, f.message_type,
+                                      static_cast<uint16_t>(f.code))
+                        .Union();
+          type = fb::Payload::Refusal;
         }
       },
       frame);
@@ -235,6 +244,18 @@ Result<Frame> ReadFrame(std::span<const uint8_t> frame, const ReadOptions& optio
         out.entities.assign(o->entities()->begin(), o->entities()->end());
       }
       return Frame(std::move(out));
+    }
+    case fb::Payload::Refusal: {
+      const fb::Refusal* r = env->payload_as_Refusal();
+      return Frame(Refusal{r->frame_sequence(), r->entity(), r->component(), r->message_type(),
+                           static_cast<ErrorCode>(r->code())});
+    }
+    case fb::Payload::TransferOwnership: {
+      const fb::TransferOwnership* t = env->payload_as_TransferOwnership();
+      if (t->to() && t->to()->size() > kMaxPrincipalBytes) {
+        return invalid("TransferOwnership.to too long");
+      }
+      return Frame(TransferOwnership{t->entity(), text(t->to())});
     }
     default:
       return invalid("envelope has no payload or an unknown payload type");

@@ -118,8 +118,26 @@ struct OutOfView {
 // Most entities one OutOfView names (a larger departure is split over several frames).
 inline constexpr std::size_t kMaxOutOfViewEntities = 65536;
 
+// Server -> client: one write of a client frame refused by the scene's authority (non-fatal;
+// docs/AUTHORITY.md). The scene's value for the register follows as an ordinary change.
+struct Refusal {
+  uint64_t frame_sequence = 0;
+  uint32_t entity = 0;
+  uint32_t component = 0;
+  uint8_t message_type = 0;  // the refused DCL message's type
+  ErrorCode code = ErrorCode::kOk;
+};
+
+// Client -> server: an admin gives entity number `entity` to principal `to` ("" releases it);
+// the server echoes it once applied or answers with a Refusal (not_admin). docs/AUTHORITY.md.
+inline constexpr std::size_t kMaxPrincipalBytes = 256;
+struct TransferOwnership {
+  uint32_t entity = 0;
+  std::string to;
+};
+
 using Frame = std::variant<Hello, Welcome, Crdt, Ack, ErrorFrame, Ping, Pong, SetInterest,
-                           InterestSet, OutOfView>;
+                           InterestSet, OutOfView, Refusal, TransferOwnership>;
 
 // Builds one size-prefixed frame (prefix included).
 std::vector<uint8_t> BuildFrame(const Frame& frame);

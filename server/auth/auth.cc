@@ -9,6 +9,8 @@ namespace scenecrdt::server {
 
 namespace {
 
+constexpr std::size_t kMaxNameBytes = 256;
+
 // Compares without an early exit on the first differing byte, so the time does not tell an
 // attacker how much of a token prefix was right.
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
@@ -40,12 +42,18 @@ Result<AuthTable> AuthTable::Parse(std::string_view json_text) {
       return bad("each token entry needs a non-empty \"token\" string");
     }
     if (!scenes || !scenes->is_array()) return bad("each token entry needs a \"scenes\" array");
-    if (!role || (*role != "read" && *role != "write")) {
-      return bad("each token entry needs \"role\": \"read\" or \"write\"");
+    if (!role || (*role != "read" && *role != "write" && *role != "admin")) {
+      return bad("each token entry needs \"role\": \"read\", \"write\" or \"admin\"");
+    }
+    const json::Json* name = json::Member(t, "name");
+    if (name && (!name->is_string() || name->get_ref<const std::string&>().empty() ||
+                 name->get_ref<const std::string&>().size() > kMaxNameBytes)) {
+      return bad("a token entry's \"name\" must be a non-empty string of at most 256 bytes");
     }
     TokenGrant grant;
     grant.token = token->get<std::string>();
-    grant.role = *role == "write" ? Role::kWrite : Role::kRead;
+    grant.role = *role == "admin" ? Role::kAdmin : (*role == "write" ? Role::kWrite : Role::kRead);
+    grant.name = name ? name->get<std::string>() : "token#" + std::to_string(table.grants_.size());
     for (const json::Json& s : *scenes) {
       if (!s.is_string()) return bad("\"scenes\" must hold strings");
       grant.scenes.push_back(s.get<std::string>());
@@ -62,13 +70,18 @@ bool AuthTable::Knows(std::string_view token) const {
   return found;
 }
 
-Result<Role> AuthTable::Check(std::string_view token, std::string_view scene) const {
-  if (open_) return Role::kWrite;
+const TokenGrant* AuthTable::Match(std::string_view token) const {
   // Every grant is compared, so the time does not depend on which one matches.
   const TokenGrant* match = nullptr;
   for (const TokenGrant& g : grants_) {
     if (ConstantTimeEquals(g.token, token) && !match) match = &g;
   }
+  return match;
+}
+
+Result<Role> AuthTable::Check(std::string_view token, std::string_view scene) const {
+  if (open_) return Role::kWrite;
+  const TokenGrant* match = Match(token);
   if (!match) return MakeError(ErrorCode::kUnauthorized, "unknown token");
   for (const std::string& s : match->scenes) {
     if (s == "*" || s == scene) return match->role;
@@ -83,7 +96,12 @@ Result<AccessGrant> AuthTable::Check(std::string_view token, std::string_view sc
     return MakeError(ErrorCode::kUnauthorized,
                      Knows(token) ? auth_reason::kMissingGrant : auth_reason::kUnknownToken);
   }
-  return AccessGrant{*role, open_ ? "open" : "auth-file", std::nullopt};
+  const TokenGrant* match = open_ ? nullptr : Match(token);
+  AccessGrant grant;
+  grant.role = *role;
+  grant.subject = open_ ? "open" : "auth-file";
+  if (match) grant.principal = match->name;
+  return grant;
 }
 
 }  // namespace scenecrdt::server

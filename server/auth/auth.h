@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns AuthTable: the --auth file ({"tokens":[{"token","scenes":[...],"role"}]}) and the
+// Owns AuthTable: the --auth file ({"tokens":[{"token","scenes":[...],"role","name"}]}) and the
 // decision "may this token join this scene, and may it write". Immutable after loading, so
 // every session strand reads it without locking.
 #pragma once
@@ -17,6 +17,9 @@ struct TokenGrant {
   std::string token;
   std::vector<std::string> scenes;  // scene names; "*" = any scene
   Role role = Role::kRead;
+  // The principal the scene's authority sees (docs/AUTHORITY.md); "token#<index>" when the
+  // entry has no "name".
+  std::string name;
 };
 
 class AuthTable : public Authenticator {
@@ -31,6 +34,8 @@ class AuthTable : public Authenticator {
   // The role of `token` in `scene`; kUnauthorized when the token is unknown or the scene is
   // not granted. Token comparison takes constant time in the token length.
   Result<Role> Check(std::string_view token, std::string_view scene) const;
+  // The matching grant (as Check), for its name.
+  const TokenGrant* Match(std::string_view token) const;
   // True when `token` is in the table (open mode: always), whatever scenes it may join. Tells
   // "unknown token" (HTTP 401) from "scene not granted" (403) on the /dcl/ path. Constant time
   // in the token length, like Check.

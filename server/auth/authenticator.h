@@ -9,12 +9,18 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "scenecrdt/protocol/result.h"
 
 namespace scenecrdt::server {
 
-enum class Role : uint8_t { kRead, kWrite };
+// kAdmin writes like kWrite and may write any entity whatever the scene's authority says
+// (docs/AUTHORITY.md).
+enum class Role : uint8_t { kRead, kWrite, kAdmin };
+
+inline bool CanWrite(Role role) { return role != Role::kRead; }
 
 // What an accepted credential allows in one scene.
 struct AccessGrant {
@@ -24,6 +30,12 @@ struct AccessGrant {
   // The first instant at which the same credential would be refused as expired (JWT: `exp` plus
   // the leeway); nullopt for credentials that never expire (the --auth table).
   std::optional<std::chrono::sys_seconds> expires_at;
+  // Who the scene's authority sees (docs/AUTHORITY.md): the JWT `sub`, the --auth entry's
+  // "name" (or "token#<index>"); empty without auth: each session is its own principal.
+  std::string principal;
+  // JWT `entities` (docs/AUTHORITY.md "Range grants"): entity-number ranges [lo, hi] the
+  // principal may create and write (and owns from the start); empty: no range restriction.
+  std::vector<std::pair<uint32_t, uint32_t>> entity_ranges;
 };
 
 // Every refusal is ErrorCode::kUnauthorized with one of these static details, short enough for
@@ -35,15 +47,16 @@ inline constexpr char kTooLarge[] = "too_large";              // over the token 
 inline constexpr char kMalformed[] = "malformed";             // not three base64url JSON parts
 inline constexpr char kWrongAlgorithm[] = "wrong_algorithm";  // `alg` is not a configured one
 inline constexpr char kUnsupportedHeader[] = "unsupported_header";  // `crit` present
-inline constexpr char kBadSignature[] = "bad_signature";    // wrong length or does not verify
-inline constexpr char kExpired[] = "expired";               // now >= exp + leeway
-inline constexpr char kNotYetValid[] = "not_yet_valid";     // now < nbf - leeway
-inline constexpr char kMissingExp[] = "missing_exp";        // no `exp` claim
-inline constexpr char kBadTime[] = "bad_time";              // `exp`/`nbf` not a NumericDate
-inline constexpr char kBadSubject[] = "bad_subject";        // `sub` missing or unprintable
-inline constexpr char kBadScenes[] = "bad_scenes";          // `scenes` missing or ill-typed
-inline constexpr char kBadRole[] = "bad_role";              // `role` not "read"/"write"
-inline constexpr char kWrongIssuer[] = "wrong_issuer";      // `iss` differs from configured
+inline constexpr char kBadSignature[] = "bad_signature";  // wrong length or does not verify
+inline constexpr char kExpired[] = "expired";             // now >= exp + leeway
+inline constexpr char kNotYetValid[] = "not_yet_valid";   // now < nbf - leeway
+inline constexpr char kMissingExp[] = "missing_exp";      // no `exp` claim
+inline constexpr char kBadTime[] = "bad_time";            // `exp`/`nbf` not a NumericDate
+inline constexpr char kBadSubject[] = "bad_subject";      // `sub` missing or unprintable
+inline constexpr char kBadScenes[] = "bad_scenes";        // `scenes` missing or ill-typed
+inline constexpr char kBadRole[] = "bad_role";            // `role` not "read"/"write"/"admin"
+inline constexpr char kBadEntities[] = "bad_entities";    // `entities` not [[lo, hi], ...] in range
+inline constexpr char kWrongIssuer[] = "wrong_issuer";    // `iss` differs from configured
 inline constexpr char kWrongAudience[] = "wrong_audience";  // `aud` lacks the configured one
 // A session whose grant expired while connected is closed with this (docs/AUTH.md).
 inline constexpr char kTokenExpired[] = "token_expired";

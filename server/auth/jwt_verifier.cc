@@ -82,6 +82,22 @@ bool ReadScenes(const Json& value, std::vector<std::string>& scenes) {
   return true;
 }
 
+// `entities`: an array of at most kMaxRanges [lo, hi] pairs of entity numbers.
+bool ReadEntityRanges(const Json& value, std::vector<std::pair<uint32_t, uint32_t>>& out) {
+  if (!value.is_array() || value.size() > JwtClaims::kMaxRanges) return false;
+  for (const Json& range : value) {
+    if (!range.is_array() || range.size() != 2) return false;
+    const auto* lo = range[0].get_ptr<const Json::number_unsigned_t*>();
+    const auto* hi = range[1].get_ptr<const Json::number_unsigned_t*>();
+    if (!lo || !hi || *lo > *hi || *lo < JwtClaims::kMinRangeNumber ||
+        *hi > JwtClaims::kMaxRangeNumber) {
+      return false;
+    }
+    out.emplace_back(static_cast<uint32_t>(*lo), static_cast<uint32_t>(*hi));
+  }
+  return true;
+}
+
 bool AudienceHolds(const Json& aud, const std::string& audience) {
   if (const auto* text = aud.get_ptr<const std::string*>()) return *text == audience;
   if (!aud.is_array()) return false;
@@ -219,10 +235,15 @@ Result<JwtClaims> JwtVerifier::Verify(std::string_view token, sys_seconds now) c
 
   const Json* role = Member(c, "role");
   const auto* role_text = role ? role->get_ptr<const std::string*>() : nullptr;
-  if (!role_text || (*role_text != "read" && *role_text != "write")) {
+  if (!role_text || (*role_text != "read" && *role_text != "write" && *role_text != "admin")) {
     return Refuse(reason::kBadRole);
   }
-  claims.role = *role_text == "write" ? Role::kWrite : Role::kRead;
+  if (const Json* entities = Member(c, "entities")) {
+    if (!ReadEntityRanges(*entities, claims.entities)) return Refuse(reason::kBadEntities);
+  }
+  claims.role = *role_text == "admin"   ? Role::kAdmin
+                : *role_text == "write" ? Role::kWrite
+                                        : Role::kRead;
   return claims;
 }
 
@@ -231,8 +252,9 @@ Result<AccessGrant> JwtVerifier::Check(std::string_view token, std::string_view 
   Result<JwtClaims> claims = Verify(token, now);
   if (!claims.has_value()) return claims.error();
   if (!claims->Allows(scene)) return Refuse(auth_reason::kMissingGrant);
-  return AccessGrant{claims->role, std::move(claims->subject),
-                     claims->expires_at + options_.leeway};
+  std::string principal = claims->subject;
+  return AccessGrant{claims->role, std::move(claims->subject), claims->expires_at + options_.leeway,
+                     std::move(principal), std::move(claims->entities)};
 }
 
 }  // namespace scenecrdt::server

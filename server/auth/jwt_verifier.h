@@ -35,6 +35,12 @@ struct JwtClaims {
   Role role = Role::kRead;                             // `role`
   std::chrono::sys_seconds expires_at;                 // `exp`, rounded down to a second
   std::optional<std::chrono::sys_seconds> not_before;  // `nbf`, rounded up to a second
+  // `entities`: [[lo, hi], ...] entity-number ranges (docs/AUTHORITY.md "Range grants"), each
+  // kMinRangeNumber <= lo <= hi <= kMaxRangeNumber, at most kMaxRanges of them.
+  std::vector<std::pair<uint32_t, uint32_t>> entities;
+  static constexpr uint32_t kMinRangeNumber = 512;    // below: reserved numbers, nobody's
+  static constexpr uint32_t kMaxRangeNumber = 65534;  // protocol::kMaxEntityNumber
+  static constexpr std::size_t kMaxRanges = 64;
 
   bool Allows(std::string_view scene) const;
 };

@@ -255,6 +255,13 @@ std::string Metrics::RenderPrometheus() const {
           "Slow consumers resynced from the store's state (previous delivery took longer than "
           "slow_consumer_ms/5).",
           Load(resyncs));
+  counter("scenecrdt_authority_corrections_total",
+          "Corrections merged for writes the scene's authority refused (docs/AUTHORITY.md).",
+          Load(authority_corrections));
+  counter("scenecrdt_authority_uncorrectable_total",
+          "Refused writes no correction can undo in the writer's replica (APPEND_VALUE, "
+          "DELETE_ENTITY; docs/AUTHORITY.md).",
+          Load(authority_uncorrectable));
   counter("scenecrdt_resync_bytes_total", "Bytes of the resync frames.", Load(resync_bytes));
   counter("scenecrdt_log_lines_suppressed_total",
           "Repeated refusal log lines of one session that were not written.",

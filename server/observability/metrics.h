@@ -187,6 +187,10 @@ class Metrics {
   // Slow consumers: a catch-up for a session whose previous delivery took longer than
   // slow_consumer_ms / 5 (it is resynced from the store's latest state, not from a backlog).
   Counter resyncs{0};
+  // Authority (docs/AUTHORITY.md): corrections merged for refused writes, and refused writes
+  // that no correction can undo in the writer's replica (APPEND_VALUE, DELETE_ENTITY).
+  Counter authority_corrections{0};
+  Counter authority_uncorrectable{0};
   Counter resync_bytes{0};
   Counter log_lines_suppressed{0};  // repeated refusal lines of one session, not logged
   // Storage and memory bounds (docs/SERVER.md "Storage failures", "Memory bounds").

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/protocol/session/sequence.h"
@@ -26,7 +27,7 @@ runtime::StoreLimits StoreLimitsFrom(const Limits& l) {
 }  // namespace
 
 Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore,
-             std::optional<uint64_t> incarnation)
+             std::optional<uint64_t> incarnation, std::vector<OwnerRow> owners)
     : ctx_(ctx),
       name_(std::move(name)),
       strand_(net::asio::make_strand(ctx.ioc())),
@@ -39,8 +40,10 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
               const int64_t now = NowMs();
               for (Member& m : members_) Deliver(m, now);
             }),
+      authority_(ctx.config().authority),
       retry_timer_(strand_),
       flush_timer_(strand_) {
+  authority_.Restore(owners);
   if (!restore.empty()) {
     if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
       ctx_.log().Write(LogLevel::kError, "restore_failed", "scene=%s error=%s offset=%llu",
@@ -133,6 +136,13 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
         m.raw = raw;
         m.zstd = zstd;
         m.busy_since_ms = now;
+        if (authority_.enabled()) {
+          m.principal = authority_.Intern(member->principal());
+          m.admin = member->admin();
+          const auto ranges = member->entity_ranges();
+          m.ranged = !ranges.empty();
+          authority_.Grant(m.principal, ranges);
+        }
         if (view) ++interest_members_;
         m.view = std::move(view);
         members_.push_back(std::move(m));
@@ -173,7 +183,7 @@ void Scene::Leave(uint64_t member_id, CloseReason reason) {
 }
 
 void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::AdmittedBatch batch) {
-  net::asio::post(strand_, [this, member_id, frame_sequence, batch = std::move(batch)]() {
+  net::asio::post(strand_, [this, member_id, frame_sequence, batch = std::move(batch)]() mutable {
     Member* member = FindMember(member_id);
     if (!member) return;  // left meanwhile
     Metrics& metrics = ctx_.metrics();
@@ -184,11 +194,15 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
                                   frame_sequence, batch.size());
       return;
     }
+    std::vector<RefusedWrite> refused;
+    if (authority_.enabled()) FilterByAuthority(*member, batch, refused);
     const uint64_t before = store_.sequence();
+    const uint32_t principal = member->principal;
     const ErrorCode refusal = store_.MergeAdmitted(
-        batch, [&](const protocol::CrdtMessage&, const runtime::MergeResult& r) {
+        batch, [&](const protocol::CrdtMessage& m, const runtime::MergeResult& r) {
           metrics.CountMerge(r.outcome);
           if (r.outcome == runtime::MergeOutcome::kRefused) metrics.CountRefusal(r.reason);
+          authority_.Note(principal, m, r.outcome);
         });
     if (refusal != ErrorCode::kOk) {
       member->member->PostRefusal(refusal, runtime::RefusalText(refusal), frame_sequence,
@@ -208,8 +222,88 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
         mixed_writers_ = true;
       }
     }
+    if (!refused.empty()) AnswerRefused(*member, frame_sequence, refused);
     acks_.Add(store_.sequence(), member_id, frame_sequence);
     ScheduleFlush();
+  });
+}
+
+void Scene::FilterByAuthority(const Member& m, runtime::AdmittedBatch& batch,
+                              std::vector<RefusedWrite>& refused) {
+  bool restamped = false;
+  batch.RemoveIf([&](const protocol::CrdtMessage& msg) {
+    const ErrorCode code = authority_.Check(m.principal, m.admin, m.ranged, msg);
+    if (code == ErrorCode::kOk) return false;
+    refused.push_back({msg.type, msg.entity, msg.component, msg.timestamp, code});
+    return true;
+  });
+  batch.RewriteTimestamps([&](protocol::CrdtMessage& msg) {
+    restamped |= authority_.RestampOverCorrection(store_, msg);
+  });
+  // The writer's replica holds its write at the old timestamp: it must get the re-stamped one.
+  if (restamped) mixed_writers_ = true;
+}
+
+void Scene::AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<RefusedWrite>& refused) {
+  // One answer per register: its highest refused timestamp.
+  std::sort(refused.begin(), refused.end(), [](const RefusedWrite& a, const RefusedWrite& b) {
+    return std::tie(a.component, a.entity, a.type, b.timestamp) <
+           std::tie(b.component, b.entity, b.type, a.timestamp);
+  });
+  refused.erase(std::unique(refused.begin(), refused.end(),
+                            [](const RefusedWrite& a, const RefusedWrite& b) {
+                              return a.component == b.component && a.entity == b.entity &&
+                                     a.type == b.type;
+                            }),
+                refused.end());
+  Metrics& metrics = ctx_.metrics();
+  std::vector<uint8_t> scratch;
+  uint64_t corrected = 0;
+  for (const RefusedWrite& r : refused) {
+    m.member->PostWriteRefused(session::Refusal{frame_sequence, r.entity, r.component,
+                                                static_cast<uint8_t>(r.type), r.code});
+    const auto correction = Authority::Correction(store_, r, scratch);
+    if (!correction) {
+      const bool is_register = r.type != protocol::MessageType::kAppendValue &&
+                               r.type != protocol::MessageType::kDeleteEntity &&
+                               r.type != protocol::MessageType::kDeleteEntityNetwork;
+      if (!is_register) Metrics::Add(metrics.authority_uncorrectable);
+      continue;
+    }
+    const runtime::MergeResult merged = store_.Merge(*correction);
+    metrics.CountMerge(merged.outcome);
+    if (runtime::ChangedState(merged.outcome)) {
+      authority_.NoteCorrection(*correction);
+      ++corrected;
+    }
+  }
+  if (corrected == 0) return;
+  Metrics::Add(metrics.authority_corrections, corrected);
+  // The corrections go to every member, the refused writer included (it is not the sole
+  // writer of these changes).
+  mixed_writers_ = true;
+}
+
+void Scene::Transfer(uint64_t member_id, uint32_t entity, std::string to) {
+  net::asio::post(strand_, [this, member_id, entity, to = std::move(to)]() mutable {
+    Member* m = FindMember(member_id);
+    if (!m) return;
+    const uint32_t number = protocol::EntityNumber(entity);
+    ErrorCode refusal = ErrorCode::kOk;
+    if (!authority_.enabled() || protocol::IsReservedEntityNumber(number)) {
+      refusal = ErrorCode::kBadRequest;  // nothing to own
+    } else if (!m->admin) {
+      refusal = ErrorCode::kNotAdmin;
+    }
+    if (refusal != ErrorCode::kOk) {
+      m->member->PostWriteRefused(session::Refusal{0, entity, 0, 0, refusal});
+      return;
+    }
+    authority_.Transfer(number, to);
+    ctx_.log().Write(LogLevel::kInfo, "authority", "scene=%s session=%llu transfer=%u to=\"%s\"",
+                     name_.c_str(), static_cast<unsigned long long>(member_id), number, to.c_str());
+    m->member->PostOwnershipTransferred(session::TransferOwnership{entity, std::move(to)});
+    MaybeCommit();  // the owner row is durable state of its own
   });
 }
 
@@ -257,6 +351,10 @@ void Scene::Flush(std::function<void()> done) {
   });
 }
 
+void Scene::Owners(std::function<void(std::vector<OwnerRow>)> done) {
+  net::asio::post(strand_, [this, done = std::move(done)] { done(authority_.Owners()); });
+}
+
 void Scene::Inspect(std::function<void(const runtime::CrdtStore&, uint64_t)> read) {
   net::asio::post(strand_, [this, read = std::move(read)] {
     read(store_, sequences_.Wire(store_.sequence()));
@@ -267,7 +365,8 @@ void Scene::RetireIfQuiescent(std::function<void(bool)> done) {
   net::asio::post(strand_, [this, done = std::move(done)] {
     const bool quiescent = members_.empty() && !commit_in_flight_ && !retry_armed_ &&
                            !flush_scheduled_ && !rate_.armed() && durable_ == store_.sequence() &&
-                           acks_.empty() && !acks_.has_waiters() && LogIdle();
+                           !authority_.has_changes() && acks_.empty() && !acks_.has_waiters() &&
+                           LogIdle();
     done(quiescent);  // may destroy this scene: nothing of it is touched afterwards
   });
 }
@@ -398,7 +497,7 @@ std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_
 void Scene::MaybeCommit() {
   if (commit_in_flight_) return;
   const uint64_t seq = store_.sequence();
-  if (seq == durable_) {
+  if (seq == durable_ && !authority_.has_changes()) {
     ReleaseAcks();
     return;
   }
@@ -409,6 +508,8 @@ void Scene::MaybeCommit() {
   CommitJob job;
   job.scene = name_;
   job.dcl = std::move(dcl);
+  owners_in_flight_ = authority_.TakeChanges();
+  job.owners = owners_in_flight_;
   job.done = [this, seq](bool ok) {
     net::asio::post(strand_, [this, ok, seq] { OnCommitted(ok, seq); });
   };
@@ -422,7 +523,10 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
     if (!ok) NotifyUnavailable();
   }
   if (!ok) {
-    // Nothing is acked; the next attempt exports again from the same durable point.
+    // Nothing is acked; the next attempt exports again from the same durable point (and
+    // writes the owner rows of this one again).
+    authority_.Failed(owners_in_flight_);
+    owners_in_flight_.clear();
     if (!shared_log_) TellStorageUnavailable();
     if (!retry_armed_) {
       retry_armed_ = true;
@@ -435,6 +539,7 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
     return;
   }
   durable_ = target;
+  owners_in_flight_.clear();
   ReleaseAcks();
   MaybeCommit();
 }

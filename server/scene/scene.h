@@ -53,6 +53,7 @@
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/ack_book.h"
+#include "scenecrdt/server/scene/authority.h"
 #include "scenecrdt/server/scene/departures.h"
 #include "scenecrdt/server/scene/fan_out_cache.h"
 #include "scenecrdt/server/scene/frame_builder.h"
@@ -74,8 +75,9 @@ class Scene final : public LoggedScene {
   // considered durable.
   // `incarnation`: numbers the scene's sequences (default: the server's; a scene reloaded after
   // an eviction gets a fresh one).
+  // `owners`: the stored owner rows (--authority owner; docs/AUTHORITY.md).
   Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> restore = {},
-        std::optional<uint64_t> incarnation = std::nullopt);
+        std::optional<uint64_t> incarnation = std::nullopt, std::vector<OwnerRow> owners = {});
   Scene(const Scene&) = delete;
   Scene& operator=(const Scene&) = delete;
 
@@ -97,6 +99,9 @@ class Scene final : public LoggedScene {
   // A chunk the member admitted (CrdtStore::Admit under store_limits(), then its own rate
   // and role checks). The store's batch limits decide here; a refusal goes back to the member.
   void Submit(uint64_t member_id, uint64_t frame_sequence, runtime::AdmittedBatch batch);
+  // The member's TransferOwnership (docs/AUTHORITY.md): applied and echoed for an admin, a
+  // Refusal (not_admin, or bad_request without an authority) otherwise.
+  void Transfer(uint64_t member_id, uint32_t entity, std::string to);
   // Nothing of the scene is in flight to the member any more.
   void Ready(uint64_t member_id);
   // Runs `write(store, out)` on the strand; `out` gets the local writes' messages (Lamport
@@ -104,6 +109,8 @@ class Scene final : public LoggedScene {
   void LocalWrite(std::function<void(runtime::CrdtStore&)> write);
   // Commits everything merged so far, releases the acks, then calls `done` (on the strand).
   void Flush(std::function<void()> done);
+  // The owner rows, sorted by entity number, on the strand (tests, tools).
+  void Owners(std::function<void(std::vector<OwnerRow>)> done);
   // Reads the store on the strand (tests, tools): `read` runs there.
   void Inspect(std::function<void(const runtime::CrdtStore&, uint64_t wire_sequence)> read);
   // Calls `done(quiescent)` on the strand: true when nothing of the scene is pending (no
@@ -154,6 +161,9 @@ class Scene final : public LoggedScene {
     std::unique_ptr<MemberView> view;  // an interest member (docs/INTEREST.md)
     bool clear_interest = false;       // its interest was cleared: send everything once
     bool own_changes = false;          // FanOut: every change since its cursor is its own
+    uint32_t principal = 0;            // Authority::Intern of its principal (authority on)
+    bool admin = false;                // role admin: writes anything
+    bool ranged = false;               // holds range grants (JWT `entities`)
   };
   // A join waiting for the shared log's load (bounded by max_sessions_per_scene).
   struct HeldJoin {
@@ -183,6 +193,12 @@ class Scene final : public LoggedScene {
   // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
   // whose copies are still alive (`zstd`: as zstd records).
   std::vector<SharedFrame> SnapshotFrames(bool raw, bool zstd);
+  // Leaves out of `batch` what the authority refuses (into `refused`); kOk-only when off.
+  void FilterByAuthority(const Member& m, runtime::AdmittedBatch& batch,
+                         std::vector<RefusedWrite>& refused);
+  // Tells the member which writes of frame `frame_sequence` were refused and merges the
+  // corrections that make them lose in its replica (docs/AUTHORITY.md).
+  void AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<RefusedWrite>& refused);
   void MaybeCommit();
   void OnCommitted(bool ok, uint64_t target);
   void ReleaseAcks();
@@ -219,6 +235,9 @@ class Scene final : public LoggedScene {
   std::unique_ptr<InterestIndex> index_;
   std::size_t interest_members_ = 0;
   std::vector<uint8_t> interest_scratch_;  // an interest member's export since its cursor
+
+  Authority authority_;
+  std::vector<OwnerRow> owners_in_flight_;  // the owner rows of the commit in flight
 
   uint64_t durable_ = 0;
   bool commit_in_flight_ = false;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scenecrdt/net/net.h"
@@ -28,6 +29,12 @@ class SceneMember {
   virtual const std::string& peer_text() const = 0;
   // The member reads the scene's envelope frames as zstd records, compressed once per scene.
   virtual bool zstd_frames() const = 0;
+  // Who the scene's authority sees (docs/AUTHORITY.md): the credential's principal, or
+  // "session#<id>" without auth; and whether it may write anything (role admin).
+  virtual std::string principal() const = 0;
+  virtual bool admin() const = 0;
+  // The entity-number ranges its credential grants (JWT `entities`); empty: none.
+  virtual std::vector<std::pair<uint32_t, uint32_t>> entity_ranges() const = 0;
 
   // The scene accepted the join: `welcome` goes to protocols that send one, then `state`
   // (the frames or chunk the scene built for this member's kind).
@@ -41,6 +48,10 @@ class SceneMember {
   // must be a static string.
   virtual void PostRefusal(ErrorCode code, const char* text, uint64_t frame_sequence,
                            uint64_t messages = 0) = 0;
+  // One write of a submitted batch was refused by the scene's authority (the rest merged).
+  virtual void PostWriteRefused(session::Refusal refusal) = 0;
+  // The member's TransferOwnership was applied (its echo goes back).
+  virtual void PostOwnershipTransferred(session::TransferOwnership transfer) = 0;
   // A fatal end: the protocol's goodbye (Error frame or close code), queued data flushed,
   // closed.
   virtual void PostClose(ErrorCode code, std::string text) = 0;

@@ -104,7 +104,8 @@ Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bo
     evicted_names_.erase(key);
   }
   Entry entry;
-  entry.scene = std::make_unique<Scene>(ctx_, key, stored->dcl, incarnation);
+  entry.scene =
+      std::make_unique<Scene>(ctx_, key, stored->dcl, incarnation, std::move(stored->owners));
   entry.refs = 1;
   Scene* raw = entry.scene.get();
   scenes_.emplace(key, std::move(entry));

@@ -58,7 +58,7 @@ DclSession::DclSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoin
       role_(role),
       throttle_timer_(strand_) {}
 
-void DclSession::OnTransportOpen() { JoinScene(scene_, role_ == Role::kWrite, std::nullopt); }
+void DclSession::OnTransportOpen() { JoinScene(scene_, CanWrite(role_), std::nullopt); }
 
 void DclSession::OnMessage(std::span<const uint8_t> message, bool text) {
   if (text) {
@@ -126,6 +126,13 @@ void DclSession::Refuse(ErrorCode code, const char* text, uint64_t, uint64_t mes
   // A scene-level refusal (entity or tombstone limit) of a whole chunk: dropped, counted.
   ctx_.metrics().CountDclDrop(code, messages);
   LogRefusal(code, text, false, messages);
+}
+
+void DclSession::OnWriteRefused(const session::Refusal& refusal) {
+  // The scene answers with a correction that wins in the engine (docs/AUTHORITY.md): the
+  // refusal itself is only counted and logged.
+  ctx_.metrics().CountDclDrop(refusal.code, 1);
+  LogRefusal(refusal.code, "a write refused by the scene's authority (corrected)", false, 1);
 }
 
 void DclSession::QueueGoodbye(ErrorCode code, std::string_view text) {

@@ -36,6 +36,7 @@ class DclSession : public Session {
   CloseReason FatalCloseReason(ErrorCode code) const override;
   void Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,
               uint64_t messages) override;
+  void OnWriteRefused(const session::Refusal& refusal) override;
   void OnWriteStarted(std::size_t frames) override;
   void OnSessionClosed() override;
 

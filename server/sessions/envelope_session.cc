@@ -88,13 +88,19 @@ void EnvelopeSession::OnFrame(std::span<const uint8_t> frame) {
     HandleSetInterest(*interest);
   } else if (const auto* ping = std::get_if<session::Ping>(&f)) {
     QueueControl(session::Pong{ping->nonce, ping->sent_us});
+  } else if (const auto* transfer = std::get_if<session::TransferOwnership>(&f)) {
+    if (!joined()) {
+      Fatal(ErrorCode::kUnexpectedPayload, "TransferOwnership before Hello");
+      return;
+    }
+    scene()->Transfer(id(), transfer->entity, transfer->to);
   } else if (std::get_if<session::Pong>(&f)) {
     // NoteInput already moved the idle clock: that is all a Pong is for.
   } else if (const auto* error = std::get_if<session::ErrorFrame>(&f)) {
     if (error->fatal) BeginClose(CloseReason::kClientClosed);  // the client says goodbye
   } else {
     Fatal(ErrorCode::kUnexpectedPayload,
-          "clients send Hello, Crdt, SetInterest, Ping, Pong or Error");
+          "clients send Hello, Crdt, SetInterest, Ping, Pong, Error or TransferOwnership");
   }
 }
 
@@ -121,7 +127,7 @@ void EnvelopeSession::HandleHello(const session::Hello& hello) {
   }
   SetZstdFrames(mode_ == session::Compression::kZstdFrames);
   NoteGrant(grant.value(), hello.token, hello.scene);
-  JoinScene(hello.scene, grant->role == Role::kWrite, hello.resume_sequence, interest_);
+  JoinScene(hello.scene, CanWrite(grant->role), hello.resume_sequence, interest_);
 }
 
 void EnvelopeSession::HandleSetInterest(const session::SetInterest& interest) {
@@ -175,6 +181,12 @@ void EnvelopeSession::Refuse(ErrorCode code, const char* text, uint64_t frame_se
                              uint64_t messages) {
   LogRefusal(code, text, false, messages);
   QueueControl(session::ErrorFrame{code, text, frame_sequence, false});
+}
+
+void EnvelopeSession::OnWriteRefused(const session::Refusal& refusal) {
+  LogRefusal(refusal.code, "a write refused by the scene's authority (docs/AUTHORITY.md)", false,
+             1);
+  QueueControl(refusal);
 }
 
 void EnvelopeSession::QueueControl(const session::Frame& frame) {

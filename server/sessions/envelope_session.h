@@ -42,6 +42,10 @@ class EnvelopeSession : public Session {
   void QueueGoodbye(ErrorCode code, std::string_view text) override;
   void Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,
               uint64_t messages) override;
+  void OnWriteRefused(const session::Refusal& refusal) override;
+  void OnOwnershipTransferred(const session::TransferOwnership& transfer) override {
+    QueueControl(transfer);
+  }
   void TakeControlFrames(std::vector<SharedFrame>& out) override;
   void OnJoined(const session::Welcome& welcome) override;
   void OnWriteStarted(std::size_t frames) override;

@@ -177,6 +177,18 @@ void Session::PostRefusal(ErrorCode code, const char* text, uint64_t frame_seque
   });
 }
 
+void Session::PostWriteRefused(session::Refusal refusal) {
+  net::asio::post(strand_, [self = shared_from_this(), refusal] {
+    if (!self->ending()) self->OnWriteRefused(refusal);
+  });
+}
+
+void Session::PostOwnershipTransferred(session::TransferOwnership transfer) {
+  net::asio::post(strand_, [self = shared_from_this(), transfer = std::move(transfer)] {
+    if (!self->ending()) self->OnOwnershipTransferred(transfer);
+  });
+}
+
 void Session::PostClose(ErrorCode code, std::string text) {
   net::asio::post(strand_, [self = shared_from_this(), code, text = std::move(text)] {
     self->Fatal(code, text);
@@ -193,7 +205,7 @@ void Session::PostRecheckGrant() {
                   "scene: join again with a valid token");
       return;
     }
-    if (self->can_write_ && grant->role != Role::kWrite) {
+    if (self->can_write_ && !CanWrite(grant->role)) {
       self->Fatal(ErrorCode::kUnauthorized,
                   "the server reloaded its credentials and this token is read-only now: join "
                   "again to read");

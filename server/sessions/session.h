@@ -52,11 +52,21 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   // The scene hands this session its frames as zstd records, compressed once per scene
   // (Welcome.compression = zstd frames). Set before the join; read by the scene's strand.
   bool zstd_frames() const override { return zstd_frames_; }
+  std::string principal() const override {
+    return principal_.empty() ? "session#" + std::to_string(id_) : principal_;
+  }
+  bool admin() const override { return admin_; }
+  std::vector<std::pair<uint32_t, uint32_t>> entity_ranges() const override {
+    return entity_ranges_;
+  }
   // The credential the session joins with: its subject is logged on join, and a grant that
   // expires closes the session then (fatal kUnauthorized "token_expired"). The token is kept
   // (never logged) so that a reload of the server's credentials can check it again.
   void NoteGrant(const AccessGrant& grant, std::string token, std::string scene) {
     subject_ = grant.subject;
+    principal_ = grant.principal;
+    admin_ = grant.role == Role::kAdmin;
+    entity_ranges_ = grant.entity_ranges;
     grant_expires_ = grant.expires_at;
     token_ = std::move(token);
     granted_scene_ = std::move(scene);
@@ -70,6 +80,8 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   void PostRefusal(ErrorCode code, const char* text, uint64_t frame_sequence,
                    uint64_t messages = 0) final;
   void PostClose(ErrorCode code, std::string text) final;
+  void PostWriteRefused(session::Refusal refusal) final;
+  void PostOwnershipTransferred(session::TransferOwnership transfer) final;
 
   // ---- Any thread (each posts to the strand) ----
   // The server's credentials were reloaded (SIGHUP): a joined session whose token no longer
@@ -101,6 +113,12 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   // A refusal of a submitted batch, on the strand (PostRefusal's body).
   virtual void Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,
                       uint64_t messages) = 0;
+  // One write refused by the scene's authority, on the strand (PostWriteRefused's body).
+  virtual void OnWriteRefused(const session::Refusal& refusal) = 0;
+  // The scene applied this session's TransferOwnership (envelope only).
+  virtual void OnOwnershipTransferred(const session::TransferOwnership& transfer) {
+    (void)transfer;
+  }
   // Moves the frames to send ahead of scene data into `out` (the write being started).
   virtual void TakeControlFrames(std::vector<SharedFrame>& out) { (void)out; }
   // The scene accepted the join (before its state frames are queued).
@@ -212,6 +230,9 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   net::asio::steady_timer watchdog_;
   std::shared_ptr<void> ticket_;  // the connection's place under the caps
   std::string subject_;
+  std::string principal_;  // empty: the session is its own principal
+  bool admin_ = false;
+  std::vector<std::pair<uint32_t, uint32_t>> entity_ranges_;  // JWT `entities`
   std::optional<std::chrono::sys_seconds> grant_expires_;
   bool has_grant_ = false;
   std::string token_;          // the credential joined with (never logged)

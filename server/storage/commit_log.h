@@ -17,6 +17,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "scenecrdt/cluster/stream_id.h"
@@ -26,7 +27,10 @@ namespace scenecrdt::server {
 
 struct CommitJob {
   std::string scene;
-  std::vector<uint8_t> dcl;        // changed registers/tombstones/append sets, current values
+  std::vector<uint8_t> dcl;  // changed registers/tombstones/append sets, current values
+  // Owner rows changed since the last commit (docs/AUTHORITY.md): (entity number, principal),
+  // "" = no owner any more. Written in the same transaction as `dcl`.
+  std::vector<std::pair<uint32_t, std::string>> owners;
   std::function<void(bool)> done;  // runs on the log's thread: post, do not block
 };
 

@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS appends(
   data BLOB NOT NULL,
   PRIMARY KEY(scene, component, entity, timestamp, data)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS scene_names(scene TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS owners(
+  scene TEXT NOT NULL, number INTEGER NOT NULL, principal TEXT NOT NULL,
+  PRIMARY KEY(scene, number)) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS scene_names_registers AFTER INSERT ON registers BEGIN
   INSERT INTO scene_names(scene) SELECT NEW.scene
   WHERE NOT EXISTS (SELECT 1 FROM scene_names WHERE scene = NEW.scene); END;
@@ -245,6 +248,7 @@ Result<PersistedScene> Persistence::LoadScene(const std::string& name, std::stri
               "SELECT component, entity, timestamp, has_data, data FROM registers "
               "WHERE scene = ?1;");
   Statement a(reader_, "SELECT component, entity, timestamp, data FROM appends WHERE scene = ?1;");
+  Statement o(reader_, "SELECT number, principal FROM owners WHERE scene = ?1;");
   const auto read = [&](Statement& q, const auto& row) {
     if (!q.ok()) return false;
     q.Text(1, name);
@@ -284,6 +288,10 @@ Result<PersistedScene> Persistence::LoadScene(const std::string& name, std::stri
                protocol::AppendMessage(m, scene.dcl);
              })) {
     failed = &a;
+  } else if (!read(o, [&](sqlite3_stmt* s) {
+               scene.owners.emplace_back(ColumnU32(s, 0), ColumnText(s, 1));
+             })) {
+    failed = &o;
   }
   (void)ExecSql(reader_, "COMMIT;");
   if (failed) {
@@ -392,7 +400,12 @@ std::string Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* row
   Statement append(db_,
                    "INSERT OR IGNORE INTO appends(scene, component, entity, number, version, "
                    "timestamp, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7);");
-  for (const Statement* s : {&put, &tomb, &purge_registers, &purge_appends, &append}) {
+  Statement own(db_,
+                "INSERT INTO owners(scene, number, principal) VALUES(?1, ?2, ?3) "
+                "ON CONFLICT(scene, number) DO UPDATE SET principal = excluded.principal;");
+  Statement disown(db_, "DELETE FROM owners WHERE scene = ?1 AND number = ?2;");
+  for (const Statement* s :
+       {&put, &tomb, &purge_registers, &purge_appends, &append, &own, &disown}) {
     if (!s->ok()) return "cannot prepare a statement: " + s->failure().text;
   }
   if (const SqliteFailure f = ExecSql(db_, "BEGIN IMMEDIATE;"); f.failed()) return f.text;
@@ -406,6 +419,15 @@ std::string Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* row
     }
   };
   for (const CommitJob& job : jobs) {
+    // Owner rows (docs/AUTHORITY.md): in the same transaction as the state they go with.
+    for (const auto& [number, principal] : job.owners) {
+      Statement& s = principal.empty() ? disown : own;
+      s.Text(1, job.scene);
+      s.Int(2, number);
+      if (!principal.empty()) s.Text(3, principal);
+      check(s);
+      ++*rows;
+    }
     auto decoded = protocol::DecodeStream(job.dcl, {}, [&](const CrdtMessage& m) {
       if (!ok) return;
       const auto number = static_cast<int64_t>(protocol::EntityNumber(m.entity));

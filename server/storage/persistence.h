@@ -3,12 +3,12 @@
 // thread that runs group commits off the fan-out's latency path.
 //
 // Schema (docs/SERVER.md): one row per register (scene, component, entity), per tombstone
-// (scene, number) and per append element; a meta row with the server incarnation; the
-// scene_names table, one row per stored scene, kept by triggers on the three row tables
-// (filled once at open for a database that predates it). A scene
-// hands over "everything that changed since my last durable point" as a DCL stream (its
-// CrdtStore's coalesced ExportChangesSince), so a commit writes each changed key once however
-// often it changed. Loading turns the rows back into a DCL stream that rebuilds the state.
+// (scene, number), per append element and per owned entity number (owners: --authority); a meta row
+// with the server incarnation; the scene_names table, one row per stored scene, kept by triggers on
+// the three row tables (filled once at open for a database that predates it). A scene hands over
+// "everything that changed since my last durable point" as a DCL stream (its CrdtStore's coalesced
+// ExportChangesSince), so a commit writes each changed key once however often it changed. Loading
+// turns the rows back into a DCL stream that rebuilds the state.
 //
 // Failures (docs/SERVER.md "Persistence"): every SQLite return code is checked; a step loop
 // tells SQLITE_DONE from an error. Open runs `PRAGMA quick_check` on an existing file and
@@ -45,6 +45,8 @@ struct PersistedScene {
   std::string name;
   std::vector<uint8_t> dcl;  // rebuilds the scene's state in an empty store
   uint64_t rows = 0;
+  // The owner rows (entity number, principal; docs/AUTHORITY.md).
+  std::vector<std::pair<uint32_t, std::string>> owners;
 };
 
 struct PersistenceOptions {

@@ -5,6 +5,7 @@
  * the error paths. Every wait polls with a deadline. capi_client_test.cc runs it. */
 #include "tests/capi/c_client_program.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,8 +116,17 @@ int capi_c_client_program(const char* url, const char* scene, char* error, size_
   stats.struct_size = sizeof(stats);
   CHECK(sc_client_get_stats(reader, &stats) == SC_OK);
   CHECK(stats.connects == 1 && stats.live_frames >= 2 && stats.bytes_received > 0);
+  CHECK(stats.struct_size == sizeof(stats) && stats.refusals == 0); /* open server */
   CHECK(sc_client_get_stats(writer, &stats) == SC_OK);
   CHECK(stats.unsent_writes == 0);
+  /* A caller built before `refusals` was appended passes the older size: it gets the fields
+   * before it, and the appended one is left alone. */
+  memset(&stats, 0, sizeof(stats));
+  stats.refusals = 77;
+  stats.struct_size = (uint32_t)offsetof(sc_client_stats, refusals);
+  CHECK(sc_client_get_stats(reader, &stats) == SC_OK);
+  CHECK(stats.struct_size == offsetof(sc_client_stats, refusals) && stats.connects == 1);
+  CHECK(stats.refusals == 77);
   ok = 1;
 done:
   sc_client_destroy(writer);

@@ -32,7 +32,9 @@ npm with npm ci) on random DCL streams written by @dcl/ecs's own writers.
      (about 10 s); then ecs_transport_limit.js: one update() of 1 000 components of 4 KB goes
      out under the server's WebSocket read limit, with no disconnect (a few seconds); then
      ecs_transport_snippet.js: the node snippet of docs/ECS-TRANSPORT.md runs as written and
-     its cube reaches the server (2 s)
+     its cube reaches the server (2 s); then authority_engines.js: SCENECRDT serve --authority
+     owner, 3 engines with their own tokens each own 4 entities and move all 12 for 100
+     rounds; every engine equals pull and each entity holds its owner's last write (2 s)
   7. cluster_interop.js (not with --model): a redis-server on a unix socket in a temporary
      directory and three SCENECRDT serve --redis nodes; two @dcl/ecs engines with that transport
      on nodes 1 and 2, SCENECRDT send on node 3; the engines converge with each other and with
@@ -127,6 +129,7 @@ if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then
   [ "$status" != 0 ] || node "$INTEROP_DIR/ecs_transport.js" --bin "$bin" ${keep:+--keep "$corpus/ecs-transport"} || status=$?
   [ "$status" != 0 ] || node "$INTEROP_DIR/ecs_transport_limit.js" --bin "$bin" || status=$?
   [ "$status" != 0 ] || node "$INTEROP_DIR/ecs_transport_snippet.js" --bin "$bin" || status=$?
+  [ "$status" != 0 ] || node "$INTEROP_DIR/authority_engines.js" --bin "$bin" ${keep:+--keep "$corpus/authority"} || status=$?
 fi
 
 if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then

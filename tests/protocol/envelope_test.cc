@@ -60,6 +60,11 @@ std::string Describe(const Frame& frame) {
              << f.hysteresis << ", " << f.clamped << "}";
         } else if constexpr (std::is_same_v<F, OutOfView>) {
           os << "OutOfView{" << f.scene_sequence << ", " << f.entities.size() << " entities}";
+        } else if constexpr (std::is_same_v<F, Refusal>) {
+          os << "Refusal{" << f.frame_sequence << ", " << f.entity << ", " << f.component << ", "
+             << static_cast<int>(f.message_type) << ", " << static_cast<int>(f.code) << "}";
+        } else if constexpr (std::is_same_v<F, TransferOwnership>) {
+          os << "TransferOwnership{" << f.entity << ", " << f.to << "}";
         } else {
           os << (std::is_same_v<F, Ping> ? "Ping{" : "Pong{") << f.nonce << ", " << f.sent_us
              << "}";
@@ -104,6 +109,11 @@ bool SameFrame(const Frame& a, const Frame& b) {
                  x.clamped == y.clamped;
         } else if constexpr (std::is_same_v<F, OutOfView>) {
           return x.scene_sequence == y.scene_sequence && x.entities == y.entities;
+        } else if constexpr (std::is_same_v<F, Refusal>) {
+          return x.frame_sequence == y.frame_sequence && x.entity == y.entity &&
+                 x.component == y.component && x.message_type == y.message_type && x.code == y.code;
+        } else if constexpr (std::is_same_v<F, TransferOwnership>) {
+          return x.entity == y.entity && x.to == y.to;
         } else {
           return x.nonce == y.nonce && x.sent_us == y.sent_us;
         }
@@ -156,6 +166,9 @@ class EnvelopeTest : public ::testing::Test {
         InterestSet{InterestMode::kPoint, 1000.0f, 100.0f, true},
         OutOfView{0xFFFFFFFFFFu, {512, 600, 0xFFFFFFFFu}},
         OutOfView{1, {}},
+        Refusal{12, 0x10258, 1, 3, ErrorCode::kNotOwner},
+        TransferOwnership{600, "alice"},
+        TransferOwnership{601, ""},
     };
   }
 
@@ -267,6 +280,9 @@ TEST_F(EnvelopeTest, Validity) {
                    ErrorCode::kEnvelopeInvalid});
   cases.push_back({"client name of 65 bytes",
                    BuildFrame(Hello{"s", "", 1, std::string(kMaxSceneNameBytes + 1, 'c')}),
+                   ErrorCode::kEnvelopeInvalid});
+  cases.push_back({"TransferOwnership.to of 257 bytes",
+                   BuildFrame(TransferOwnership{600, std::string(kMaxPrincipalBytes + 1, 'p')}),
                    ErrorCode::kEnvelopeInvalid});
   cases.push_back({"error text of 1025 bytes",
                    BuildFrame(ErrorFrame{ErrorCode::kBadRequest,

@@ -227,7 +227,7 @@ TEST_F(JwtVerifierTest, RefusesWrongClaimTypes) {
 TEST_F(JwtVerifierTest, RefusesAMissingOrUnknownRole) {
   const JwtVerifier verifier = Verifier(TestSigner::kEs256);
   const std::string tail = R"(,"sub":"a","scenes":["x"],"exp":)" + std::to_string(kJwtExp) + "}";
-  for (const char* role : {R"("role":"admin")", R"("role":"Write")", R"("role":"READ")",
+  for (const char* role : {R"("role":"Admin")", R"("role":"Write")", R"("role":"READ")",
                            R"("role":"")", R"("roles":"write")"}) {
     const std::string claims = std::string("{") + role + tail;
     EXPECT_TRUE(
@@ -237,6 +237,10 @@ TEST_F(JwtVerifierTest, RefusesAMissingOrUnknownRole) {
   auto read = verifier.Verify(ValidToken(TestSigner::kEs256, R"({"role":"read")" + tail), Now());
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ(read->role, Role::kRead);
+  // "admin" (docs/AUTHORITY.md) writes any entity under --authority owner.
+  auto admin = verifier.Verify(ValidToken(TestSigner::kEs256, R"({"role":"admin")" + tail), Now());
+  ASSERT_TRUE(admin.has_value());
+  EXPECT_EQ(admin->role, Role::kAdmin);
 }
 
 TEST_F(JwtVerifierTest, AcceptsAPrintableUtf8Subject) {

@@ -99,6 +99,8 @@ cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
                         (default 10000; 0 never; a lease in Redis lets one node work)
   --compact-retain-ms N    entries this young stay in the stream after a compaction, for
                         readers that lag (default 10000)
+  --authority MODE      who may write an entity: open (default, last writer wins) or owner
+                        (its creator and admins; docs/AUTHORITY.md)
   --demo                animate the scene "demo" (a small solar system) from the server
   --demo-hz HZ          demo writer rate (default 25)
 logs (stderr; docs/SERVER.md "Log format and levels"):
@@ -237,6 +239,14 @@ int RunServe(Args args) {
   }
   if (l.max_connections_per_ip < 1) {
     PrintMessage("serve", "--max-connections-per-ip must be >= 1");
+    return kExitBadInput;
+  }
+  if (config.authority != server::AuthorityMode::kOpen && !config.redis_url.empty()) {
+    // Ownership on a shared Redis stream must be decided from the stream order on every node;
+    // that is not built yet (docs/AUTHORITY.md "Cluster"), and a per-node table would differ.
+    PrintMessage("serve",
+                 "--authority owner is not supported with --redis yet (ownership is per node "
+                 "there); run it without --redis (docs/AUTHORITY.md \"Cluster\")");
     return kExitBadInput;
   }
   if (print_config) {

@@ -18,6 +18,7 @@ std::span<const Command> AllCommands() {
       {"restore", "put a backup in place in a stopped server's --data", RunRestore},
       {"send", "send DCL streams to a scene; wait until durable", RunSend},
       {"pull", "join a scene and print its state (JSON, as replay)", RunPull},
+      {"own", "give an entity to a principal (admin; --authority owner)", RunOwn},
       {"watch", "live tree view of a scene", RunWatch},
       {"record", "record a scene's changes as a DCL stream + receive-time index", RunRecord},
       {"load", "loopback load generator with latency percentiles", RunLoad},

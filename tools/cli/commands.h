@@ -26,6 +26,7 @@ int RunBackup(Args args);
 int RunRestore(Args args);
 int RunSend(Args args);
 int RunPull(Args args);
+int RunOwn(Args args);
 int RunWatch(Args args);
 int RunRecord(Args args);
 int RunLoad(Args args);

@@ -128,6 +128,21 @@ const ServeOption kOptions[] = {
     SCENECRDT_STRING("allowed-origins", s.config.allowed_origins),
     SCENECRDT_STRING("allowed-hosts", s.config.allowed_hosts),
     SCENECRDT_STRING("admin-token-file", s.config.admin_token_file),
+    ServeOption{"authority", OptionKind::kString, 0,
+                [](ServeSettings& s, const OptionValue& v) -> const char* {
+                  if (Str(v) == "owner") {
+                    s.config.authority = server::AuthorityMode::kOwner;
+                  } else if (Str(v) == "open") {
+                    s.config.authority = server::AuthorityMode::kOpen;
+                  } else {
+                    return "must be open or owner (docs/AUTHORITY.md)";
+                  }
+                  return nullptr;
+                },
+                [](const ServeSettings& s) {
+                  return OptionValue(std::string(
+                      s.config.authority == server::AuthorityMode::kOwner ? "owner" : "open"));
+                }},
     // cluster
     SCENECRDT_STRING("redis", s.config.redis_url),
     SCENECRDT_STRING("redis-password-file", s.redis_password_file),

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the owner-mode rule, the owner table's bookkeeping and the corrections
+// (docs/AUTHORITY.md).
+#include "scenecrdt/server/scene/authority.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "scenecrdt/protocol/entity_id.h"
+#include "scenecrdt/protocol/transform.h"
+
+namespace scenecrdt::server {
+
+namespace {
+
+using protocol::MessageType;
+
+bool IsPut(MessageType t) {
+  return t == MessageType::kPutComponent || t == MessageType::kPutComponentNetwork;
+}
+
+bool IsDeleteEntity(MessageType t) {
+  return t == MessageType::kDeleteEntity || t == MessageType::kDeleteEntityNetwork;
+}
+
+bool IsRegisterWrite(MessageType t) {
+  return IsPut(t) || t == MessageType::kDeleteComponent ||
+         t == MessageType::kDeleteComponentNetwork;
+}
+
+uint64_t Key(const protocol::CrdtMessage& m) { return (uint64_t{m.component} << 32) | m.entity; }
+
+}  // namespace
+
+uint32_t Authority::Intern(const std::string& principal) {
+  const auto [it, added] = ids_.try_emplace(principal, static_cast<uint32_t>(names_.size()));
+  if (added) names_.push_back(principal);
+  return it->second;
+}
+
+void Authority::Grant(uint32_t principal,
+                      const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
+  for (const auto& [lo, hi] : ranges) {
+    const Range r{lo, hi, principal};
+    if (std::find(ranges_.begin(), ranges_.end(), r) == ranges_.end()) ranges_.push_back(r);
+  }
+}
+
+ErrorCode Authority::Check(uint32_t principal, bool admin, bool ranged,
+                           const protocol::CrdtMessage& m) const {
+  if (mode_ == AuthorityMode::kOpen || admin) return ErrorCode::kOk;
+  const uint32_t number = protocol::EntityNumber(m.entity);
+  if (protocol::IsReservedEntityNumber(number)) return ErrorCode::kOk;
+  const auto it = owner_of_.find(number);
+  if (it != owner_of_.end()) return it->second == principal ? ErrorCode::kOk : ErrorCode::kNotOwner;
+  // Nobody owns it yet: a range grant decides (its holder owns it from the start), else a
+  // principal with range grants may not create it and any other may.
+  for (const Range& r : ranges_) {
+    if (number >= r.lo && number <= r.hi) {
+      return r.principal == principal ? ErrorCode::kOk : ErrorCode::kNotOwner;
+    }
+  }
+  return ranged ? ErrorCode::kNotOwner : ErrorCode::kOk;
+}
+
+void Authority::Note(uint32_t principal, const protocol::CrdtMessage& m,
+                     runtime::MergeOutcome outcome) {
+  if (mode_ == AuthorityMode::kOpen || !runtime::ChangedState(outcome)) return;
+  if (!corrected_.empty()) {
+    // A write of its own (timestamp above the server's stamp) ends the mark; a re-stamped one
+    // keeps it: its writer's next writes may still be stamped below it (docs/AUTHORITY.md).
+    const auto it = corrected_.find(Key(m));
+    if (it != corrected_.end() && it->second != m.timestamp) corrected_.erase(it);
+  }
+  const uint32_t number = protocol::EntityNumber(m.entity);
+  if (protocol::IsReservedEntityNumber(number)) return;
+  if (IsDeleteEntity(m.type)) {
+    if (owner_of_.erase(number) != 0) dirty_.insert(number);
+  } else if (IsPut(m.type) && principal != 0) {
+    if (owner_of_.try_emplace(number, principal).second) dirty_.insert(number);
+  }
+}
+
+void Authority::NoteCorrection(const protocol::CrdtMessage& correction) {
+  corrected_[Key(correction)] = correction.timestamp;
+}
+
+bool Authority::RestampOverCorrection(const runtime::CrdtStore& store, protocol::CrdtMessage& m) {
+  if (corrected_.empty() || !IsRegisterWrite(m.type)) return false;
+  const auto it = corrected_.find(Key(m));
+  if (it == corrected_.end()) return false;
+  const auto current = store.FindRegister(m.component, m.entity);
+  if (!current || current->timestamp != it->second || m.timestamp > current->timestamp ||
+      current->timestamp == std::numeric_limits<uint32_t>::max()) {
+    return false;
+  }
+  m.timestamp = current->timestamp + 1;
+  it->second = m.timestamp;
+  return true;
+}
+
+const std::string* Authority::OwnerOf(uint32_t number) const {
+  const auto it = owner_of_.find(number);
+  return it == owner_of_.end() ? nullptr : &names_[it->second];
+}
+
+std::vector<OwnerRow> Authority::Owners() const {
+  std::vector<OwnerRow> rows;
+  rows.reserve(owner_of_.size());
+  for (const auto& [number, id] : owner_of_) rows.emplace_back(number, names_[id]);
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+std::vector<OwnerRow> Authority::TakeChanges() {
+  std::vector<OwnerRow> rows;
+  rows.reserve(dirty_.size());
+  for (const uint32_t number : dirty_) {
+    const std::string* owner = OwnerOf(number);
+    rows.emplace_back(number, owner ? *owner : std::string());
+  }
+  dirty_.clear();
+  return rows;
+}
+
+void Authority::Transfer(uint32_t number, const std::string& principal) {
+  if (principal.empty()) {
+    owner_of_.erase(number);
+  } else {
+    owner_of_[number] = Intern(principal);
+  }
+  dirty_.insert(number);
+}
+
+void Authority::Failed(const std::vector<OwnerRow>& rows) {
+  for (const OwnerRow& row : rows) dirty_.insert(row.first);
+}
+
+void Authority::Restore(const std::vector<OwnerRow>& rows) {
+  for (const auto& [number, principal] : rows) {
+    if (principal.empty() || protocol::IsReservedEntityNumber(number)) continue;
+    owner_of_[number] = Intern(principal);
+  }
+}
+
+std::optional<protocol::CrdtMessage> Authority::Correction(const runtime::CrdtStore& store,
+                                                           const RefusedWrite& refused,
+                                                           std::vector<uint8_t>& scratch) {
+  if (!IsRegisterWrite(refused.type)) return std::nullopt;
+  if (refused.timestamp == std::numeric_limits<uint32_t>::max()) return std::nullopt;
+  const auto current = store.FindRegister(refused.component, refused.entity);
+  // The scene's own value is newer: it wins in the writer's replica by itself.
+  if (current && current->timestamp > refused.timestamp) return std::nullopt;
+  protocol::CrdtMessage m;
+  m.entity = refused.entity;
+  m.component = refused.component;
+  m.timestamp = refused.timestamp + 1;
+  m.type = MessageType::kDeleteComponent;
+  if (current && current->has_data) {
+    m.type = MessageType::kPutComponent;
+    scratch.clear();
+    if (current->transform) {
+      const protocol::TransformBytes bytes = protocol::StoreTransform(*current->transform);
+      scratch.assign(bytes.begin(), bytes.end());
+    } else {
+      scratch.assign(current->data.begin(), current->data.end());
+    }
+    m.data = scratch;
+  }
+  return m;
+}
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns Authority: a scene's answer to "may this principal write this message" under
+// --authority (docs/AUTHORITY.md), its owner table (entity number -> principal, one hash
+// lookup per message), the owner changes its next commit must carry, and the correction that
+// makes a refused write lose in the writer's replica. Used on the scene's strand only.
+//
+// Bounds: one interned principal per distinct member principal that joined the scene and per
+// restored owner (at most --max-sessions-per-scene joined at once; the table keeps the names
+// of past owners while they own something), one owner per live entity number (65024 at most).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/result.h"
+#include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/config.h"
+
+namespace scenecrdt::server {
+
+// An owner row: entity number and principal ("" once released). The scene's commit job
+// carries these (storage/commit_log.h), the database keeps them (storage/persistence.h).
+using OwnerRow = std::pair<uint32_t, std::string>;
+
+// A write the authority refused, as much as a correction needs.
+struct RefusedWrite {
+  protocol::MessageType type = protocol::MessageType::kPutComponent;
+  protocol::EntityId entity = 0;
+  protocol::ComponentId component = 0;
+  uint32_t timestamp = 0;
+  ErrorCode code = ErrorCode::kOk;
+};
+
+class Authority {
+ public:
+  explicit Authority(AuthorityMode mode) : mode_(mode) {}
+
+  bool enabled() const { return mode_ != AuthorityMode::kOpen; }
+  // The id a member's principal carries on the strand (never 0).
+  uint32_t Intern(const std::string& principal);
+
+  // Range grants of `principal` (JWT `entities`): it owns these numbers from the start and
+  // may create nothing outside them. Kept while the scene is in memory (bounded by
+  // --max-sessions-per-scene members x JwtClaims::kMaxRanges).
+  void Grant(uint32_t principal, const std::vector<std::pair<uint32_t, uint32_t>>& ranges);
+
+  // kOk when `principal` (admin: anything; `ranged`: it holds range grants) may write `m`,
+  // else the refusal code (kNotOwner). Reserved entity numbers (< 512) are nobody's: any
+  // writer may write them. One hash lookup; the ranges are read only when it misses.
+  ErrorCode Check(uint32_t principal, bool admin, bool ranged,
+                  const protocol::CrdtMessage& m) const;
+  // After `m` merged with `outcome`: a PUT that changed an entity nobody owns claims it for
+  // `principal`; a DELETE_ENTITY that changed the state ends its ownership.
+  void Note(uint32_t principal, const protocol::CrdtMessage& m, runtime::MergeOutcome outcome);
+
+  // A correction merged at `timestamp` (Correction below): the register is marked until an
+  // allowed write wins it again.
+  void NoteCorrection(const protocol::CrdtMessage& correction);
+  // An allowed register write that would lose only to a timestamp the server stamped (a
+  // correction, or an earlier re-stamp: its writer had not seen it yet) is re-stamped just
+  // above it, and the mark moves with it, so that a refused writer's correction never undoes
+  // the owner's concurrent writes (docs/AUTHORITY.md). True when `m.timestamp` was changed.
+  bool RestampOverCorrection(const runtime::CrdtStore& store, protocol::CrdtMessage& m);
+
+  // The owner of entity `number`, nullptr when nobody owns it.
+  const std::string* OwnerOf(uint32_t number) const;
+  std::size_t owned() const { return owner_of_.size(); }
+  // Every owner, sorted by entity number (tools, tests).
+  std::vector<OwnerRow> Owners() const;
+
+  // Durability: the rows changed since the last Take (their current owners); Failed() puts
+  // the numbers of the job in flight back (the next job writes them again).
+  std::vector<OwnerRow> TakeChanges();
+  bool has_changes() const { return !dirty_.empty(); }
+  // An admin's transfer: `number` belongs to `principal` from now on ("" : nobody).
+  void Transfer(uint32_t number, const std::string& principal);
+  void Failed(const std::vector<OwnerRow>& rows);
+  // The stored owners, before anything merges (not changes: they are durable).
+  void Restore(const std::vector<OwnerRow>& rows);
+
+  // The write that makes `refused` lose in the writer's replica, re-stamped above it
+  // (docs/AUTHORITY.md "Corrections"): the scene's current value of the register (or a
+  // DELETE_COMPONENT when it has none) at refused.timestamp + 1, when the writer's own write
+  // would otherwise win there; nullopt when nothing is needed or possible (APPEND_VALUE and
+  // DELETE_ENTITY cannot be undone in a replica; a timestamp at the top of its range).
+  // The message's data points into `scratch`.
+  static std::optional<protocol::CrdtMessage> Correction(const runtime::CrdtStore& store,
+                                                         const RefusedWrite& refused,
+                                                         std::vector<uint8_t>& scratch);
+
+ private:
+  AuthorityMode mode_;
+  std::unordered_map<std::string, uint32_t> ids_;
+  std::vector<std::string> names_{std::string()};    // id -> principal; 0: nobody
+  std::unordered_map<uint32_t, uint32_t> owner_of_;  // entity number -> principal id
+  std::unordered_set<uint32_t> dirty_;               // numbers changed since the last Take
+  struct Range {
+    uint32_t lo, hi, principal;
+    bool operator==(const Range&) const = default;
+  };
+  std::vector<Range> ranges_;
+  // (component << 32 | entity) -> the timestamp of the correction that holds the register
+  // (bounded by the scene's registers).
+  std::unordered_map<uint64_t, uint32_t> corrected_;
+};
+
+}  // namespace scenecrdt::server

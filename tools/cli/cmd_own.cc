@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns `scenecrdt own`: an admin gives an entity of a scene to a principal
+// (TransferOwnership, docs/AUTHORITY.md).
+#include <cstdio>
+#include <string>
+
+#include "scenecrdt/protocol/entity_id.h"
+#include "tools/cli/client_common.h"
+#include "tools/cli/commands.h"
+
+namespace scenecrdt::cli {
+
+namespace {
+constexpr const char* kHelp =
+    R"(usage: scenecrdt own --server URL --scene NAME --entity E --to PRINCIPAL [--token T]
+
+Gives entity number E of a scene served with --authority owner to PRINCIPAL (a JWT sub or an
+--auth entry's name; "" releases it: the next creator owns it). Only an admin token may
+(docs/AUTHORITY.md); the server's answer is printed.
+
+options:
+  --server URL     tcp://HOST:PORT or ws://HOST:PORT (as pull)
+  --scene NAME     the scene
+  --entity E       the entity number (or a full entity id: its number is used)
+  --to PRINCIPAL   the new owner ("" releases the entity)
+  --token T        an admin token
+  --ca FILE        CA certificates (PEM) for tls:// and wss://
+  --timeout SEC    give up after SEC (default 10)
+
+exit status: 0 transferred; 1 refused (not_admin, ...) or the connection failed; 2 bad usage.
+)";
+}  // namespace
+
+int RunOwn(Args args) {
+  ArgScanner scan("own", args);
+  if (scan.Help()) {
+    std::fputs(kHelp, stdout);
+    return kExitOk;
+  }
+  ClientFlags flags;
+  const bool have_flags = ReadClientFlags(scan, "own", flags);
+  const std::optional<uint64_t> entity = scan.U64("--entity");
+  const std::optional<std::string> to = scan.Value("--to");
+  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  if (!entity || *entity > 0xFFFFFFFFu || !to) {
+    PrintMessage("own", "needs --entity E (an entity number) and --to PRINCIPAL");
+    return kExitBadInput;
+  }
+  auto c = JoinScene("own", flags, "scenecrdt-own");
+  if (!c) return kExitCheckFailed;
+  const auto id = static_cast<protocol::EntityId>(*entity);
+  if (auto sent = c->TransferOwnership(id, *to); !sent.has_value()) {
+    PrintMessage("own", std::string("cannot send the request: ") + sent.error().detail);
+    return kExitCheckFailed;
+  }
+  std::vector<client::Refusal> refusals;
+  const bool answered = c->PollUntil(
+      [&] {
+        for (client::Refusal& r : c->TakeRefusals()) refusals.push_back(std::move(r));
+        return c->stats().ownership_transfers > 0 || !refusals.empty();
+      },
+      std::chrono::milliseconds(flags.timeout_ms));
+  c->Stop();
+  if (!refusals.empty()) {
+    PrintMessage("own", "refused: " + DescribeRefusal(refusals.front()));
+    return kExitCheckFailed;
+  }
+  if (!answered) {
+    PrintMessage("own", "no answer from the server within --timeout");
+    return kExitCheckFailed;
+  }
+  std::printf("entity %u of scene %s now belongs to \"%s\"\n", protocol::EntityNumber(id),
+              flags.scene.c_str(), to->c_str());
+  return kExitOk;
+}
+
+}  // namespace scenecrdt::cli
