@@ -82,5 +82,37 @@ TEST(InterestCliTest, PullPrintsThePartialReplica) {
   EXPECT_EQ(StateHash(follow.out), StateHash(far.out));  // both: no entity with a Transform
 }
 
+TEST(InterestCliTest, LoadWithAWorldAndInterests) {
+  ScratchDir scratch;
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--interest-radius", "5"},
+        std::vector<std::string>{"--world-size", "-1"},
+        std::vector<std::string>{"--world-size", "nan"},
+        std::vector<std::string>{"--world-size", "100", "--interest-radius", "-2"}}) {
+    std::vector<std::string> args = {"load", "--server", "tcp://127.0.0.1:1", "--scene", "s"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const RunResult r = RunProcess(kCli, args, scratch);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+  }
+  ServeProcess serve(kCli, scratch.File("data"));
+  ASSERT_TRUE(serve.started());
+  const RunResult r =
+      RunProcess(kCli,
+                 {"load", "--server", serve.tcp_url(), "--scene", "world", "--clients", "6",
+                  "--movers", "3", "--duration", "0.5", "--warmup", "0.2", "--world-size", "20",
+                  "--interest-radius", "1000", "--json"},
+                 scratch);
+  ASSERT_EQ(r.exit_code, 0) << r.err << serve.log();
+  auto doc = json::ReadJson(r.out);
+  ASSERT_TRUE(doc.has_value()) << r.out;
+  const json::Json* in_view = json::Member(*doc, "entities_in_view_mean");
+  ASSERT_NE(in_view, nullptr) << r.out;
+  // A 20 m square inside a 1000 m radius: every entity (3 movers, 3 static) is in view.
+  EXPECT_EQ(in_view->get<double>(), 6.0);
+  const json::Json* received = json::Member(*doc, "received_messages");
+  ASSERT_NE(received, nullptr);
+  EXPECT_GT(received->get<uint64_t>(), 0u);
+}
+
 }  // namespace
 }  // namespace scenecrdt::tools::test
