@@ -2,6 +2,9 @@
 // Owns the admin HTTP API's routes (admin_routes.h).
 #include "scenecrdt/server/web/admin_routes.h"
 
+#include <sqlite3.h>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -9,6 +12,8 @@
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/server/observability/endpoint_text.h"
 #include "scenecrdt/server/scene/scene.h"
+#include "scenecrdt/server/storage/commit_log.h"
+#include "scenecrdt/server/storage/persistence.h"
 #include "scenecrdt/server/web/scene_directory.h"
 
 namespace scenecrdt::server {
@@ -70,6 +75,55 @@ void InspectScene(ServerContext& ctx, const std::string& name,
     ctx.ReleaseScene(scene);
     respond(Json(200, out));
   });
+}
+
+// SQLite: the scenes' rows share one database, and every change is committed before it is
+// acknowledged, so what a checkpoint can force is the WAL's: PRAGMA wal_checkpoint(TRUNCATE)
+// on a connection of its own (any connection may checkpoint), waiting at most 1 s for the
+// commit thread. Cluster mode: 501 (the nodes' stream compaction runs on its interval).
+void Checkpoint(ServerContext& ctx, const std::string& name,
+                std::function<void(WebResponse)> respond) {
+  if (ctx.commits().shared()) {
+    respond(Problem(501,
+                    "cluster mode: the scenes live in Redis streams, compacted by the nodes "
+                    "every --compact-interval-ms; forcing one is not built"));
+    return;
+  }
+  const std::string path = Persistence::DatabasePath(ctx.config().data_dir);
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+  int wal_frames = -1;
+  int checkpointed = -1;
+  if (rc == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 1000);
+    // A first read opens the WAL on this connection (a fresh one does not know it yet).
+    rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master;", nullptr, nullptr, nullptr);
+  }
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_TRUNCATE, &wal_frames,
+                                   &checkpointed);
+  }
+  std::string why = rc == SQLITE_OK ? "" : sqlite3_errstr(rc);
+  if (rc == SQLITE_OK && wal_frames < 0) {
+    rc = SQLITE_ERROR;
+    why = "the database is not in WAL mode";
+  }
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) {
+    ctx.log().Write(LogLevel::kWarn, "admin", "action=checkpoint scene=%s ok=no detail=\"%s\"",
+                    name.c_str(), why.c_str());
+    respond(Problem(rc == SQLITE_BUSY ? 503 : 500,
+                    "checkpoint failed: " + why +
+                        (rc == SQLITE_BUSY ? " (the commit thread held it for 1 s; retry)" : "")));
+    return;
+  }
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  ctx.log().Write(LogLevel::kInfo, "admin", "action=checkpoint scene=%s ok=yes wal_frames=%d",
+                  name.c_str(), wal_frames);
+  respond(Json(200, nlohmann::json{{"scene", name},
+                                   {"checkpointed_frames", checkpointed},
+                                   {"database_bytes", ec ? 0 : bytes}}));
 }
 
 }  // namespace
@@ -135,9 +189,11 @@ void ServeAdmin(ServerContext& ctx, std::string_view method, std::string_view pa
     return;
   }
   if (checkpoint) {
-    respond(method == "POST"
-                ? Problem(501, "checkpoint is not built yet (docs/OPERATIONS.md \"Admin API\")")
-                : Problem(405, "POST /admin/scenes/<name>/checkpoint"));
+    if (method == "POST") {
+      Checkpoint(ctx, std::string(name), std::move(respond));
+    } else {
+      respond(Problem(405, "POST /admin/scenes/<name>/checkpoint"));
+    }
     return;
   }
   if (method == "GET") {

@@ -4,8 +4,9 @@
 // scene, stored and in memory, with entities, bytes and sessions) and GET /admin/scenes/<name>
 // (one scene, loaded for the answer: entities, bytes, sessions, sequences). Without a token
 // configured every /admin/ path answers 404; a missing or wrong token 401 (logged, counted).
-// DELETE /admin/scenes/<name> and POST /admin/scenes/<name>/checkpoint answer 501 (not built
-// yet). HttpSession only dispatches here.
+// POST /admin/scenes/<name>/checkpoint (SQLite: the WAL checkpointed into the database file;
+// cluster mode: 501). DELETE /admin/scenes/<name> answers 501 (not built yet). HttpSession
+// only dispatches here.
 #pragma once
 
 #include <functional>

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests the admin HTTP API (docs/OPERATIONS.md "Admin API") over real HTTP (curl) against a
 // real `scenecrdt serve`: 404 without --admin-token-file, 401 (logged, counted, the token
-// never in the log) for a missing or wrong token, the scene list and one scene's figures for
-// the right one, and a refused start for a token file that is too short.
+// never in the log) for a missing or wrong token, the scene list, one scene's figures and a
+// WAL checkpoint for the right one, and a refused start for a token file that is too short.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -109,7 +110,12 @@ TEST(ServeAdminTest, TheTokenGuardsTheListAndOneScenesFigures) {
   EXPECT_EQ(Curl(scratch, "GET", list, kToken).body.find("\"nope\""), std::string::npos);
   EXPECT_EQ(Curl(scratch, "GET", list + "/bad%20name", kToken).status, 400);
   EXPECT_EQ(Curl(scratch, "DELETE", list + "/kept", kToken).status, 501);
-  EXPECT_EQ(Curl(scratch, "POST", list + "/kept/checkpoint", kToken).status, 501);
+  // The WAL moves into the database file and is truncated (nothing writes meanwhile).
+  const Http checkpoint = Curl(scratch, "POST", list + "/kept/checkpoint", kToken);
+  EXPECT_EQ(checkpoint.status, 200) << checkpoint.body;
+  EXPECT_NE(checkpoint.body.find("\"database_bytes\""), std::string::npos) << checkpoint.body;
+  EXPECT_EQ(std::filesystem::file_size(scratch.File("data") / "scenes.sqlite3-wal"), 0u);
+  EXPECT_EQ(Curl(scratch, "GET", list + "/kept/checkpoint", kToken).status, 405);
   EXPECT_EQ(Curl(scratch, "POST", list, kToken).status, 405);
 }
 

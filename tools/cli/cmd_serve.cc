@@ -86,7 +86,8 @@ state and access:
                         leading dot (.example.com) allows subdomains; "*" turns the check
                         off. Requests naming another host get 403
   --admin-token-file FILE  the admin HTTP API on --http (GET /admin/scenes, GET
-                        /admin/scenes/<name>; docs/OPERATIONS.md "Admin API") for
+                        /admin/scenes/<name>, POST /admin/scenes/<name>/checkpoint;
+                        docs/OPERATIONS.md "Admin API") for
                         "Authorization: Bearer T", T read from FILE (>= 16 bytes); without
                         it every /admin/ path answers 404
 cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
