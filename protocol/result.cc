@@ -60,6 +60,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "storage_unavailable";
     case ErrorCode::kSceneTooLarge:
       return "scene_too_large";
+    case ErrorCode::kSceneDeleted:
+      return "scene_deleted";
     case ErrorCode::kIo:
       return "io";
     case ErrorCode::kParse:

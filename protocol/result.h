@@ -46,6 +46,7 @@ enum class ErrorCode : uint16_t {
   kUnavailable = 67,   // a backend the write needs (the cluster's Redis) is unreachable: not acked
   kStorageUnavailable = 68,  // the server's commits fail (disk full, I/O): merged, not acked yet
   kSceneTooLarge = 69,       // the write would grow the scene past --max-scene-bytes
+  kSceneDeleted = 70,  // an operator deleted the scene (admin API): join again for an empty one
   // Local failures (files, text formats, arguments).
   kIo = 80,
   kParse = 81,

@@ -70,6 +70,10 @@ Scene::Member* Scene::FindMember(uint64_t id) {
 void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
                  std::optional<uint64_t> resume) {
   net::asio::post(strand_, [this, member = std::move(member), can_write, resume]() mutable {
+    if (deleted_) {
+      member->PostClose(ErrorCode::kSceneDeleted, "the scene was deleted; join again");
+      return;
+    }
     if (HoldJoin(member, can_write, resume)) return;
     if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {
       member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
@@ -225,6 +229,7 @@ void Scene::Ready(uint64_t member_id) {
 
 void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
   net::asio::post(strand_, [this, write = std::move(write)] {
+    if (deleted_) return;  // a server-side writer of a deleted scene: nothing is kept
     const uint64_t before = store_.sequence();
     write(store_);
     if (store_.sequence() != before) mixed_writers_ = true;
@@ -234,6 +239,10 @@ void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
 
 void Scene::Flush(std::function<void()> done) {
   net::asio::post(strand_, [this, done = std::move(done)]() mutable {
+    if (deleted_) {
+      done();  // nothing more is committed
+      return;
+    }
     acks_.AddWaiter(std::move(done));
     FanOut();
     MaybeCommit();
@@ -373,7 +382,7 @@ std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_
 }
 
 void Scene::MaybeCommit() {
-  if (commit_in_flight_) return;
+  if (commit_in_flight_ || deleted_) return;
   const uint64_t seq = store_.sequence();
   if (seq == durable_) {
     ReleaseAcks();
@@ -394,6 +403,10 @@ void Scene::MaybeCommit() {
 
 void Scene::OnCommitted(bool ok, uint64_t target) {
   commit_in_flight_ = false;
+  if (deleted_) {
+    EraseRows();  // the commit that was in flight is done: the erase goes after it
+    return;
+  }
   if (shared_log_) {
     if (ok) unavailable_notified_ = false;
     if (!ok) NotifyUnavailable();
