@@ -161,12 +161,12 @@ void DeleteScene(ServerContext& ctx, const std::string& name, const std::string&
   const unsigned status = code == ErrorCode::kUnauthorized   ? 404
                           : code == ErrorCode::kSceneDeleted ? 409
                                                              : 503;
+  const std::string text = status == 404 ? "no such scene: nothing is stored under '" + name + "'"
+                                         : std::string(started.error().detail);
   ctx.log().Write(LogLevel::kWarn, "admin",
-                  "action=delete scene=%s peer=%s ok=no http=%u "
-                  "detail=\"%s\"",
-                  name.c_str(), peer.c_str(), status, started.error().detail);
-  respond(Problem(status, status == 404 ? "no such scene: nothing is stored under '" + name + "'"
-                                        : std::string(started.error().detail)));
+                  "action=delete scene=%s peer=%s ok=no http=%u detail=\"%s\"", name.c_str(),
+                  peer.c_str(), status, text.c_str());
+  respond(Problem(status, text));
 }
 
 }  // namespace
