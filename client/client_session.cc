@@ -42,6 +42,7 @@ bool IsViolation(ErrorCode code) {
     case ErrorCode::kSlowConsumer:
     case ErrorCode::kSceneFull:
     case ErrorCode::kUnavailable:
+    case ErrorCode::kSceneDeleted:
     case ErrorCode::kOk:
       return false;
     default:

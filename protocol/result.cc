@@ -68,6 +68,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "server_only_component";
     case ErrorCode::kNotAdmin:
       return "not_admin";
+    case ErrorCode::kSceneDeleted:
+      return "scene_deleted";
     case ErrorCode::kIo:
       return "io";
     case ErrorCode::kParse:

@@ -47,6 +47,7 @@ enum class ErrorCode : uint16_t {
   kStorageUnavailable = 68,  // the server's commits fail (disk full, I/O): merged, not acked yet
   kSceneTooLarge = 69,       // the write would grow the scene past --max-scene-bytes
   kInvalidInterest = 70,     // SetInterest with a NaN, infinite or negative radius or centre
+  kSceneDeleted = 71,  // an operator deleted the scene (admin API): join again for an empty one
   // Authority (docs/AUTHORITY.md): 75-79.
   kNotOwner = 75,             // a write to an entity another principal owns
   kServerOnlyComponent = 76,  // a component only the server writes (rules mode)

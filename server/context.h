@@ -4,7 +4,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -38,6 +40,16 @@ inline int64_t NowMs() {
       .count();
 }
 
+// What deleting a scene did (the admin API; Scene::Delete). `ok` false when its rows could not
+// be erased (the commit failure is logged by the storage health; the rows stay, the members
+// were closed and the scene left memory all the same).
+struct SceneDeletion {
+  bool ok = false;
+  std::size_t entities = 0;  // in its state when it was deleted
+  std::size_t sessions = 0;  // members closed
+  uint64_t rows = 0;         // register, tombstone and append rows erased
+};
+
 class ServerContext {
  public:
   virtual ~ServerContext() = default;
@@ -67,6 +79,13 @@ class ServerContext {
   // held in memory until ReleaseScene (scene/scene_registry.h has the errors). Thread-safe.
   virtual Result<Scene*> AcquireScene(std::string_view name, bool may_create) = 0;
   virtual void ReleaseScene(Scene* scene) = 0;
+  // Deletes the scene (SQLite only; scene/scene_registry.h Delete): an error at once, or
+  // `done` later on the scene's strand (post, do not block). Thread-safe.
+  virtual Result<bool> DeleteScene(std::string_view name, std::function<void(SceneDeletion)> done) {
+    (void)name;
+    (void)done;
+    return MakeError(ErrorCode::kUnavailable, "deleting scenes is not supported here");
+  }
   // Every scene in memory, in name order, each referenced until ReleaseScene. Thread-safe.
   virtual std::vector<Scene*> ListScenes() = 0;
   // Session registry (shutdown walks it). Thread-safe.

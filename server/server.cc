@@ -401,6 +401,10 @@ Result<Scene*> Server::AcquireScene(std::string_view name, bool may_create) {
 
 void Server::ReleaseScene(Scene* scene) { scenes_->Release(scene); }
 
+Result<bool> Server::DeleteScene(std::string_view name, std::function<void(SceneDeletion)> done) {
+  return scenes_->Delete(name, std::move(done));
+}
+
 std::vector<Scene*> Server::ListScenes() { return scenes_->AcquireLoaded(); }
 
 bool Server::InspectScene(const std::string& name,

@@ -108,6 +108,7 @@ class Server final : public ServerContext {
   uint16_t http_port() const override { return http_ ? http_->port() : 0; }
   Scene* FindOrCreateScene(std::string_view name) override;
   Result<Scene*> AcquireScene(std::string_view name, bool may_create) override;
+  Result<bool> DeleteScene(std::string_view name, std::function<void(SceneDeletion)> done) override;
   void ReleaseScene(Scene* scene) override;
   std::vector<Scene*> ListScenes() override;
   uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;

@@ -67,6 +67,8 @@ const char* CloseReasonName(CloseReason reason) {
       return "shutting_down";
     case CloseReason::kStorageUnavailable:
       return "storage_unavailable";
+    case CloseReason::kSceneDeleted:
+      return "scene_deleted";
     default:
       return "unknown";
   }
@@ -232,6 +234,9 @@ std::string Metrics::RenderPrometheus() const {
           "Admin API requests (/admin/) that carried the admin token.", Load(admin_requests));
   counter("scenecrdt_admin_refused_total",
           "Admin API requests refused (401) for a missing or wrong token.", Load(admin_refused));
+  counter("scenecrdt_admin_scene_deletes_total",
+          "Scenes deleted through the admin API (DELETE /admin/scenes/<name>).",
+          Load(admin_scene_deletes));
   counter("scenecrdt_config_restart_needed_total",
           "Keys changed in the --config file that SIGHUP cannot apply (a restart applies them).",
           Load(config_restart_needed));

@@ -39,8 +39,9 @@ enum class CloseReason : uint8_t {
   kSceneFull,           // the scene has its maximum number of sessions
   kShuttingDown,        // the server stops
   kStorageUnavailable,  // the scene cannot be read (storage error, corrupted rows)
+  kSceneDeleted,        // an operator deleted the scene (DELETE /admin/scenes/<name>)
 };
-inline constexpr std::size_t kCloseReasonCount = 14;
+inline constexpr std::size_t kCloseReasonCount = 15;
 const char* CloseReasonName(CloseReason reason);
 // True for the reasons where the server cut the session (counted in drops_total).
 bool IsDrop(CloseReason reason);
@@ -178,6 +179,7 @@ class Metrics {
   Counter config_restart_needed{0};       // keys changed in the file that need a restart
   Counter admin_requests{0};              // admin API requests answered with the right token
   Counter admin_refused{0};               // admin API requests with a missing or wrong token
+  Counter admin_scene_deletes{0};         // scenes deleted through the admin API
   Gauge tls_certificate_not_after{0};     // the certificate's notAfter, Unix seconds (0: no TLS)
   Counter tls_certificate_invalid{0};     // certificates loaded or offered outside their validity
   // Raw-DCL path (/dcl/<scene>).

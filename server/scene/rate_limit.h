@@ -28,6 +28,11 @@ class RateLimit {
   }
   // The timer is armed (the scene is not quiescent).
   bool armed() const { return at_ms_ != 0; }
+  // Disarms the timer (a deleted scene).
+  void Cancel() {
+    timer_.cancel();
+    at_ms_ = 0;
+  }
 
  private:
   void Arm(int64_t at_ms);

@@ -73,6 +73,10 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
                  std::optional<uint64_t> resume, std::optional<InterestSpec> interest) {
   net::asio::post(
       strand_, [this, member = std::move(member), can_write, resume, interest]() mutable {
+        if (deleted_) {
+          member->PostClose(ErrorCode::kSceneDeleted, "the scene was deleted; join again");
+          return;
+        }
         if (HoldJoin(member, can_write, resume, interest)) return;
         if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {
           member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
@@ -256,6 +260,7 @@ void Scene::Ready(uint64_t member_id) {
 
 void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
   net::asio::post(strand_, [this, write = std::move(write)] {
+    if (deleted_) return;  // a server-side writer of a deleted scene: nothing is kept
     const uint64_t before = store_.sequence();
     write(store_);
     if (store_.sequence() != before) mixed_writers_ = true;
@@ -265,6 +270,10 @@ void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
 
 void Scene::Flush(std::function<void()> done) {
   net::asio::post(strand_, [this, done = std::move(done)]() mutable {
+    if (deleted_) {
+      done();  // nothing more is committed
+      return;
+    }
     acks_.AddWaiter(std::move(done));
     FanOut();
     MaybeCommit();
@@ -415,7 +424,7 @@ std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_
 }
 
 void Scene::MaybeCommit() {
-  if (commit_in_flight_) return;
+  if (commit_in_flight_ || deleted_) return;
   const uint64_t seq = store_.sequence();
   if (seq == durable_ && !authority_.has_changes()) {
     ReleaseAcks();
@@ -438,6 +447,10 @@ void Scene::MaybeCommit() {
 
 void Scene::OnCommitted(bool ok, uint64_t target) {
   commit_in_flight_ = false;
+  if (deleted_) {
+    EraseRows();  // the commit that was in flight is done: the erase goes after it
+    return;
+  }
   if (shared_log_) {
     if (ok) unavailable_notified_ = false;
     if (!ok) NotifyUnavailable();

@@ -35,6 +35,11 @@
 // wait until its state is loaded from the log, other nodes' entries merge and fan out like
 // local writes, and the scene sequences come from the log's positions.
 //
+// Deletion (the admin API, docs/OPERATIONS.md "Admin API"; SQLite only): Delete closes every
+// member with scene_deleted, refuses joins and writes from then on, commits nothing more, and
+// once no commit of the scene is in flight erases its rows (Persistence::SubmitErase: after
+// that commit, in one transaction). The registry then drops it (scene_registry.h).
+//
 // Memory (docs/SERVER.md "Memory bounds"): writes that would grow the state past
 // --max-scene-bytes are refused (scene_too_large); joiners at one store sequence share one set
 // of snapshot frames (weak references: nothing is kept once sent).
@@ -131,6 +136,13 @@ class Scene final : public LoggedScene {
     uint64_t durable_sequence = 0;
   };
   void Describe(std::function<void(Summary)> done);
+  using Deletion = SceneDeletion;  // context.h
+  // See "Deletion" above. `done` runs on the strand once the erase is durable (or failed).
+  // SQLite only: the caller answers 501 in cluster mode. Called once.
+  void Delete(std::function<void(Deletion)> done);
+  // Runs `then` on the strand behind everything queued there (the registry destroys a deleted
+  // scene in it, once nobody references it).
+  void AfterPending(std::function<void()> then);
 
   // ---- LoggedScene: a shared log (storage/commit_log.h), any thread ----
   // A resume from any of the loaded pieces' positions gets a delta, so clients of a dead node
@@ -210,6 +222,8 @@ class Scene final : public LoggedScene {
   // No load pending and no join held (always true on a local log).
   bool LogIdle() const;
   void NotifyUnavailable();
+  // Deletion: submits the erase (no commit in flight); its end runs on_deleted_.
+  void EraseRows();
 
   ServerContext& ctx_;
   std::string name_;
@@ -253,6 +267,11 @@ class Scene final : public LoggedScene {
   std::vector<HeldJoin> held_joins_;  // bounded by max_sessions_per_scene
   bool unavailable_notified_ = false;
   bool retired_ = false;  // evicted: posted entries are only released (Retire)
+
+  // Deletion (Delete): no join, write or commit once set.
+  bool deleted_ = false;
+  Deletion deletion_;
+  std::function<void(Deletion)> on_deleted_;
 };
 
 }  // namespace scenecrdt::server

@@ -23,6 +23,9 @@ SceneRegistry::~SceneRegistry() = default;
 Result<Scene*> SceneRegistry::FindLocked(std::string_view name, bool from_client) {
   if (frozen_) return MakeError(ErrorCode::kShuttingDown, "the server is stopping");
   if (auto it = scenes_.find(name); it != scenes_.end()) {
+    if (it->second.deleting) {
+      return MakeError(ErrorCode::kSceneDeleted, "the scene is being deleted; join again");
+    }
     ++it->second.refs;
     return it->second.scene.get();
   }
@@ -118,8 +121,64 @@ void SceneRegistry::Release(Scene* scene) {
   if (!scene) return;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = scenes_.find(scene->name());
-  if (it == scenes_.end() || it->second.scene.get() != scene || it->second.refs == 0) return;
+  if (it == scenes_.end() || it->second.scene.get() != scene) {
+    auto d = std::find_if(deleted_.begin(), deleted_.end(),
+                          [&](const Deleted& x) { return x.scene.get() == scene; });
+    if (d == deleted_.end() || d->refs == 0 || --d->refs > 0) return;
+    std::unique_ptr<Scene> gone = std::move(d->scene);
+    deleted_.erase(d);
+    RetireLocked(std::move(gone));
+    return;
+  }
+  if (it->second.refs == 0) return;
   if (--it->second.refs == 0) it->second.idle_since_ms = NowMs();
+}
+
+Result<bool> SceneRegistry::Delete(std::string_view name, std::function<void(SceneDeletion)> done) {
+  auto held = Acquire(name, /*may_create=*/false, /*from_client=*/false);
+  if (!held.has_value()) return held.error();
+  Scene* scene = held.value();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Acquire refuses a name being deleted, so this entry is ours to mark.
+    scenes_.find(name)->second.deleting = true;
+  }
+  const std::string key(name);
+  scene->Delete([this, key, scene, done = std::move(done)](SceneDeletion d) {
+    FinishDelete(key, scene);
+    done(d);
+  });
+  return true;
+}
+
+void SceneRegistry::FinishDelete(const std::string& name, Scene* scene) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = scenes_.find(name);
+  if (it == scenes_.end() || it->second.scene.get() != scene) return;
+  Entry entry = std::move(it->second);
+  scenes_.erase(it);
+  Metrics::Add(ctx_.metrics().scenes, -1);
+  NoteGoneLocked(name);
+  if (--entry.refs == 0) {  // Delete's own reference
+    RetireLocked(std::move(entry.scene));
+  } else {
+    deleted_.push_back({std::move(entry.scene), entry.refs});
+  }
+}
+
+void SceneRegistry::NoteGoneLocked(const std::string& name) {
+  if (evicted_names_.size() >= kMaxEvictedNames) {
+    evicted_names_.clear();
+    fresh_incarnation_always_ = true;
+  }
+  if (!fresh_incarnation_always_) evicted_names_.insert(name);
+}
+
+void SceneRegistry::RetireLocked(std::unique_ptr<Scene> scene) {
+  Scene* raw = scene.get();
+  retiring_.push_back(std::move(scene));
+  // Posted: DropRetired takes mu_. Whatever the sessions posted before runs first.
+  raw->AfterPending([this, raw] { DropRetired(raw); });
 }
 
 bool SceneRegistry::WithScene(std::string_view name, const std::function<void(Scene&)>& fn) {
@@ -145,7 +204,7 @@ std::vector<Scene*> SceneRegistry::AcquireLoaded() {
   if (frozen_) return out;
   out.reserve(scenes_.size());
   for (auto& [name, entry] : scenes_) {
-    if (entry.evicting) continue;
+    if (entry.evicting || entry.deleting) continue;
     ++entry.refs;
     out.push_back(entry.scene.get());
   }
@@ -222,11 +281,7 @@ void SceneRegistry::FinishEviction(const std::string& name, Scene* scene, bool q
       log->Unfollow(*scene);
       retiring_.push_back(std::move(dropped));
     } else {
-      if (evicted_names_.size() >= kMaxEvictedNames) {
-        evicted_names_.clear();
-        fresh_incarnation_always_ = true;
-      }
-      if (!fresh_incarnation_always_) evicted_names_.insert(name);
+      NoteGoneLocked(name);
     }
   }
   if (ctx_.commits().shared()) {

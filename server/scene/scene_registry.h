@@ -24,6 +24,11 @@
 //   stopped following it (SharedLog::Unfollow) and the entries posted before are released on its
 //   strand (Scene::Retire); acquiring it again loads it from Redis (snapshot + tail).
 //
+// - Delete (the admin API, SQLite only): the scene, loaded if only stored, refuses joins from
+//   then on (kSceneDeleted) while Scene::Delete closes its members and erases its rows; then it
+//   leaves the registry (a join of the name creates an empty scene with a fresh incarnation)
+//   and lives on, unlisted, until its last reference is released (sessions closing).
+//
 // Thread-safe (one mutex). Loading a scene reads SQLite under the mutex: other joins wait for
 // it (bounded by --max-scene-bytes).
 #pragma once
@@ -61,6 +66,11 @@ class SceneRegistry {
   // load from Redis is asynchronous).
   bool WithScene(std::string_view name, const std::function<void(Scene&)>& fn);
 
+  // Starts deleting `name` (see above); `done` runs on the scene's strand once its rows are
+  // erased (or the erase failed: Deletion::ok). Errors, at once: kUnauthorized (nothing
+  // stored), kSceneDeleted (a delete of it runs), and Acquire's others.
+  Result<bool> Delete(std::string_view name, std::function<void(SceneDeletion)> done);
+
   // Starts the eviction sweep (after the io threads run).
   void StartSweeper();
   // No new scenes, no evictions; every scene held (shutdown walks them).
@@ -78,7 +88,18 @@ class SceneRegistry {
     uint64_t refs = 0;
     int64_t idle_since_ms = 0;
     bool evicting = false;
+    bool deleting = false;  // Delete runs: no join, not listed
   };
+  // A deleted scene still referenced (sessions closing); destroyed on its strand at 0.
+  struct Deleted {
+    std::unique_ptr<Scene> scene;
+    uint64_t refs = 0;
+  };
+  void FinishDelete(const std::string& name, Scene* scene);
+  // Under mu_: loading `name` again takes a fresh incarnation.
+  void NoteGoneLocked(const std::string& name);
+  // Under mu_: `scene` (out of scenes_) is destroyed on its strand behind what is queued.
+  void RetireLocked(std::unique_ptr<Scene> scene);
   void ArmSweep();     // under mu_
   void SweepLocked();  // under mu_
   Result<Scene*> AcquireCluster(std::string_view name, bool may_create, bool from_client);
@@ -98,6 +119,8 @@ class SceneRegistry {
   std::map<std::string, Entry, std::less<>> scenes_;
   // Cluster mode: evicted scenes waiting for their strand's last handler (DropRetired).
   std::vector<std::unique_ptr<Scene>> retiring_;
+  // Deleted scenes still referenced (bounded by the sessions that held them).
+  std::vector<Deleted> deleted_;
   // Names evicted in this run: loading one again takes a fresh incarnation. Bounded: past
   // kMaxEvictedNames every later load takes a fresh incarnation.
   std::set<std::string, std::less<>> evicted_names_;

@@ -35,7 +35,8 @@ uint16_t WebSocketCloseCode(ErrorCode code) {
     case ErrorCode::kFrameTooLarge:
       return 1009;  // message too big
     case ErrorCode::kShuttingDown:
-      return 1001;  // going away
+    case ErrorCode::kSceneDeleted:
+      return 1001;  // going away (the server, or the scene)
     case ErrorCode::kSceneFull:
       return 1013;  // try again later
     case ErrorCode::kStorageUnavailable:

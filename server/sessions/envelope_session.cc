@@ -15,7 +15,8 @@ namespace {
 uint16_t EnvelopeCloseCode(ErrorCode code) {
   switch (code) {
     case ErrorCode::kShuttingDown:
-      return 1001;  // going away
+    case ErrorCode::kSceneDeleted:
+      return 1001;  // going away (the server, or the scene)
     case ErrorCode::kFrameTooLarge:
       return 1009;  // message too big
     case ErrorCode::kSceneFull:

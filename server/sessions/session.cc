@@ -132,6 +132,8 @@ CloseReason Session::FatalCloseReason(ErrorCode code) const {
       return CloseReason::kShuttingDown;
     case ErrorCode::kSceneFull:
       return CloseReason::kSceneFull;
+    case ErrorCode::kSceneDeleted:
+      return CloseReason::kSceneDeleted;
     case ErrorCode::kStorageUnavailable:
     case ErrorCode::kCorruptData:
     case ErrorCode::kIo:
@@ -144,8 +146,10 @@ CloseReason Session::FatalCloseReason(ErrorCode code) const {
 
 void Session::Fatal(ErrorCode code, std::string_view text) {
   if (ending()) return;
-  // A server stop is not the peer's fault: not a refusal.
-  if (code != ErrorCode::kShuttingDown) LogRefusal(code, text, true, 0);
+  // A server stop or a scene deletion is not the peer's fault: not a refusal.
+  if (code != ErrorCode::kShuttingDown && code != ErrorCode::kSceneDeleted) {
+    LogRefusal(code, text, true, 0);
+  }
   NoteClose(FatalCloseReason(code));
   reading_ = false;
   QueueGoodbye(code, text);

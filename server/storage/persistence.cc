@@ -345,6 +345,15 @@ void Persistence::Submit(CommitJob job) {
   cv_.notify_one();
 }
 
+void Persistence::SubmitErase(EraseJob job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    erases_.push_back(std::move(job));
+    Metrics::Add(metrics_.persistence_queue, 1);
+  }
+  cv_.notify_one();
+}
+
 void Persistence::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -358,17 +367,21 @@ std::string Persistence::last_error() const { return health_.last_error(); }
 
 void Persistence::Loop() {
   std::vector<CommitJob> batch;
+  std::vector<EraseJob> erases;
+  std::vector<uint64_t> erased;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty() && stop_) return;
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty() || !erases_.empty(); });
+      if (queue_.empty() && erases_.empty() && stop_) return;
       batch.swap(queue_);
-      Metrics::Add(metrics_.persistence_queue, -static_cast<int64_t>(batch.size()));
+      erases.swap(erases_);
+      Metrics::Add(metrics_.persistence_queue, -static_cast<int64_t>(batch.size() + erases.size()));
     }
     const auto start = std::chrono::steady_clock::now();
     uint64_t rows = 0;
-    const std::string failure = CommitBatch(batch, &rows);
+    erased.assign(erases.size(), 0);
+    const std::string failure = CommitBatch(batch, erases, &rows, erased);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     const bool ok = failure.empty();
     if (ok) {
@@ -379,11 +392,14 @@ void Persistence::Loop() {
       health_.OnCommitFailed(failure, batch.size());
     }
     for (CommitJob& job : batch) job.done(ok);
+    for (std::size_t i = 0; i < erases.size(); ++i) erases[i].done(ok, erased[i]);
     batch.clear();
+    erases.clear();
   }
 }
 
-std::string Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* rows) {
+std::string Persistence::CommitBatch(std::vector<CommitJob>& jobs, std::vector<EraseJob>& erases,
+                                     uint64_t* rows, std::vector<uint64_t>& erased) {
   Statement put(db_,
                 "INSERT INTO registers(scene, component, entity, number, version, timestamp, "
                 "has_data, data) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) "
@@ -404,8 +420,14 @@ std::string Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* row
                 "INSERT INTO owners(scene, number, principal) VALUES(?1, ?2, ?3) "
                 "ON CONFLICT(scene, number) DO UPDATE SET principal = excluded.principal;");
   Statement disown(db_, "DELETE FROM owners WHERE scene = ?1 AND number = ?2;");
+  Statement erase_registers(db_, "DELETE FROM registers WHERE scene = ?1;");
+  Statement erase_tombstones(db_, "DELETE FROM tombstones WHERE scene = ?1;");
+  Statement erase_appends(db_, "DELETE FROM appends WHERE scene = ?1;");
+  Statement erase_owners(db_, "DELETE FROM owners WHERE scene = ?1;");
+  Statement erase_name(db_, "DELETE FROM scene_names WHERE scene = ?1;");
   for (const Statement* s :
-       {&put, &tomb, &purge_registers, &purge_appends, &append, &own, &disown}) {
+       {&put, &tomb, &purge_registers, &purge_appends, &append, &own, &disown, &erase_registers,
+        &erase_tombstones, &erase_appends, &erase_owners, &erase_name}) {
     if (!s->ok()) return "cannot prepare a statement: " + s->failure().text;
   }
   if (const SqliteFailure f = ExecSql(db_, "BEGIN IMMEDIATE;"); f.failed()) return f.text;
@@ -481,6 +503,17 @@ std::string Persistence::CommitBatch(std::vector<CommitJob>& jobs, uint64_t* row
       failure = std::string("a commit job does not decode: ") + decoded.error().detail;
     }
     if (!ok) break;
+  }
+  // Erases after the commits: a scene's last commit was submitted before its erase.
+  for (std::size_t i = 0; ok && i < erases.size(); ++i) {
+    for (Statement* s :
+         {&erase_registers, &erase_tombstones, &erase_appends, &erase_owners, &erase_name}) {
+      s->Text(1, erases[i].scene);
+      check(*s);
+      if (!ok) break;
+      if (s != &erase_name && s != &erase_owners)
+        erased[i] += static_cast<uint64_t>(sqlite3_changes(db_));
+    }
   }
   if (!ok) {
     (void)ExecSql(db_, "ROLLBACK;");

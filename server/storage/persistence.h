@@ -16,8 +16,13 @@
 // SQLite text in `diagnostic`): the server exits 2 and `scenecrdt db-salvage` is the explicit
 // way out. A failing commit reports to StorageHealth with the error text of that moment.
 //
-// Threading: Open before Start(); Submit from any thread; `done` callbacks run on the
-// persistence thread and must only post. At most one job per scene is in flight (the scene
+// Erasing a scene (the admin API's DELETE, docs/OPERATIONS.md "Admin API"): SubmitErase
+// queues it behind every job submitted before it, and it runs on the persistence thread in
+// the next group commit's transaction: the scene's registers, tombstones, appends and its
+// scene_names row go together or not at all.
+//
+// Threading: Open before Start(); Submit and SubmitErase from any thread; `done` callbacks run on
+// the persistence thread and must only post. At most one job per scene is in flight (the scene
 // waits for `done`), so the queue is bounded by the number of scenes in memory. Reads of one
 // scene (LoadScene) and NextIncarnation run on a second connection from any thread (one at a
 // time), so they never see a commit half done.
@@ -47,6 +52,13 @@ struct PersistedScene {
   uint64_t rows = 0;
   // The owner rows (entity number, principal; docs/AUTHORITY.md).
   std::vector<std::pair<uint32_t, std::string>> owners;
+};
+
+// A scene to erase (SubmitErase): `done(ok, rows)` runs on the persistence thread (post, do not
+// block); `rows`: the register, tombstone and append rows removed.
+struct EraseJob {
+  std::string scene;
+  std::function<void(bool, uint64_t)> done;
 };
 
 struct PersistenceOptions {
@@ -97,6 +109,9 @@ class Persistence final : public CommitLog {
   // transaction; `done` runs on the persistence thread.
   void Submit(CommitJob job) override;
   uint64_t failure_episode() const override { return health_.episode(); }
+  // Removes every row of `job.scene` durably, after the jobs submitted before it. The caller
+  // submits nothing more for the scene until `done` (the scene registry holds the name).
+  void SubmitErase(EraseJob job);
   // Commits what is queued, then stops the thread. Idempotent.
   void Stop();
 
@@ -108,7 +123,9 @@ class Persistence final : public CommitLog {
       : db_(db), reader_(reader), metrics_(metrics), health_(metrics, log) {}
   void Loop();
   // The failure text ("" when it committed).
-  std::string CommitBatch(std::vector<CommitJob>& jobs, uint64_t* rows);
+  // `erased[i]`: the rows `erases[i]` removed.
+  std::string CommitBatch(std::vector<CommitJob>& jobs, std::vector<EraseJob>& erases,
+                          uint64_t* rows, std::vector<uint64_t>& erased);
 
   sqlite3* db_;
   sqlite3* reader_;
@@ -121,6 +138,7 @@ class Persistence final : public CommitLog {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<CommitJob> queue_;  // bounded: one job per scene at most
+  std::vector<EraseJob> erases_;  // bounded: one per scene being deleted
   bool stop_ = false;
   std::thread thread_;
 };

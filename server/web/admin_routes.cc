@@ -126,6 +126,49 @@ void Checkpoint(ServerContext& ctx, const std::string& name,
                                    {"database_bytes", ec ? 0 : bytes}}));
 }
 
+// SQLite: the members are closed with scene_deleted, the rows erased on the commit thread
+// after any commit in flight, the scene dropped from memory (scene_registry.h Delete).
+// Cluster mode: 501 (the stream and snapshot keys are shared with every node; not built).
+void DeleteScene(ServerContext& ctx, const std::string& name, const std::string& peer,
+                 std::function<void(WebResponse)> respond) {
+  if (ctx.commits().shared()) {
+    respond(Problem(501,
+                    "cluster mode: deleting a scene is not built (its Redis stream and snapshot "
+                    "are shared by every node, which may still host it); see "
+                    "docs/OPERATIONS.md \"Admin API\""));
+    return;
+  }
+  auto started = ctx.DeleteScene(name, [&ctx, name, peer, respond](SceneDeletion d) {
+    ctx.log().Write(d.ok ? LogLevel::kInfo : LogLevel::kError, "admin",
+                    "action=delete scene=%s peer=%s ok=%s entities=%zu sessions=%zu rows=%llu",
+                    name.c_str(), peer.c_str(), d.ok ? "yes" : "no", d.entities, d.sessions,
+                    static_cast<unsigned long long>(d.rows));
+    if (!d.ok) {
+      respond(Problem(503,
+                      "the scene's sessions were closed and it left memory, but erasing its rows "
+                      "failed (the commit failure is in the log): they load again on the next "
+                      "join; retry the DELETE"));
+      return;
+    }
+    Metrics::Add(ctx.metrics().admin_scene_deletes);
+    respond(Json(200, nlohmann::json{{"deleted", name},
+                                     {"entities", d.entities},
+                                     {"sessions_closed", d.sessions},
+                                     {"rows", d.rows}}));
+  });
+  if (started.has_value()) return;
+  const ErrorCode code = started.error().code;
+  const unsigned status = code == ErrorCode::kUnauthorized   ? 404
+                          : code == ErrorCode::kSceneDeleted ? 409
+                                                             : 503;
+  const std::string text = status == 404 ? "no such scene: nothing is stored under '" + name + "'"
+                                         : std::string(started.error().detail);
+  ctx.log().Write(LogLevel::kWarn, "admin",
+                  "action=delete scene=%s peer=%s ok=no http=%u detail=\"%s\"", name.c_str(),
+                  peer.c_str(), status, text.c_str());
+  respond(Problem(status, text));
+}
+
 }  // namespace
 
 bool SameSecret(std::string_view a, std::string_view b) {
@@ -199,7 +242,7 @@ void ServeAdmin(ServerContext& ctx, std::string_view method, std::string_view pa
   if (method == "GET") {
     InspectScene(ctx, std::string(name), std::move(respond));
   } else if (method == "DELETE") {
-    respond(Problem(501, "deleting a scene is not built yet (docs/OPERATIONS.md \"Admin API\")"));
+    DeleteScene(ctx, std::string(name), EndpointText(peer), std::move(respond));
   } else {
     respond(Problem(405, "GET or DELETE /admin/scenes/<name>"));
   }

@@ -5,8 +5,9 @@
 // (one scene, loaded for the answer: entities, bytes, sessions, sequences). Without a token
 // configured every /admin/ path answers 404; a missing or wrong token 401 (logged, counted).
 // POST /admin/scenes/<name>/checkpoint (SQLite: the WAL checkpointed into the database file;
-// cluster mode: 501). DELETE /admin/scenes/<name> answers 501 (not built yet). HttpSession
-// only dispatches here.
+// cluster mode: 501). DELETE /admin/scenes/<name> (SQLite: the members closed with
+// scene_deleted, the rows erased durably, the scene out of memory; cluster mode: 501).
+// HttpSession only dispatches here.
 #pragma once
 
 #include <functional>

@@ -29,6 +29,7 @@ class ServeProcess {
   std::string tcp_url() const { return "tcp://127.0.0.1:" + std::to_string(tcp_port_); }
   std::string ws_url() const { return "ws://127.0.0.1:" + std::to_string(http_port_); }
   unsigned http_port() const { return http_port_; }
+  unsigned tcp_port() const { return tcp_port_; }
   // Everything the server wrote to stderr so far.
   std::string log() const;
   // Sends `signal` to the server (kill -HUP ...); false when it is not running.
