@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/storage/db_salvage.cc (the owners table): the owner table of --authority
-// owner as the tools keep it (docs/AUTHORITY.md "Durability").
+// Owner: tools/cli/cmd_pull.cc (--owners), server/web/admin_routes.cc (GET
+// /admin/scenes/<name>/owners) and server/storage/db_salvage.cc (the owners table): the owner
+// table of --authority owner as the tools show and keep it (docs/AUTHORITY.md "Showing
+// owners", "Durability").
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -20,6 +22,7 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr char kScene[] = "owned";
+constexpr char kAdminToken[] = "admin-token-0123456789abcdef";
 const protocol::EntityId kEntity = protocol::MakeEntityId(600, 0);
 
 std::string WriteFile(const TempDir& dir, const char* name, const std::string& text) {
@@ -55,6 +58,41 @@ void MoveAcked(client::Client& c, float x) {
   const uint64_t frame = c.Flush();
   ASSERT_NE(frame, 0u);
   ASSERT_TRUE(c.PollUntil([&] { return c.acked_frame_sequence() >= frame; }, 10s));
+}
+
+TEST(AuthorityToolsTest, PullOwnersReadsTheAdminApi) {
+  TempDir dir;
+  const std::string token_file = WriteFile(dir, "admin.token", std::string(kAdminToken) + "\n");
+  ServerProcess server(dir.path(), {"--authority", "owner", "--auth", AuthFile(dir), "--http",
+                                    "127.0.0.1:0", "--admin-token-file", token_file});
+  ASSERT_TRUE(server.started()) << server.log();
+  auto alice = Join(server.tcp_url(), "ta");
+  MoveAcked(*alice, 1.0f);
+
+  const std::string http = "127.0.0.1:" + std::to_string(server.http_port());
+  const std::string pull = std::string(SCENECRDT_BINARY) + " pull --scene " + kScene +
+                           " --token tb --owners --admin-token-file " + token_file;
+  const auto over_tcp = RunCommand(pull + " --server " + server.tcp_url() + " --http " + http);
+  EXPECT_EQ(over_tcp.status, 0) << over_tcp.output;
+  EXPECT_NE(over_tcp.output.find(R"("owners":{"600":"alice"})"), std::string::npos)
+      << over_tcp.output;
+  EXPECT_NE(over_tcp.output.find("\"stateHash\""), std::string::npos) << over_tcp.output;
+  // A ws:// server URL is the same listener: no --http needed.
+  const auto over_ws = RunCommand(pull + " --server ws://" + http);
+  EXPECT_EQ(over_ws.status, 0) << over_ws.output;
+  EXPECT_NE(over_ws.output.find(R"("owners":{"600":"alice"})"), std::string::npos)
+      << over_ws.output;
+
+  // A wrong admin token: exit 1, the server's answer shown; no token file: bad usage.
+  const std::string wrong = WriteFile(dir, "wrong.token", "not-the-admin-token-at-all");
+  const auto refused =
+      RunCommand(std::string(SCENECRDT_BINARY) + " pull --scene " + kScene + " --token tb" +
+                 " --owners --admin-token-file " + wrong + " --server ws://" + http);
+  EXPECT_EQ(refused.status, 1) << refused.output;
+  EXPECT_NE(refused.output.find("answered 401"), std::string::npos) << refused.output;
+  const auto usage = RunCommand(std::string(SCENECRDT_BINARY) + " pull --scene " + kScene +
+                                " --token tb --owners --server " + server.tcp_url());
+  EXPECT_EQ(usage.status, 2) << usage.output;
 }
 
 TEST(AuthorityToolsTest, SalvageKeepsTheOwners) {
