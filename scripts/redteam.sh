@@ -17,7 +17,9 @@ frames, slowloris, floods at 10x the rate limit, descriptor exhaustion, kill -9 
 x5, a corrupted database, a full disk, token tricks, slow consumers, HTTP limits, Origin,
 TLS close_notify, SIGHUP without TLS, a JWT sub forging log fields, deflate joiner storms,
 a cluster node's scene cap and Redis restart, DNS rebinding, idle connections holding the
-/healthz reserve, writes to another principal's entities under --authority owner) and prints a Markdown table, one row per attack. Servers run from
+/healthz reserve, writes to another principal's entities under --authority owner, server-only
+components and admin ranges under --authority rules) and prints a Markdown table, one row per
+attack. Servers run from
 SCENECRDT_BINARY (a release or dev build, e.g. build/release/tools/scenecrdt) on free
 loopback ports in a temporary directory that is removed at the end.
 
@@ -589,6 +591,38 @@ EOF2
     "serve --authority owner; alice creates entity 600; mallory sends 2 000 higher-stamped moves and a DELETE_ENTITY over /dcl/, a DELETE_ENTITY over tcp://, and 'own --to mallory'" \
     "alice's value holds (pull), the entity is not deleted, corrections <= refused messages, own exits 1 not_admin" \
     "send $sa, upgrade $ws, delete send $sm; pull holds alice's value: $held, removed $removed; corrections ${corrections:-none}; own exit $so ($(grep -o 'not_admin' "$TMP/own.out" | head -1))" $ok
+  stop
+fi
+
+# ---- authority rules: server-only components and admin-only ranges (issue 20, docs/AUTHORITY.md)
+if want authority-rules; then
+  python3 - "$TMP/rules-mallory.dcl" <<'PY'
+import struct, sys
+def put(entity, component, ts, data):
+    return struct.pack("<6I", 24 + len(data), 1, entity, component, ts, len(data)) + data
+def move(entity, ts, x):
+    return put(entity, 1, ts, struct.pack("<10fI", x, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0))
+# 500 writes of the server-only component 1001 ("SECRET") and 500 moves inside the admin range.
+open(sys.argv[1], "wb").write(b"".join(put(600, 1001, 10 + i, b"SECRET") for i in range(500)) +
+                              b"".join(move(1050, 10 + i, 66.0) for i in range(500)))
+PY
+  cat >"$TMP/rules-auth.json" <<'EOF2'
+{"tokens":[{"token":"tm","scenes":["*"],"role":"write","name":"mallory"},
+           {"token":"tr","scenes":["*"],"role":"read","name":"reader"}]}
+EOF2
+  echo '{"components": {"1": "owner", "1001": "none"}, "admin_entities": [[1000, 1099]]}' >"$TMP/rules.json"
+  start authority-rules "$TMP/d-authority-rules" --authority rules --authority-rules "$TMP/rules.json" --auth "$TMP/rules-auth.json"
+  ws=$($PROBE wssend "$HTTP" "/dcl/ruled?token=tm" "$TMP/rules-mallory.dcl")
+  pulled=$("$BIN" pull --server "tcp://127.0.0.1:$TCP" --scene ruled --token tr)
+  secret=$(echo "$pulled" | grep -c '534543524554')  # "SECRET" in hex
+  moved=$(echo "$pulled" | grep -c '"dataHex": *"00008442')  # x = 66.0
+  dropped=$(curl -s "http://127.0.0.1:$HTTP/metrics" | grep -c 'reason="server_only_component"')
+  ok=1
+  [ "$ws" = 101 ] && [ "$secret" = 0 ] && [ "$moved" = 0 ] && [ "$dropped" -ge 1 ] && ok=0
+  row "authority rules: a server-only component and an admin-only range" \
+    "serve --authority rules (1001: none, entities 1000..1099: admins); mallory sends 500 PUTs of component 1001 and 500 moves of entity 1050 over /dcl/" \
+    "none of them merges: pull shows neither the component's bytes nor the moves; the refusals are counted" \
+    "upgrade $ws; pull: 1001 bytes $secret, moves $moved; server_only_component drop series $dropped" $ok
   stop
 fi
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,8 +69,11 @@ struct Limits {
 };
 
 // Who may write an entity (docs/AUTHORITY.md): kOpen is plain last-writer-wins (every
-// writer may write everything); kOwner: the principal whose PUT creates an entity owns it.
-enum class AuthorityMode : uint8_t { kOpen, kOwner };
+// writer may write everything); kOwner: the principal whose PUT creates an entity owns it;
+// kRules: per component (AuthorityRules, scene/authority_rules.h), owner mode's rule where a
+// component's rule is "owner".
+enum class AuthorityMode : uint8_t { kOpen, kOwner, kRules };
+struct AuthorityRules;
 
 struct ServerConfig {
   // "HOST:PORT" or empty (listener off). Port 0 picks an ephemeral port (tests).
@@ -97,8 +101,12 @@ struct ServerConfig {
   // Empty: the viewer pages answer 404 saying how to build them.
   std::string web_root;
   bool demo = false;
-  // --authority open|owner (docs/AUTHORITY.md).
+  // --authority open|owner|rules (docs/AUTHORITY.md).
   AuthorityMode authority = AuthorityMode::kOpen;
+  // --authority-rules FILE (its path) and the rules read from it at start: kRules needs them
+  // (the scenes share them read-only).
+  std::string authority_rules_file;
+  std::shared_ptr<const AuthorityRules> authority_rules;
   // Demo writer rate.
   double demo_hz = 25.0;
   // SQLite synchronous mode: true = FULL (fsync per commit), false = NORMAL (survives a

@@ -48,8 +48,22 @@ void Authority::Grant(uint32_t principal,
 
 ErrorCode Authority::Check(uint32_t principal, bool admin, bool ranged,
                            const protocol::CrdtMessage& m) const {
-  if (mode_ == AuthorityMode::kOpen || admin) return ErrorCode::kOk;
+  if (mode_ == AuthorityMode::kOpen) return ErrorCode::kOk;
   const uint32_t number = protocol::EntityNumber(m.entity);
+  if (mode_ == AuthorityMode::kRules) {
+    // DELETE_ENTITY names no component: the owner rule (and the admin ranges) decide it.
+    const Writer w = IsDeleteEntity(m.type) ? Writer::kOwner : rules_->For(m.component);
+    if (w == Writer::kNone) return ErrorCode::kServerOnlyComponent;
+    if (admin) return ErrorCode::kOk;
+    if (w == Writer::kAdmin || rules_->AdminOnly(number)) return ErrorCode::kNotAdmin;
+    if (w == Writer::kAny) return ErrorCode::kOk;
+  } else if (admin) {
+    return ErrorCode::kOk;
+  }
+  return CheckOwner(principal, ranged, number);
+}
+
+ErrorCode Authority::CheckOwner(uint32_t principal, bool ranged, uint32_t number) const {
   if (protocol::IsReservedEntityNumber(number)) return ErrorCode::kOk;
   const auto it = owner_of_.find(number);
   if (it != owner_of_.end()) return it->second == principal ? ErrorCode::kOk : ErrorCode::kNotOwner;
@@ -76,7 +90,8 @@ void Authority::Note(uint32_t principal, const protocol::CrdtMessage& m,
   if (protocol::IsReservedEntityNumber(number)) return;
   if (IsDeleteEntity(m.type)) {
     if (owner_of_.erase(number) != 0) dirty_.insert(number);
-  } else if (IsPut(m.type) && principal != 0) {
+  } else if (IsPut(m.type) && principal != 0 &&
+             (mode_ != AuthorityMode::kRules || rules_->For(m.component) == Writer::kOwner)) {
     if (owner_of_.try_emplace(number, principal).second) dirty_.insert(number);
   }
 }

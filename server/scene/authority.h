@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/config.h"
+#include "scenecrdt/server/scene/authority_rules.h"
 
 namespace scenecrdt::server {
 
@@ -39,7 +41,11 @@ struct RefusedWrite {
 
 class Authority {
  public:
-  explicit Authority(AuthorityMode mode) : mode_(mode) {}
+  // `rules`: kRules's table (the server's, shared read-only); kRules without one acts as
+  // kOwner (serve refuses to start that way).
+  Authority(AuthorityMode mode, std::shared_ptr<const AuthorityRules> rules)
+      : mode_(rules || mode != AuthorityMode::kRules ? mode : AuthorityMode::kOwner),
+        rules_(std::move(rules)) {}
 
   bool enabled() const { return mode_ != AuthorityMode::kOpen; }
   // The id a member's principal carries on the strand (never 0).
@@ -53,10 +59,14 @@ class Authority {
   // kOk when `principal` (admin: anything; `ranged`: it holds range grants) may write `m`,
   // else the refusal code (kNotOwner). Reserved entity numbers (< 512) are nobody's: any
   // writer may write them. One hash lookup; the ranges are read only when it misses.
+  // kRules first applies the component's rule (kServerOnlyComponent for "none", even to
+  // admins; kNotAdmin for "admin" and for the admin-only entity ranges), then the owner rule
+  // for "owner" components and DELETE_ENTITY (docs/AUTHORITY.md "Rules mode").
   ErrorCode Check(uint32_t principal, bool admin, bool ranged,
                   const protocol::CrdtMessage& m) const;
   // After `m` merged with `outcome`: a PUT that changed an entity nobody owns claims it for
-  // `principal`; a DELETE_ENTITY that changed the state ends its ownership.
+  // `principal` (kRules: a PUT of an "owner" component only); a DELETE_ENTITY that changed
+  // the state ends its ownership.
   void Note(uint32_t principal, const protocol::CrdtMessage& m, runtime::MergeOutcome outcome);
 
   // A correction merged at `timestamp` (Correction below): the register is marked until an
@@ -95,7 +105,10 @@ class Authority {
                                                          std::vector<uint8_t>& scratch);
 
  private:
+  ErrorCode CheckOwner(uint32_t principal, bool ranged, uint32_t number) const;
+
   AuthorityMode mode_;
+  std::shared_ptr<const AuthorityRules> rules_;
   std::unordered_map<std::string, uint32_t> ids_;
   std::vector<std::string> names_{std::string()};    // id -> principal; 0: nobody
   std::unordered_map<uint32_t, uint32_t> owner_of_;  // entity number -> principal id

@@ -39,7 +39,7 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
               const int64_t now = NowMs();
               for (Member& m : members_) Deliver(m, now);
             }),
-      authority_(ctx.config().authority),
+      authority_(ctx.config().authority, ctx.config().authority_rules),
       retry_timer_(strand_),
       flush_timer_(strand_) {
   authority_.Restore(owners);

@@ -20,16 +20,28 @@ struct TableShape {
   int column_count;
   const char* order;       // the primary key
   const char* order_desc;  // the same, backwards
+  bool may_be_absent;      // newer than the first schema: a database may predate it
 };
 
 constexpr TableShape kTables[] = {
-    {"tombstones", "scene, number, version", 3, "scene, number", "scene DESC, number DESC"},
+    {"tombstones", "scene, number, version", 3, "scene, number", "scene DESC, number DESC", false},
     {"registers", "scene, component, entity, number, version, timestamp, has_data, data", 8,
-     "scene, component, entity", "scene DESC, component DESC, entity DESC"},
+     "scene, component, entity", "scene DESC, component DESC, entity DESC", false},
     {"appends", "scene, component, entity, number, version, timestamp, data", 7,
      "scene, component, entity, timestamp, data",
-     "scene DESC, component DESC, entity DESC, timestamp DESC, data DESC"},
+     "scene DESC, component DESC, entity DESC, timestamp DESC, data DESC", false},
+    // The entity owners of --authority owner|rules (docs/AUTHORITY.md "Durability").
+    {"owners", "scene, number, principal", 3, "scene, number", "scene DESC, number DESC", true},
 };
+
+// True when `src` says for sure that it has no table `name` (an unreadable schema: false, and
+// the scan reports what it meets).
+bool TableAbsent(sqlite3* src, const char* name) {
+  Statement q(src, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1;");
+  if (!q.ok()) return false;
+  q.Text(1, name);
+  return q.Step() == SQLITE_DONE;
+}
 
 struct Closer {
   void operator()(sqlite3* db) const { sqlite3_close(db); }
@@ -162,6 +174,11 @@ Result<SalvageReport> SalvageDatabase(const std::string& source, const std::stri
   for (const TableShape& shape : kTables) {
     SalvageTable table;
     table.table = shape.name;
+    if (shape.may_be_absent && TableAbsent(src.get(), shape.name)) {
+      table.complete = true;  // nothing to copy: the database predates the table
+      report.tables.push_back(std::move(table));
+      continue;
+    }
     const std::string insert_sql = std::string("INSERT OR IGNORE INTO ") + shape.name + "(" +
                                    shape.columns + ") VALUES(" +
                                    (shape.column_count == 3   ? "?1,?2,?3"

@@ -77,6 +77,32 @@ void InspectScene(ServerContext& ctx, const std::string& name,
   });
 }
 
+// The scene's owner table (--authority owner|rules; docs/AUTHORITY.md), loaded like
+// InspectScene: {"scene", "authority", "owners": {"<entity number>": "<principal>", ...}}.
+void SceneOwners(ServerContext& ctx, const std::string& name,
+                 std::function<void(WebResponse)> respond) {
+  auto held = ctx.AcquireScene(name, /*may_create=*/false);
+  if (!held.has_value()) {
+    const bool missing = held.error().code == ErrorCode::kUnauthorized;
+    respond(Problem(missing ? 404 : 503,
+                    missing ? "no such scene: nothing is stored under '" + name + "'"
+                            : std::string(held.error().detail)));
+    return;
+  }
+  Scene* scene = held.value();
+  scene->Owners([&ctx, scene, name, respond = std::move(respond)](std::vector<OwnerRow> rows) {
+    ctx.ReleaseScene(scene);
+    nlohmann::json owners = nlohmann::json::object();
+    for (const auto& [number, principal] : rows) owners[std::to_string(number)] = principal;
+    const AuthorityMode mode = ctx.config().authority;
+    respond(Json(200, nlohmann::json{{"scene", name},
+                                     {"authority", mode == AuthorityMode::kOwner   ? "owner"
+                                                   : mode == AuthorityMode::kRules ? "rules"
+                                                                                   : "open"},
+                                     {"owners", std::move(owners)}}));
+  });
+}
+
 // SQLite: the scenes' rows share one database, and every change is committed before it is
 // acknowledged, so what a checkpoint can force is the WAL's: PRAGMA wal_checkpoint(TRUNCATE)
 // on a connection of its own (any connection may checkpoint), waiting at most 1 s for the
@@ -224,9 +250,13 @@ void ServeAdmin(ServerContext& ctx, std::string_view method, std::string_view pa
   }
   std::string_view name = rest.substr(kScenes.size() + 1);
   constexpr std::string_view kCheckpoint = "/checkpoint";
+  constexpr std::string_view kOwners = "/owners";
   const bool checkpoint = name.size() > kCheckpoint.size() &&
                           name.substr(name.size() - kCheckpoint.size()) == kCheckpoint;
   if (checkpoint) name.remove_suffix(kCheckpoint.size());
+  const bool owners = !checkpoint && name.size() > kOwners.size() &&
+                      name.substr(name.size() - kOwners.size()) == kOwners;
+  if (owners) name.remove_suffix(kOwners.size());
   if (!session::IsValidSceneName(name)) {
     respond(Problem(400, "bad scene name: 1..64 of [A-Za-z0-9_.-]"));
     return;
@@ -236,6 +266,14 @@ void ServeAdmin(ServerContext& ctx, std::string_view method, std::string_view pa
       Checkpoint(ctx, std::string(name), std::move(respond));
     } else {
       respond(Problem(405, "POST /admin/scenes/<name>/checkpoint"));
+    }
+    return;
+  }
+  if (owners) {
+    if (method == "GET") {
+      SceneOwners(ctx, std::string(name), std::move(respond));
+    } else {
+      respond(Problem(405, "GET /admin/scenes/<name>/owners"));
     }
     return;
   }

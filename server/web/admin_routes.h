@@ -5,7 +5,8 @@
 // (one scene, loaded for the answer: entities, bytes, sessions, sequences). Without a token
 // configured every /admin/ path answers 404; a missing or wrong token 401 (logged, counted).
 // POST /admin/scenes/<name>/checkpoint (SQLite: the WAL checkpointed into the database file;
-// cluster mode: 501). DELETE /admin/scenes/<name> (SQLite: the members closed with
+// cluster mode: 501), GET /admin/scenes/<name>/owners (the owner table of --authority owner|rules,
+// docs/AUTHORITY.md). DELETE /admin/scenes/<name> (SQLite: the members closed with
 // scene_deleted, the rows erased durably, the scene out of memory; cluster mode: 501).
 // HttpSession only dispatches here.
 #pragma once

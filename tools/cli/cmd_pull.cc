@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns `scenecrdt pull`: join a scene, apply its snapshot, print the state JSON of `replay`.
+// Owns `scenecrdt pull`: join a scene, apply its snapshot, print the state JSON of `replay`;
+// with --owners also the scene's owner table, read from the admin HTTP API
+// (GET /admin/scenes/<name>/owners; docs/AUTHORITY.md "Showing owners").
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 
+#include "scenecrdt/net/net.h"
 #include "scenecrdt/replay/state_json.h"
 #include "scenecrdt/replay/world_json.h"
 #include "tools/cli/client_common.h"
@@ -29,6 +36,12 @@ options:
   --timeout SEC    give up after SEC (default 10)
   --world          also add the "world" array of 'replay --world' (effective parents,
                    loop parking, placeholders and column-major localToWorld matrices)
+  --owners         also add "owners": {"<entity number>": "<principal>"} (--authority
+                   owner|rules), read from the admin API GET /admin/scenes/NAME/owners
+  --admin-token-file F  the admin API's token (the server's --admin-token-file); needed
+                   by --owners
+  --http HOST:PORT the server's --http listener for --owners (default: the --server
+                   URL's, when it is ws://); plain http only
   --interest X,Y,Z,R
                    receive only the entities within R metres of (X,Y,Z), their
                    ancestors and the entities without a Transform (docs/INTEREST.md):
@@ -36,8 +49,81 @@ options:
   --interest-follow E,R
                    the same around entity E's world position (none yet: empty view)
 
-exit status: 0 ok; 1 refused or the connection failed; 2 bad usage.
+exit status: 0 ok; 1 refused or the connection failed (or the owners could not be read);
+2 bad usage.
 )";
+
+// Bound of the owners answer: 65024 numbers x (a 5-digit key and a 256-byte name).
+constexpr std::size_t kMaxOwnersBytes = 32u << 20;
+
+// GET http://host:port/target with the admin bearer token, within `timeout`: the body of a
+// 200 answer, else nullopt and `error` says why.
+std::optional<std::string> AdminGet(const std::string& host, const std::string& port,
+                                    const std::string& target, const std::string& token,
+                                    std::chrono::milliseconds timeout, std::string& error) {
+  namespace http = net::beast::http;
+  net::asio::io_context ioc;
+  net::tcp::resolver resolver(ioc);
+  net::beast::tcp_stream stream(ioc);
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, host + ":" + port);
+  req.set(http::field::authorization, "Bearer " + token);
+  net::beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxOwnersBytes);
+  net::error_code failure = net::asio::error::timed_out;
+  const auto fail = [&](const net::error_code& ec) { failure = ec; };
+  resolver.async_resolve(
+      host, port, [&](net::error_code resolved, net::tcp::resolver::results_type r) {
+        if (resolved) return fail(resolved);
+        stream.async_connect(r, [&](net::error_code connected, const net::tcp::endpoint&) {
+          if (connected) return fail(connected);
+          http::async_write(stream, req, [&](net::error_code written, std::size_t) {
+            if (written) return fail(written);
+            http::async_read(stream, buffer, parser,
+                             [&](net::error_code got, std::size_t) { fail(got); });
+          });
+        });
+      });
+  ioc.run_for(timeout);
+  if (failure) {
+    error = "GET " + target + " on " + host + ":" + port + ": " + failure.message();
+    return std::nullopt;
+  }
+  const auto& res = parser.get();
+  if (res.result_int() != 200) {
+    error = "GET " + target + " answered " + std::to_string(res.result_int()) + ": " + res.body();
+    while (!error.empty() && error.back() == '\n') error.pop_back();
+    return std::nullopt;
+  }
+  return res.body();
+}
+
+// The "owners" object of the answer, re-serialised (nullopt and `error` when malformed).
+std::optional<std::string> ReadOwners(const ClientFlags& flags, const std::string& http,
+                                      const std::string& token_file, std::string& error) {
+  std::ifstream in(token_file, std::ios::binary);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  if (!in || token.empty()) {
+    error = "cannot read --admin-token-file " + token_file;
+    return std::nullopt;
+  }
+  const auto colon = http.rfind(':');
+  const auto body = AdminGet(http.substr(0, colon), http.substr(colon + 1),
+                             "/admin/scenes/" + flags.scene + "/owners", token,
+                             std::chrono::milliseconds(flags.timeout_ms), error);
+  if (!body) return std::nullopt;
+  const auto doc = nlohmann::json::parse(*body, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("owners") || !doc["owners"].is_object()) {
+    error = "the owners answer is not {\"owners\": {...}}";
+    return std::nullopt;
+  }
+  return doc["owners"].dump();
+}
+
 }  // namespace
 
 int RunPull(Args args) {
@@ -50,7 +136,25 @@ int RunPull(Args args) {
   bool have_flags = ReadClientFlags(scan, "pull", flags);
   have_flags = ReadInterestFlags(scan, "pull", flags) && have_flags;
   const bool world = scan.Flag("--world");
+  const bool owners = scan.Flag("--owners");
+  const std::string token_file = scan.Value("--admin-token-file").value_or("");
+  std::string http = scan.Value("--http").value_or("");
   if (!scan.Finish() || !have_flags) return kExitBadInput;
+  if (owners) {
+    if (http.empty() && flags.url.scheme == client::ServerUrl::Scheme::kWebSocket &&
+        !flags.url.tls) {
+      http = flags.url.host + ":" + std::to_string(flags.url.port);
+    }
+    if (token_file.empty() || http.empty() || http.rfind(':') == std::string::npos) {
+      PrintMessage("pull",
+                   "--owners needs --admin-token-file F and the server's plain-http listener "
+                   "(--http HOST:PORT, or a ws:// --server URL)");
+      return kExitBadInput;
+    }
+  } else if (!token_file.empty() || !http.empty()) {
+    PrintMessage("pull", "--admin-token-file and --http go with --owners");
+    return kExitBadInput;
+  }
   auto c = JoinScene("pull", flags, "scenecrdt-pull");
   if (!c) return kExitCheckFailed;
   // The entities the snapshot carried: every register's, tombstone's and append set's.
@@ -65,6 +169,18 @@ int RunPull(Args args) {
   entities.erase(std::unique(entities.begin(), entities.end()), entities.end());
   std::string out;
   replay::AppendStateJsonBody(store, entities, out);
+  if (owners) {
+    // Read after the snapshot, not atomically with it (docs/AUTHORITY.md "Showing owners").
+    std::string error;
+    const auto table = ReadOwners(flags, http, token_file, error);
+    if (!table) {
+      PrintMessage("pull", error);
+      c->Stop();
+      return kExitCheckFailed;
+    }
+    out += ",\"owners\":";
+    out += *table;
+  }
   if (world) {
     c->Update();
     out += ',';

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <vector>
 
+#include "scenecrdt/server/scene/authority_rules.h"
 #include "scenecrdt/server/server.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/serve_options.h"
@@ -100,8 +101,11 @@ cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
                         (default 10000; 0 never; a lease in Redis lets one node work)
   --compact-retain-ms N    entries this young stay in the stream after a compaction, for
                         readers that lag (default 10000)
-  --authority MODE      who may write an entity: open (default, last writer wins) or owner
-                        (its creator and admins; docs/AUTHORITY.md)
+  --authority MODE      who may write an entity: open (default, last writer wins), owner
+                        (its creator and admins) or rules (per component, from
+                        --authority-rules; docs/AUTHORITY.md)
+  --authority-rules FILE  the rules of --authority rules (JSON: "default", "components",
+                        "admin_entities"; docs/AUTHORITY.md "Rules mode"); a bad file: exit 2
   --demo                animate the scene "demo" (a small solar system) from the server
   --demo-hz HZ          demo writer rate (default 25)
 logs (stderr; docs/SERVER.md "Log format and levels"):
@@ -194,6 +198,39 @@ void Say(const server::EventLog& log, server::LogLevel level, const char* format
   log.Message(level, "serve", text);
 }
 
+// --authority rules needs --authority-rules FILE, and the file only means something with it.
+// Reads and parses it (AuthorityRules::Parse names the bad key); false after saying why.
+bool LoadAuthorityRules(server::ServerConfig& config) {
+  const bool rules = config.authority == server::AuthorityMode::kRules;
+  if (rules != !config.authority_rules_file.empty()) {
+    PrintMessage("serve", rules ? "--authority rules needs --authority-rules FILE "
+                                  "(docs/AUTHORITY.md \"Rules mode\")"
+                                : "--authority-rules needs --authority rules");
+    return false;
+  }
+  if (!rules) return true;
+  const std::string& path = config.authority_rules_file;
+  std::ifstream in(path, std::ios::binary);
+  std::string text;
+  char buf[4096];
+  while (in && (in.read(buf, sizeof buf) || in.gcount() > 0)) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > server::AuthorityRules::kMaxFileBytes) break;
+  }
+  if (!in && !in.eof()) {
+    PrintMessage("serve", "cannot read --authority-rules " + path + "; check the path");
+    return false;
+  }
+  std::string why;
+  auto parsed = server::AuthorityRules::Parse(text, why);
+  if (!parsed.has_value()) {
+    PrintMessage("serve", "--authority-rules " + path + ": " + why);
+    return false;
+  }
+  config.authority_rules = std::make_shared<const server::AuthorityRules>(std::move(*parsed));
+  return true;
+}
+
 }  // namespace
 
 int RunServe(Args args) {
@@ -242,11 +279,12 @@ int RunServe(Args args) {
     PrintMessage("serve", "--max-connections-per-ip must be >= 1");
     return kExitBadInput;
   }
+  if (!LoadAuthorityRules(config)) return kExitBadInput;
   if (config.authority != server::AuthorityMode::kOpen && !config.redis_url.empty()) {
     // Ownership on a shared Redis stream must be decided from the stream order on every node;
     // that is not built yet (docs/AUTHORITY.md "Cluster"), and a per-node table would differ.
     PrintMessage("serve",
-                 "--authority owner is not supported with --redis yet (ownership is per node "
+                 "--authority owner|rules is not supported with --redis yet (ownership is per node "
                  "there); run it without --redis (docs/AUTHORITY.md \"Cluster\")");
     return kExitBadInput;
   }

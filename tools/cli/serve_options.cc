@@ -134,15 +134,20 @@ const ServeOption kOptions[] = {
                     s.config.authority = server::AuthorityMode::kOwner;
                   } else if (Str(v) == "open") {
                     s.config.authority = server::AuthorityMode::kOpen;
+                  } else if (Str(v) == "rules") {
+                    s.config.authority = server::AuthorityMode::kRules;
                   } else {
-                    return "must be open or owner (docs/AUTHORITY.md)";
+                    return "must be open, owner or rules (docs/AUTHORITY.md)";
                   }
                   return nullptr;
                 },
                 [](const ServeSettings& s) {
-                  return OptionValue(std::string(
-                      s.config.authority == server::AuthorityMode::kOwner ? "owner" : "open"));
+                  const server::AuthorityMode mode = s.config.authority;
+                  return OptionValue(std::string(mode == server::AuthorityMode::kOwner   ? "owner"
+                                                 : mode == server::AuthorityMode::kRules ? "rules"
+                                                                                         : "open"));
                 }},
+    SCENECRDT_STRING("authority-rules", s.config.authority_rules_file),
     // cluster
     SCENECRDT_STRING("redis", s.config.redis_url),
     SCENECRDT_STRING("redis-password-file", s.redis_password_file),
