@@ -66,11 +66,13 @@ want() { [[ -z $only ]] || [[ $1 =~ $only ]]; }
 if ((quick)); then
   prop_n=100000 few_n=1000000 reparent_args=100000/1000 stream_updates=200
   load_s=3 load_threads=1 big_clients=1100 big_movers=10 big_rate=10 big_load_threads=2
+  int_clients=200 int_movers=50
   scene_clients=25 scene_movers=10 scene_rate=10 cluster_clients=60 cluster_movers=30
   mode="quick (small sizes: verdicts hold for these sizes only)"
 else
   prop_n=1000000 few_n=1000000 reparent_args=1000000/1000 stream_updates=2000
   load_s=10 load_threads=2 big_clients=2000 big_movers=100 big_rate=20 big_load_threads=8
+  int_clients=2000 int_movers=500
   scene_clients=250 scene_movers=100 scene_rate=20 cluster_clients=200 cluster_movers=100
   mode="full"
 fi
@@ -342,9 +344,25 @@ if want cluster; then
 fi
 
 # --- Interest management ----------------------------------------------------------------
+# The same load over a 1 km square without and with a 50 m interest, on one serve
+# (docs/INTEREST.md "Performance").
+int="--clients $int_clients --movers $int_movers --rate 20 --world-size 1000 --threads $big_load_threads"
 if want interest && ! "$sc" load --help 2>/dev/null | grep -q -- '--interest'; then
-  row "interest: 2 000 clients over 1 km, radius 50 m" "not measured: load has no --interest yet" \
+  row "interest: $int_clients clients over 1 km, radius 50 m" "not measured: load has no --interest yet" \
     "p99 <= 10, bytes <= 5 %" "n/a" "-"
+elif want interest && start_serve interest --tcp 127.0.0.1:0 --http off --data "$work/interest" \
+  --threads "$threads"; then
+  run_load int-without "tcp://127.0.0.1:$port_tcp" $int
+  run_load int-with "tcp://127.0.0.1:$port_tcp" $int --interest-radius 50
+  stop_pid "$serve_pid"
+  c="scenecrdt serve --tcp 127.0.0.1:P --http off --data D --threads $threads; scenecrdt load --server tcp://127.0.0.1:P --scene S $int --duration $load_s --server-pid PID --json"
+  load_row int-without "interest baseline: $int_clients clients over 1 km, no interest" 10 "$c"
+  load_row int-with "interest: $int_clients clients over 1 km, radius 50 m" 10 "$c --interest-radius 50"
+  bw=$(json_num "$work/int-without.json" bytes_per_client_per_second)
+  bi=$(json_num "$work/int-with.json" bytes_per_client_per_second)
+  r=$(ratio "$bi" "$bw")
+  row "interest: bytes per client, radius 50 m / no interest" "${r:-none}" "<= 0.05" \
+    "$(verdict "$r" le 0.05)" "$c --interest-radius 50"
 fi
 
 {

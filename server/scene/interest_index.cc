@@ -86,6 +86,7 @@ bool InterestIndex::Sync() {
       transforms_.RemoveTransform(e);
       const auto it = entries_.find(e);
       if (it != entries_.end()) {
+        touched_.push_back(it->second.cell);
         Unplace(it->second);
         entries_.erase(it);
       }
@@ -99,6 +100,8 @@ bool InterestIndex::Sync() {
     const glm::vec3 p = WorldPosition(transforms_, e);
     Entry& entry = it->second;
     const uint64_t cell = CellKey(CellCoord(p.x), CellCoord(p.z));
+    touched_.push_back(entry.cell);
+    if (cell != entry.cell) touched_.push_back(cell);
     if (cell == entry.cell) {
       entry.position = p;
       return;

@@ -63,6 +63,35 @@ class InterestIndex {
   uint64_t version() const { return version_; }
   std::size_t size() const { return entries_.size(); }
 
+  // The cells Syncs touched since ClearTouched: the old and the new cell of every entity
+  // placed, moved (even within its cell) or removed. Bounded by those entities (the scene
+  // clears it every fan-out).
+  const std::vector<uint64_t>& touched_cells() const { return touched_; }
+  void ClearTouched() { touched_.clear(); }
+  // The cell of an entity with a live Transform, or nullopt.
+  std::optional<uint64_t> CellOf(protocol::EntityId e) const {
+    const auto it = entries_.find(e);
+    if (it == entries_.end()) return std::nullopt;
+    return it->second.cell;
+  }
+  // The cells ForEachNear(center, radius) walks (a rectangle of cell columns), as keys.
+  struct CellRect {
+    int64_t x0 = 0, x1 = -1, z0 = 0, z1 = -1;  // empty by default
+    bool operator==(const CellRect&) const = default;
+    double count() const {
+      return x1 < x0 || z1 < z0
+                 ? 0.0
+                 : static_cast<double>(x1 - x0 + 1) * static_cast<double>(z1 - z0 + 1);
+    }
+  };
+  CellRect RectNear(const glm::vec3& center, double radius) const {
+    return {CellCoord(static_cast<float>(center.x - radius)),
+            CellCoord(static_cast<float>(center.x + radius)),
+            CellCoord(static_cast<float>(center.z - radius)),
+            CellCoord(static_cast<float>(center.z + radius))};
+  }
+  static uint64_t Key(int64_t cx, int64_t cz) { return CellKey(cx, cz); }
+
   // Calls f(entity, position) for every entity with a live Transform whose cell column may
   // hold points within `radius` of `center` (a superset: callers test WithinRadius).
   template <class F>
@@ -95,6 +124,7 @@ class InterestIndex {
   std::unordered_map<protocol::EntityId, Entry> entries_;
   std::unordered_map<uint64_t, std::vector<protocol::EntityId>> cells_;
   uint64_t version_ = 0;
+  std::vector<uint64_t> touched_;
 };
 
 template <class F>

@@ -102,14 +102,47 @@ void MemberView::Recompute(const InterestIndex& index, View& next) const {
   }
 }
 
+void ChangeBatch::Build(const runtime::CrdtStore& store, const InterestIndex& index,
+                        uint64_t from_seq) {
+  from = from_seq;
+  to = store.sequence();
+  stream.clear();
+  msgs.clear();
+  by_entity.clear();
+  everyone.clear();
+  gained.clear();
+  lost.clear();
+  store.ExportChangesSince(from, stream);
+  std::size_t pos = 0;
+  // The store's own export: it decodes (a fault would stop the walk where it is).
+  (void)protocol::DecodeStream(stream, {}, [&](const protocol::CrdtMessage& m) {
+    const std::size_t size = protocol::EncodedSize(m);
+    const auto at = static_cast<uint32_t>(msgs.size());
+    msgs.push_back({static_cast<uint32_t>(pos), static_cast<uint32_t>(size), m.entity,
+                    m.type == protocol::MessageType::kDeleteEntity});
+    pos += size;
+    const bool has_transform = index.HasTransform(m.entity);
+    if (m.type == protocol::MessageType::kDeleteEntity || !has_transform) {
+      everyone.push_back(at);
+    } else {
+      by_entity[m.entity].push_back(at);
+    }
+    if (m.component != protocol::kTransformComponentId ||
+        m.type == protocol::MessageType::kDeleteEntity) {
+      return;
+    }
+    if (!has_transform) {
+      lost.push_back(m.entity);
+    } else if (index.GainedAt(m.entity) > from) {
+      gained.push_back(m.entity);
+    }
+  });
+}
+
 void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& store,
-                        std::span<const uint8_t> changes, uint64_t cursor, bool own_changes,
-                        Delivery& out) {
+                        const ChangeBatch& changes, bool own_changes, Delivery& out) {
   View next;
   Recompute(index, next);
-  const auto held_now = [&](protocol::EntityId e) {
-    return !index.HasTransform(e) || next.count(e) != 0;
-  };
   std::unordered_set<protocol::EntityId> leaving;
   // 1. Held with a Transform before, not now (or purged without a tombstone: retired by a
   //    newer version, which the client would not hear of).
@@ -128,19 +161,13 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   //    Transform out of view was held (no Transform) and must go; one that lost it is held
   //    now and is sent whole unless it was in view.
   std::unordered_set<protocol::EntityId> entering;
-  (void)protocol::DecodeStream(changes, {}, [&](const protocol::CrdtMessage& m) {
-    if (m.component != protocol::kTransformComponentId ||
-        m.type == protocol::MessageType::kDeleteEntity) {
-      return;
-    }
-    const protocol::EntityId e = m.entity;
+  for (const protocol::EntityId e : changes.gained) {
     const bool was_in_view = holds_all_ || view_.count(e) != 0;
-    if (index.HasTransform(e)) {
-      if (!was_in_view && next.count(e) == 0 && index.GainedAt(e) > cursor) leaving.insert(e);
-    } else if (!was_in_view) {
-      entering.insert(e);
-    }
-  });
+    if (!was_in_view && next.count(e) == 0) leaving.insert(e);
+  }
+  for (const protocol::EntityId e : changes.lost) {
+    if (!(holds_all_ || view_.count(e) != 0)) entering.insert(e);
+  }
   // 3. The member's own writes of entities it does not hold.
   for (const protocol::EntityId e : written_) {
     if (index.HasTransform(e) && next.count(e) == 0) leaving.insert(e);
@@ -151,15 +178,42 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
     if (!holds_all_ && view_.count(kv.first) == 0) entering.insert(kv.first);
   }
   if (!own_changes) {
-    Filter(
-        changes, [&](protocol::EntityId e) { return held_now(e) && entering.count(e) == 0; },
-        out.dcl);
+    // The slice of the batch this member holds, in the batch's order: tombstones and
+    // entities without a Transform (unless entering), then the held entities' messages.
+    std::vector<uint32_t> picked;
+    for (const uint32_t i : changes.everyone) picked.push_back(i);
+    if (!entering.empty()) {
+      // An entering entity without a Transform is sent whole below: not its changes.
+      std::erase_if(picked, [&](uint32_t i) {
+        const ChangeBatch::Msg& msg = changes.msgs[i];
+        return !msg.tombstone && entering.count(msg.entity) != 0;
+      });
+    }
+    const auto take = [&](protocol::EntityId e, const std::vector<uint32_t>& at) {
+      if (next.count(e) == 0 || entering.count(e) != 0) return;
+      picked.insert(picked.end(), at.begin(), at.end());
+    };
+    if (next.size() < changes.by_entity.size()) {
+      for (const auto& kv : next) {
+        const auto it = changes.by_entity.find(kv.first);
+        if (it != changes.by_entity.end()) take(kv.first, it->second);
+      }
+    } else {
+      for (const auto& kv : changes.by_entity) take(kv.first, kv.second);
+    }
+    std::sort(picked.begin(), picked.end());
+    for (const uint32_t i : picked) {
+      const ChangeBatch::Msg& msg = changes.msgs[i];
+      const auto begin = changes.stream.begin() + static_cast<std::ptrdiff_t>(msg.offset);
+      out.dcl.insert(out.dcl.end(), begin, begin + static_cast<std::ptrdiff_t>(msg.size));
+    }
   }
   for (const protocol::EntityId e : entering) store.ExportEntity(e, out.dcl);
   out.entering = entering.size();
   out.leaving.assign(leaving.begin(), leaving.end());
   std::sort(out.leaving.begin(), out.leaving.end());
   view_.swap(next);
+  Settle(index);
   holds_all_ = false;
   dirty_ = false;
 }
@@ -173,9 +227,18 @@ void MemberView::Snapshot(const InterestIndex& index, std::span<const uint8_t> s
       snapshot, [&](protocol::EntityId e) { return !index.HasTransform(e) || next.count(e) != 0; },
       out);
   view_.swap(next);
+  Settle(index);
   written_.clear();
   holds_all_ = false;
   dirty_ = false;
+}
+
+void MemberView::Settle(const InterestIndex& index) {
+  center_.reset();
+  if (spec_.mode == session::InterestMode::kPoint) center_ = spec_.center;
+  if (spec_.mode == session::InterestMode::kFollow) center_ = index.Position(spec_.follow);
+  far_ = 0;
+  for (const auto& kv : view_) far_ += kv.second ? 0 : 1;
 }
 
 }  // namespace scenecrdt::server

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <glm/vec3.hpp>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <unordered_set>
@@ -40,6 +41,32 @@ struct InterestSpec {
 Result<InterestSpec> ResolveInterest(const session::SetInterest& s, double max_radius,
                                      bool& clamped);
 
+// The changes of store sequences (from, to], exported and decoded once and sliced for every
+// interest member at `from` (docs/INTEREST.md "Server work"). Build() classifies each message
+// against the synced index: to everyone (tombstones, entities without a Transform) or per
+// entity; and lists the entities whose Transform was gained after `from` or lost.
+struct ChangeBatch {
+  struct Msg {
+    uint32_t offset = 0;
+    uint32_t size = 0;
+    protocol::EntityId entity = 0;
+    bool tombstone = false;  // DELETE_ENTITY
+  };
+  uint64_t from = 0;
+  uint64_t to = 0;
+  std::vector<uint8_t> stream;
+  std::vector<Msg> msgs;
+  std::unordered_map<protocol::EntityId, std::vector<uint32_t>> by_entity;  // with a Transform
+  std::vector<uint32_t> everyone;                                           // message indices
+  std::vector<protocol::EntityId> gained;  // Transform message, Transform gained after `from`
+  std::vector<protocol::EntityId> lost;    // Transform message, no live Transform now
+
+  // Exports (from, to] of `store` and classifies it against `index` (synced to `to`).
+  void Build(const runtime::CrdtStore& store, const InterestIndex& index, uint64_t from_seq);
+  // True when every member's view or delivery may depend on it (everyone, gained, lost).
+  bool TouchesAll() const { return !everyone.empty() || !gained.empty() || !lost.empty(); }
+};
+
 class MemberView {
  public:
   // `holds_all`: the member's client holds every entity now (it joined without an interest).
@@ -66,11 +93,19 @@ class MemberView {
     std::size_t entering = 0;
   };
   // Recomputes the view against `index` (synced) and fills `out` for a delivery of
-  // `changes`, the store's export after store sequence `cursor` (the member's).
+  // `changes`, the store's changes after the member's cursor (changes.from).
   // `own_changes`: every change in it is the member's own write (its replica has them): only
   // the view's enters and leaves are sent, as the shared path does not echo either.
   void Update(const InterestIndex& index, const runtime::CrdtStore& store,
-              std::span<const uint8_t> changes, uint64_t cursor, bool own_changes, Delivery& out);
+              const ChangeBatch& changes, bool own_changes, Delivery& out);
+  // The centre of the last view computed (nullopt: none, an empty view).
+  const std::optional<glm::vec3>& center() const { return center_; }
+  // The view holds an entity outside its core (an ancestor or a loop member, possibly far
+  // from the centre): its changes cannot be found from the cells around the centre.
+  bool holds_far() const { return far_ != 0; }
+  // The cells this member is registered under in the scene's cell map (scene_interest.cc).
+  InterestIndex::CellRect registered;
+  bool registered_all = false;  // too many cells to register: visited every fan-out
   // Recomputes the view from nothing and appends to `out` the messages of `snapshot` (the
   // store's whole export) that belong to it: the state of a join or resume.
   void Snapshot(const InterestIndex& index, std::span<const uint8_t> snapshot,
@@ -79,6 +114,8 @@ class MemberView {
  private:
   using View = std::unordered_map<protocol::EntityId, bool>;  // true: core (within the radius)
   void Recompute(const InterestIndex& index, View& next) const;
+  // After a view change: the centre and the count of non-core entities.
+  void Settle(const InterestIndex& index);
   // Appends the messages of `stream` whose entity passes `keep` (tombstones always).
   template <class Keep>
   static void Filter(std::span<const uint8_t> stream, Keep&& keep, std::vector<uint8_t>& out);
@@ -88,6 +125,8 @@ class MemberView {
   std::unordered_set<protocol::EntityId> written_;
   bool holds_all_ = false;
   bool dirty_ = true;
+  std::optional<glm::vec3> center_;
+  std::size_t far_ = 0;  // entities of view_ outside the core
 };
 
 }  // namespace scenecrdt::server

@@ -149,6 +149,7 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
         if (view) ++interest_members_;
         m.view = std::move(view);
         members_.push_back(std::move(m));
+        if (members_.back().view) RegisterCells(members_.back());
         ctx_.log().Write(LogLevel::kInfo, "open",
                          "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
                          "reconnect=%s members=%zu interest=%s",
@@ -177,6 +178,7 @@ void Scene::Leave(uint64_t member_id, CloseReason reason) {
       departures_.Note(it->member->peer().address(), it->member->kind(), NowMs());
     }
     const bool had_view = it->view != nullptr;
+    if (had_view) RegisterCells(*it, /*drop=*/true);
     members_.erase(it);
     if (had_view) {
       --interest_members_;
@@ -365,9 +367,17 @@ void Scene::FanOut() {
   mixed_writers_ = false;
   const int64_t now = NowMs();
   const auto started = std::chrono::steady_clock::now();
-  if (index_) SyncIndex();
+  // Interest members at `from` whose cells saw no change, whose view is all near its centre
+  // and that did not write get nothing: only their cursor moves (docs/INTEREST.md).
+  std::unordered_set<uint64_t> visit;
+  const bool selective = index_ && InterestVisits(from, visit);
   for (Member& m : members_) {
     if (!m.ready) continue;  // catches up (coalesced) when its write completes
+    if (selective && m.view && m.cursor == from && !m.clear_interest && !m.view->dirty() &&
+        !m.view->holds_far() && !m.view->registered_all && visit.count(m.id) == 0) {
+      m.cursor = seq;
+      continue;
+    }
     if (m.id == skip && m.cursor == from) {
       if (!m.view) {
         m.cursor = seq;  // exactly its own changes: its replica has them already

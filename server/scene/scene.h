@@ -52,6 +52,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "scenecrdt/cluster/stream_id.h"
@@ -198,6 +200,11 @@ class Scene final : public LoggedScene {
   void DropIndexIfUnused();
   // The index is brought up to the store (metrics: interest_index).
   void SyncIndex();
+  // Keeps m's entry in interest_cells_ at its view's current centre; `drop`: removes it.
+  void RegisterCells(Member& m, bool drop = false);
+  // Before a fan-out of (from, seq]: builds shared_changes_ and fills `visit` with the
+  // interest members whose view or delivery may change; false when every one must be visited.
+  bool InterestVisits(uint64_t from, std::unordered_set<uint64_t>& visit);
   // The state frames of an interest member's join: the snapshot of its view.
   std::vector<SharedFrame> ViewSnapshot(MemberView& view, bool zstd);
   // The envelope frames of the changes in (from, to].
@@ -248,7 +255,14 @@ class Scene final : public LoggedScene {
   SceneBytes bytes_;
   std::unique_ptr<InterestIndex> index_;
   std::size_t interest_members_ = 0;
-  std::vector<uint8_t> interest_scratch_;  // an interest member's export since its cursor
+  // The changes of the last fan-out, decoded once and sliced for every interest member at
+  // its `from` (valid while the store is still at its `to`), and a catch-up member's own.
+  ChangeBatch shared_changes_;
+  bool shared_changes_valid_ = false;
+  ChangeBatch interest_scratch_;
+  // Grid cell -> the interest members whose enter radius (R + hysteresis) overlaps it:
+  // a fan-out visits only the members of the cells its changes touched (docs/INTEREST.md).
+  std::unordered_map<uint64_t, std::vector<uint64_t>> interest_cells_;
 
   Authority authority_;
   std::vector<OwnerRow> owners_in_flight_;  // the owner rows of the commit in flight

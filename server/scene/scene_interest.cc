@@ -25,7 +25,10 @@ InterestIndex& Scene::EnsureIndex() {
 void Scene::DropIndexIfUnused() {
   if (interest_members_ == 0 && index_) {
     index_.reset();
-    std::vector<uint8_t>().swap(interest_scratch_);
+    shared_changes_ = ChangeBatch();
+    shared_changes_valid_ = false;
+    interest_scratch_ = ChangeBatch();
+    interest_cells_.clear();
   }
 }
 
@@ -45,6 +48,7 @@ std::vector<SharedFrame> Scene::ViewSnapshot(MemberView& view, bool zstd) {
   store_.ExportSnapshot(all);
   std::vector<uint8_t> dcl;
   view.Snapshot(*index_, all, dcl);
+  // The member is not in members_ yet: Join registers its cells.
   Metrics::Add(ctx_.metrics().interest_snapshots);
   ctx_.metrics().interest_view_entities.Observe(view.size());
   std::vector<SharedFrame> frames =
@@ -93,16 +97,20 @@ std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
     // Back to everything: the whole state, merged over the partial replica (LWW makes it the
     // server's state). Then the shared batches again.
     frames = frames_.Envelope(store_, 0, sequences_.Wire(0), sequences_.Wire(seq), false);
+    RegisterCells(m, /*drop=*/true);
     m.view.reset();
     m.clear_interest = false;
     --interest_members_;
     DropIndexIfUnused();
   } else {
     SyncIndex();
-    interest_scratch_.clear();
-    store_.ExportChangesSince(m.cursor, interest_scratch_);
+    // Up to date with the last fan-out: its slice of the shared batch. Behind: its own.
+    const bool shared =
+        shared_changes_valid_ && shared_changes_.from == m.cursor && shared_changes_.to == seq;
+    if (!shared) interest_scratch_.Build(store_, *index_, m.cursor);
     MemberView::Delivery d;
-    m.view->Update(*index_, store_, interest_scratch_, m.cursor, m.own_changes, d);
+    m.view->Update(*index_, store_, shared ? shared_changes_ : interest_scratch_, m.own_changes, d);
+    RegisterCells(m);
     for (std::size_t at = 0; at < d.leaving.size(); at += session::kMaxOutOfViewEntities) {
       session::OutOfView notice;
       notice.scene_sequence = sequences_.Wire(seq);
@@ -120,8 +128,9 @@ std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
     Metrics::Add(metrics.interest_enters, d.entering);
     Metrics::Add(metrics.interest_leaves, d.leaving.size());
     metrics.interest_view_entities.Observe(m.view->size());
-    if (interest_scratch_.capacity() > 4 * std::size_t{ctx_.config().limits.state_chunk_bytes}) {
-      std::vector<uint8_t>().swap(interest_scratch_);
+    if (interest_scratch_.stream.capacity() >
+        4 * std::size_t{ctx_.config().limits.state_chunk_bytes}) {
+      interest_scratch_ = ChangeBatch();
     }
   }
   m.cursor = seq;
@@ -134,6 +143,54 @@ std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
   m.busy_since_ms = now_ms;
   if (const int64_t next = rate_.Next(now_ms); next != 0) m.next_send_ms = next;
   return bytes;
+}
+
+void Scene::RegisterCells(Member& m, bool drop) {
+  // A member registered under more cells than this is visited every fan-out instead (a
+  // radius far above the cell size): the map stays bounded by members x this.
+  constexpr double kMaxRegisteredCells = 4096;
+  MemberView& v = *m.view;
+  InterestIndex::CellRect rect;
+  bool all = false;
+  if (!drop && index_ && v.center()) {
+    rect = index_->RectNear(*v.center(), v.spec().radius + v.spec().hysteresis);
+    if (rect.count() > kMaxRegisteredCells) {
+      rect = InterestIndex::CellRect();
+      all = true;
+    }
+  }
+  v.registered_all = all;
+  if (rect == v.registered) return;
+  const auto each = [](const InterestIndex::CellRect& r, auto&& f) {
+    for (int64_t x = r.x0; x <= r.x1; ++x) {
+      for (int64_t z = r.z0; z <= r.z1; ++z) f(InterestIndex::Key(x, z));
+    }
+  };
+  each(v.registered, [&](uint64_t key) {
+    const auto it = interest_cells_.find(key);
+    if (it == interest_cells_.end()) return;
+    std::erase(it->second, m.id);
+    if (it->second.empty()) interest_cells_.erase(it);
+  });
+  each(rect, [&](uint64_t key) { interest_cells_[key].push_back(m.id); });
+  v.registered = rect;
+}
+
+bool Scene::InterestVisits(uint64_t from, std::unordered_set<uint64_t>& visit) {
+  SyncIndex();
+  shared_changes_.Build(store_, *index_, from);
+  shared_changes_valid_ = true;
+  const auto mark = [&](uint64_t cell) {
+    const auto it = interest_cells_.find(cell);
+    if (it != interest_cells_.end()) visit.insert(it->second.begin(), it->second.end());
+  };
+  // Entities placed, moved or removed (old and new cells), and every entity with a message.
+  for (const uint64_t cell : index_->touched_cells()) mark(cell);
+  index_->ClearTouched();
+  for (const auto& kv : shared_changes_.by_entity) {
+    if (const std::optional<uint64_t> cell = index_->CellOf(kv.first)) mark(*cell);
+  }
+  return !shared_changes_.TouchesAll();
 }
 
 }  // namespace scenecrdt::server
