@@ -172,12 +172,21 @@ std::unique_ptr<client::Client> JoinScene(std::string_view command, const Client
   }
   if (c->closed()) {
     PrintMessage(command, std::string("connection to ") + flags.server +
-                              " failed: " + c->close_error().detail);
+                              " failed: " + ConnectionEndReason(*c));
   } else {
     PrintMessage(command, "timed out joining scene '" + flags.scene + "' on " + flags.server +
                               " (is the server up? raise --timeout)");
   }
   return nullptr;
+}
+
+std::string ConnectionEndReason(const client::Client& c) {
+  const client::ClientError& e = c.last_error();
+  if (e.from_server && !e.text.empty()) {
+    return std::string(ErrorCodeName(e.code)) + ": " + e.text;
+  }
+  const char* detail = c.close_error().detail;
+  return detail != nullptr && detail[0] != '\0' ? detail : "closed";
 }
 
 bool RequireLoopback(const std::vector<client::ServerUrl>& urls, std::string_view command) {

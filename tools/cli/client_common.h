@@ -55,6 +55,11 @@ struct JoinOptions {
 std::unique_ptr<client::Client> JoinScene(std::string_view command, const ClientFlags& flags,
                                           const char* client_name, const JoinOptions& join = {});
 
+// Why a closed client's connection ended, for "the connection ended: ..." lines: the server's
+// code and words when it closed us with an Error frame (e.g. "scene_deleted: an operator
+// deleted the scene (admin API); ..."), else the transport's reason.
+std::string ConnectionEndReason(const client::Client& c);
+
 // "unauthorized: token not granted for this scene" etc., with a hint for common codes.
 std::string DescribeRefusal(const client::Refusal& r);
 

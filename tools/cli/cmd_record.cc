@@ -204,8 +204,7 @@ int RunRecord(Args args) {
       const double elapsed = std::chrono::duration<double>(now - start).count();
       if (c->closed()) {
         end_line();
-        PrintMessage("record", std::string("the connection ended: ") +
-                                   (c->close_error().detail ? c->close_error().detail : "closed"));
+        PrintMessage("record", "the connection ended: " + ConnectionEndReason(*c));
         status = kExitCheckFailed;
         break;
       }

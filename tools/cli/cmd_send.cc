@@ -157,7 +157,7 @@ int RunSend(Args args) {
       progress.Done();
       PrintMessage("send", std::string("the connection ended before every frame was "
                                        "acknowledged: ") +
-                               c->close_error().detail);
+                               ConnectionEndReason(*c));
       return kExitCheckFailed;
     }
     if (std::chrono::steady_clock::now() - last_progress >

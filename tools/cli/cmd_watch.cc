@@ -109,7 +109,7 @@ int RunWatch(Args args) {
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - start).count();
     if (c->closed()) {
-      PrintMessage("watch", std::string("the connection ended: ") + c->close_error().detail);
+      PrintMessage("watch", "the connection ended: " + ConnectionEndReason(*c));
       return kExitCheckFailed;
     }
     if (now >= next_draw) {
