@@ -275,11 +275,12 @@ TEST(ServeAdminTest, DeleteClosesTheWriterAndRemovesTheRowsDurably) {
   // A `watch` joined to the scene says why it ended: the server's reason, not just "closed".
   const std::string url = Base(*serve) + "/admin/scenes/doomed";
   RunResult watched;
+  ScratchDir watch_scratch;  // RunProcess's output files are per scratch folder
   std::jthread watch([&] {
     watched = RunProcess(kCli,
                          {"watch", "--server", serve->tcp_url(), "--scene", "doomed", "--timeout",
                           "20", "--duration", "30"},
-                         scratch);
+                         watch_scratch);
   });
   bool watching = false;
   for (int i = 0; i < 200 && !watching; ++i) {
