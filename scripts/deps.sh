@@ -3,22 +3,36 @@
 # Installs the Debian 12 packages scenecrdt needs. Idempotent and quiet when all are present.
 set -euo pipefail
 
-PACKAGES=(
-  build-essential cmake ninja-build clang libclang-rt-14-dev
+# What the C++ build and its GoogleTest suites need (`--build` installs only these, so that
+# scripts/test.sh can start compiling while the rest installs in the background).
+BUILD_PACKAGES=(
+  build-essential cmake ninja-build clang-format
   libboost-dev libglm-dev libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev libsqlite3-dev
   nlohmann-json3-dev
   nodejs
   pkg-config redis-server libhiredis-dev
-  libssl-dev openssl nlohmann-json3-dev
+  libssl-dev openssl
   libzstd-dev
   prometheus-cpp-dev
   libtomlplusplus-dev libcli11-dev
-  emscripten chromium
-  mono-mcs mono-runtime
   pybind11-dev python3-dev python3-pytest python3-hypothesis python3-numpy
   dpkg-dev file systemd curl
 )
+# The fuzzers (clang), the browser side (emscripten, chromium) and the C# binding (mono).
+LATER_PACKAGES=(
+  clang libclang-rt-14-dev
+  emscripten chromium
+  mono-mcs mono-runtime
+)
+case "${1:-}" in
+  --build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+  "") PACKAGES=("${BUILD_PACKAGES[@]}" "${LATER_PACKAGES[@]}") ;;
+  -h | --help)
+    echo "Usage: bash scripts/deps.sh [--build]   (--build: only what the C++ build and ctest need)"
+    exit 0 ;;
+  *) echo "scripts/deps.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -4,19 +4,22 @@
 # under /usr, split by CPack into scenecrdt (server and command line, viewer, systemd units),
 # libscenecrdt1 (the C ABI library) and libscenecrdt-dev (headers, static C++ libraries, CMake
 # package, pkg-config), with Depends from dpkg-shlibdeps. The viewer's assets come from
-# build/web (built first with scripts/build_web.sh when missing).
-# Usage: bash scripts/package.sh [--build-dir DIR] [--jobs N]
+# build/web (built first with scripts/build_web.sh when missing), or from --web DIR (a copy
+# that nothing rewrites while this runs: scripts/test.sh builds the packages in the background).
+# Usage: bash scripts/package.sh [--build-dir DIR] [--jobs N] [--web DIR]
 #   (default build/package; the .deb files land in DIR/packages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 build=build/package
 jobs=$(nproc)
+web=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    -h | --help) sed -n '3,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --build-dir) build=${2:?--build-dir needs a folder}; shift 2 ;;
     --jobs) jobs=${2:?--jobs needs a number}; shift 2 ;;
+    --web) web=$(cd "${2:?--web needs a folder}" && pwd); shift 2 ;;
     *) echo "scripts/package.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -25,7 +28,11 @@ for tool in cmake cpack dpkg-deb dpkg-shlibdeps file; do
     { echo "scripts/package.sh: $tool is missing: run bash scripts/deps.sh" >&2; exit 1; }
 done
 
-web=$root/build/web
+if [ -n "$web" ]; then
+  [ -f "$web/view.html" ] && [ -f "$web/scenecrdt.wasm" ] ||
+    { echo "scripts/package.sh: $web holds no viewer (view.html, scenecrdt.wasm)" >&2; exit 2; }
+fi
+[ -n "$web" ] || web=$root/build/web
 if [ ! -f "$web/view.html" ] || [ ! -f "$web/scenecrdt.wasm" ]; then
   echo "scripts/package.sh: no viewer in build/web: bash scripts/build_web.sh"
   bash scripts/build_web.sh --quiet

@@ -9,15 +9,54 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 step() { printf '\n== %s (%ss)\n' "$1" "$(( $(date +%s) - start ))"; }
+# Background steps still running when a foreground step fails are stopped with their children.
+kill_tree() {
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+background=()
+forget() {  # a finished background step: its pid may be reused
+  local i
+  for i in "${!background[@]}"; do [ "${background[$i]}" != "$1" ] || unset "background[$i]"; done
+}
+trap 'for pid in "${background[@]}"; do kill_tree "$pid"; done' EXIT
 
-step "dependencies"
-bash scripts/deps.sh
+step "dependencies of the C++ build (scripts/deps.sh --build); the rest installs meanwhile"
+bash scripts/deps.sh --build
+deps_log=$(mktemp)
+bash scripts/deps.sh >"$deps_log" 2>&1 &
+deps_pid=$!
+background+=("$deps_pid")
 
 step "clang-format"
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
 
-step "build and test under ASan+UBSan (cmake --workflow --preset ci)"
-cmake --workflow --preset ci
+step "build under ASan+UBSan (preset asan: warnings are errors)"
+cmake --preset asan
+cmake --build --preset asan
+
+step "the other dependencies (clang, emscripten, chromium, mono)"
+deps_status=0
+wait "$deps_pid" || deps_status=$?
+forget "$deps_pid"
+cat "$deps_log"
+rm -f "$deps_log"
+[ "$deps_status" -eq 0 ] || { echo "scripts/deps.sh failed" >&2; exit 1; }
+
+step "GoogleTest suites and the other ctest tests under ASan+UBSan (ctest --preset asan)"
+ctest --preset asan
+
+# The Debian packages need a release build of their own: it compiles in the background, at a
+# lower priority, through the steps below that leave cores idle (servers, browsers, sockets).
+step "Debian packages: viewer (scripts/build_web.sh), then the release build started in the background"
+bash scripts/build_web.sh --quiet
+rm -rf build/package-web && cp -r build/web build/package-web  # the web step rebuilds build/web
+package_log=$(mktemp)
+nice -n 10 bash scripts/package.sh --build-dir build/package --web build/package-web \
+  >"$package_log" 2>&1 &
+package_pid=$!
+background+=("$package_pid")
 
 # The bindings' tests (one core, mono then pytest) run while converge uses the other.
 step "bindings: C# (mono) and Python (pytest, Hypothesis) started in the background"
@@ -26,6 +65,7 @@ bindings_log=$(mktemp)
   bash bindings/csharp/run_tests.sh build/asan
   bash bindings/python/run_tests.sh build/asan ) >"$bindings_log" 2>&1 &
 bindings_pid=$!
+background+=("$bindings_pid")
 
 step "converge: 10 000 seeded replica/server schedules (ASan build)"
 cli=build/asan/tools/scenecrdt
@@ -41,6 +81,7 @@ rm -rf "$corpus"
 step "bindings: C# and Python results"
 bindings_status=0
 wait "$bindings_pid" || bindings_status=$?
+forget "$bindings_pid"
 cat "$bindings_log"
 rm -f "$bindings_log"
 [ "$bindings_status" -eq 0 ] || { echo "bindings tests failed" >&2; exit 1; }
@@ -57,7 +98,15 @@ bash tests/web/run.sh build/asan/tools/scenecrdt
 step "docs snippets, the web ones included (tests/docs/run_snippets.sh --strict)"
 bash tests/docs/run_snippets.sh build/asan --strict
 
-step "Debian packages: build, extract, run (scripts/package_test.sh; own build folder and ports)"
-timeout 3600 bash scripts/package_test.sh
+step "Debian packages: the background build's result"
+package_status=0
+wait "$package_pid" || package_status=$?
+forget "$package_pid"
+cat "$package_log"
+rm -f "$package_log"
+[ "$package_status" -eq 0 ] || { echo "scripts/package.sh failed" >&2; exit 1; }
+
+step "Debian packages: extract, run (scripts/package_test.sh; own temporary folders and ports)"
+timeout 3600 bash scripts/package_test.sh --packages build/package
 
 step "all tests passed"
