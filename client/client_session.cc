@@ -113,7 +113,12 @@ void Client::Impl::Connect() {
     if (std::holds_alternative<session::Pong>(frame)) return;  // the keepalive's
     InboxItem item;
     item.connection = id;
-    item.frame.assign(raw.begin(), raw.end());
+    item.frame = frame;
+    item.frame_bytes = raw.size();
+    if (const auto* crdt = std::get_if<session::Crdt>(&frame)) {
+      item.dcl.assign(crdt->data.begin(), crdt->data.end());
+      std::get<session::Crdt>(item.frame).data = {};  // points into `dcl` once handled
+    }
     Push(std::move(item), link);
   };
   handlers.on_closed = [this, link, id](const Error& error) {
@@ -161,7 +166,7 @@ void Client::Impl::Push(InboxItem item, const std::shared_ptr<std::weak_ptr<Conn
   bool pause = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    inbox_bytes_ += item.frame.size();
+    inbox_bytes_ += item.frame_bytes;
     inbox_.push_back(std::move(item));
     if (!paused_ && inbox_bytes_ > options_.max_inbox_bytes) pause = paused_ = true;
   }
@@ -196,14 +201,14 @@ std::size_t Client::Impl::Poll() {
     }
   }
   if (resume_reading && connection_) connection_->SetReading(true);
-  for (const InboxItem& item : items) {
+  for (InboxItem& item : items) {
     if (item.connection != connection_id_ || !connection_active_) continue;  // an old one
     if (item.closed) {
       OnDisconnected(item.error);
       continue;
     }
-    auto frame = session::ReadFrame(item.frame, {options_.connection.max_frame_bytes});
-    if (frame.has_value()) Handle(frame.value(), item);
+    if (auto* crdt = std::get_if<session::Crdt>(&item.frame)) crdt->data = item.dcl;
+    Handle(item.frame, item);
   }
   if (!closed_ && !connection_active_ && reconnect_at_ && Now() >= *reconnect_at_) {
     reconnect_at_.reset();

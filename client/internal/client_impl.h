@@ -30,9 +30,14 @@ namespace scenecrdt::client {
 
 struct Client::Impl {
   using TimePoint = std::chrono::steady_clock::time_point;
+  // A frame as the connection verified and decoded it (one decode per frame: Poll does not
+  // read it again). A Crdt frame's DCL bytes are copied into `dcl` (its `data` is re-pointed
+  // there when handled); the other frames own their fields.
   struct InboxItem {
     uint64_t connection = 0;
-    std::vector<uint8_t> frame;  // empty when `closed`
+    session::Frame frame;         // unused when `closed`
+    std::vector<uint8_t> dcl;     // a Crdt frame's data
+    std::size_t frame_bytes = 0;  // the frame's size on the wire (the inbox's byte bound)
     bool closed = false;
     Error error{};
     TimePoint received{};
