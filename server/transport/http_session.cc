@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <string_view>
 
-#include "scenecrdt/protocol/percent.h"
 #include "scenecrdt/server/observability/endpoint_text.h"
 #include "scenecrdt/server/sessions/dcl_session.h"
 #include "scenecrdt/server/sessions/envelope_session.h"
@@ -164,7 +163,10 @@ void HttpSession::Route() {
   Metrics::Add(ctx_.metrics().http_requests);
   Request req = parser_->release();
   const std::string_view target(req.target().data(), req.target().size());
-  const std::string_view path = target.substr(0, target.find('?'));
+  const bool upgrade = websocket::is_upgrade(req);
+  // The one route table (web/web_request.h): every path below is named there.
+  const WebRequest route = ParseWebTarget(target, upgrade);
+  using Route = WebRequest::Route;
   const auto origin_field = req.find(http::field::origin);
   const std::optional<std::string_view> origin =
       origin_field == req.end() ? std::nullopt
@@ -176,8 +178,7 @@ void HttpSession::Route() {
     // Above --max-connections: the reserve answers one /healthz or /metrics request, then
     // closes; anything else is refused as at the cap.
     req.keep_alive(false);
-    const bool monitoring =
-        !websocket::is_upgrade(req) && (path == "/healthz" || path == "/metrics");
+    const bool monitoring = route.route == Route::kHealthz || route.route == Route::kMetrics;
     if (!monitoring || !ticket_->Confirm()) {
       Metrics::Add(ctx_.metrics().connections_refused_total);
       Metrics::Add(ctx_.metrics().http_reserve_refused);
@@ -218,12 +219,12 @@ void HttpSession::Route() {
             "this Origin may not use this server: add it to the server's --allowed-origins\n", req);
     return;
   }
-  if (path.starts_with(kAdminPrefix) && !websocket::is_upgrade(req)) {
+  if (IsAdminRoute(route.route)) {
     // The admin API (web/admin_routes.h): 404 unless --admin-token-file; answers may come
     // from a scene's strand.
     const auto auth_field = req[http::field::authorization];
     const auto method = req.method_string();
-    ServeAdmin(ctx_, std::string_view(method.data(), method.size()), path,
+    ServeAdmin(ctx_, std::string_view(method.data(), method.size()), route,
                std::string_view(auth_field.data(), auth_field.size()), peer_,
                [self = shared_from_this(), req](WebResponse r) {
                  net::asio::post(self->socket_.get_executor(),
@@ -234,26 +235,18 @@ void HttpSession::Route() {
                });
     return;
   }
-  if (websocket::is_upgrade(req)) {
-    // The WebSocket paths: each prefix owns its protocol.
-    constexpr std::string_view kScenePrefix = "/scene/";
-    constexpr std::string_view kDclPrefix = "/dcl/";
-    if (path.starts_with(kScenePrefix)) {
-      const std::string scene(path.substr(kScenePrefix.size()));
-      if (!session::IsValidSceneName(scene)) {
+  if (upgrade) {
+    // The WebSocket paths: each owns its protocol.
+    if (route.route == Route::kSceneSocket) {
+      if (route.name.empty()) {
         Respond(http::status::bad_request, "bad scene name\n", req);
         return;
       }
-      StartWebSocket<EnvelopeSession>(std::move(req), nullptr, SessionKind::kWebSocket, scene);
+      StartWebSocket<EnvelopeSession>(std::move(req), nullptr, SessionKind::kWebSocket, route.name);
       return;
     }
-    if (path.starts_with(kDclPrefix)) {
-      // Read the token before `req` moves: `target` views into it.
-      const auto query_at = target.find('?');
-      const std::string_view query =
-          query_at == std::string_view::npos ? std::string_view() : target.substr(query_at + 1);
-      std::string token = protocol::QueryParam(query, "token").value_or(std::string());
-      UpgradeDcl(std::string(path.substr(kDclPrefix.size())), std::move(token), std::move(req));
+    if (route.route == Route::kDclSocket) {
+      UpgradeDcl(route.name, route.token, std::move(req));
       return;
     }
     Respond(http::status::not_found, "WebSocket paths: /scene/<name>, /dcl/<name>\n", req);
@@ -261,7 +254,7 @@ void HttpSession::Route() {
   }
   if (req.method() != http::verb::get && req.method() != http::verb::head) {
     Respond(http::status::method_not_allowed, "GET only\n", req);
-  } else if (path == "/healthz") {
+  } else if (route.route == Route::kHealthz) {
     // Not ok while group commits fail: nothing written now can be acknowledged.
     // Cluster mode: the node serves reads without Redis; writes wait (docs/CLUSTER.md).
     if (ctx_.commits().shared()) {
@@ -275,10 +268,10 @@ void HttpSession::Route() {
       Respond(http::status::service_unavailable,
               "storage_unavailable: " + storage.last_error() + "\n", req);
     }
-  } else if (path == "/metrics") {
+  } else if (route.route == Route::kMetrics) {
     Respond(http::status::ok, ctx_.metrics().RenderPrometheus(), req, "text/plain; version=0.0.4");
-  } else if (IsWebPath(path)) {  // the viewer (web_routes.h); answers may come from a scene
-    ServeWeb(ctx_, target, peer_, [self = shared_from_this(), req](WebResponse r) {
+  } else if (IsViewerRoute(route.route)) {  // web_routes.h; answers may come from a scene
+    ServeWeb(ctx_, route, peer_, [self = shared_from_this(), req](WebResponse r) {
       net::asio::post(self->socket_.get_executor(), [self, req, r = std::move(r)]() mutable {
         self->Respond(static_cast<http::status>(r.status), std::move(r.body), req, r.content_type);
       });

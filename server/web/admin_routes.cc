@@ -209,7 +209,7 @@ bool SameSecret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-void ServeAdmin(ServerContext& ctx, std::string_view method, std::string_view path,
+void ServeAdmin(ServerContext& ctx, std::string_view method, const WebRequest& route,
                 std::string_view authorization, const net::tcp::endpoint& peer,
                 std::function<void(WebResponse)> respond) {
   const std::string& token = ctx.config().admin_token;
@@ -234,9 +234,8 @@ void ServeAdmin(ServerContext& ctx, std::string_view method, std::string_view pa
     return;
   }
   Metrics::Add(ctx.metrics().admin_requests);
-  const std::string_view rest = path.substr(kAdminPrefix.size());
-  constexpr std::string_view kScenes = "scenes";
-  if (rest == kScenes || rest == "scenes/") {
+  using Route = WebRequest::Route;
+  if (route.route == Route::kAdminScenes) {
     if (method != "GET") {
       respond(Problem(405, "GET /admin/scenes"));
       return;
@@ -244,43 +243,35 @@ void ServeAdmin(ServerContext& ctx, std::string_view method, std::string_view pa
     ListScenes(ctx, std::move(respond));
     return;
   }
-  if (rest.substr(0, kScenes.size() + 1) != "scenes/") {
+  if (route.route == Route::kAdminOther) {
     respond(Problem(404, "admin paths: /admin/scenes, /admin/scenes/<name>"));
     return;
   }
-  std::string_view name = rest.substr(kScenes.size() + 1);
-  constexpr std::string_view kCheckpoint = "/checkpoint";
-  constexpr std::string_view kOwners = "/owners";
-  const bool checkpoint = name.size() > kCheckpoint.size() &&
-                          name.substr(name.size() - kCheckpoint.size()) == kCheckpoint;
-  if (checkpoint) name.remove_suffix(kCheckpoint.size());
-  const bool owners = !checkpoint && name.size() > kOwners.size() &&
-                      name.substr(name.size() - kOwners.size()) == kOwners;
-  if (owners) name.remove_suffix(kOwners.size());
-  if (!session::IsValidSceneName(name)) {
+  if (route.name.empty()) {
     respond(Problem(400, "bad scene name: 1..64 of [A-Za-z0-9_.-]"));
     return;
   }
-  if (checkpoint) {
+  const std::string& name = route.name;
+  if (route.route == Route::kAdminCheckpoint) {
     if (method == "POST") {
-      Checkpoint(ctx, std::string(name), std::move(respond));
+      Checkpoint(ctx, name, std::move(respond));
     } else {
       respond(Problem(405, "POST /admin/scenes/<name>/checkpoint"));
     }
     return;
   }
-  if (owners) {
+  if (route.route == Route::kAdminOwners) {
     if (method == "GET") {
-      SceneOwners(ctx, std::string(name), std::move(respond));
+      SceneOwners(ctx, name, std::move(respond));
     } else {
       respond(Problem(405, "GET /admin/scenes/<name>/owners"));
     }
     return;
   }
   if (method == "GET") {
-    InspectScene(ctx, std::string(name), std::move(respond));
+    InspectScene(ctx, name, std::move(respond));
   } else if (method == "DELETE") {
-    DeleteScene(ctx, std::string(name), EndpointText(peer), std::move(respond));
+    DeleteScene(ctx, name, EndpointText(peer), std::move(respond));
   } else {
     respond(Problem(405, "GET or DELETE /admin/scenes/<name>"));
   }

@@ -19,11 +19,10 @@
 
 namespace scenecrdt::server {
 
-inline constexpr std::string_view kAdminPrefix = "/admin/";
-
-// Answers `method` `path` (no query) through `respond`, called exactly once, possibly on
-// another thread. `authorization`: the request's Authorization header ("" when absent).
-void ServeAdmin(ServerContext& ctx, std::string_view method, std::string_view path,
+// Answers `method` on an admin `route` (IsAdminRoute, web_request.h) through `respond`, called
+// exactly once, possibly on another thread. `authorization`: the request's Authorization
+// header ("" when absent).
+void ServeAdmin(ServerContext& ctx, std::string_view method, const WebRequest& route,
                 std::string_view authorization, const net::tcp::endpoint& peer,
                 std::function<void(WebResponse)> respond);
 

@@ -219,13 +219,20 @@ std::string ListJson(const Listing& listing) {
 
 }  // namespace
 
-bool IsWebPath(std::string_view path) {
-  return ParseWebTarget(path).route != WebRequest::Route::kNone;
+bool IsViewerRoute(WebRequest::Route route) {
+  switch (route) {
+    case WebRequest::Route::kList:
+    case WebRequest::Route::kListJson:
+    case WebRequest::Route::kView:
+    case WebRequest::Route::kAsset:
+      return true;
+    default:
+      return false;
+  }
 }
 
-void ServeWeb(ServerContext& ctx, std::string_view target, const net::tcp::endpoint& peer,
+void ServeWeb(ServerContext& ctx, const WebRequest& req, const net::tcp::endpoint& peer,
               std::function<void(WebResponse)> respond) {
-  WebRequest req = ParseWebTarget(target);
   const std::string peer_text = EndpointText(peer);
   switch (req.route) {
     case WebRequest::Route::kAsset:

@@ -14,6 +14,7 @@
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/scene.h"
 #include "scenecrdt/server/web/scene_directory.h"
+#include "scenecrdt/server/web/web_request.h"
 
 namespace scenecrdt::server {
 
@@ -37,14 +38,14 @@ struct Listing {
 void SceneSummaries(ServerContext& ctx, const std::string* token, const StoredScenesPtr& stored,
                     std::function<void(Listing)> done);
 
-// True for the paths ServeWeb answers.
-bool IsWebPath(std::string_view path);
+// True for the viewer's routes (kList, kListJson, kView, kAsset), the ones ServeWeb answers.
+bool IsViewerRoute(WebRequest::Route route);
 
-// Answers GET `target` (path and query) through `respond`, called exactly once, possibly on
-// another thread. With --auth, / and /api/scenes need ?token=T and list only the scenes it is
-// granted; the viewer page and its assets are public (the page's WebSocket carries the token).
-// Listings are rate-limited per `peer` address (429 beyond).
-void ServeWeb(ServerContext& ctx, std::string_view target, const net::tcp::endpoint& peer,
+// Answers GET on a viewer `req` (IsViewerRoute) through `respond`, called exactly once,
+// possibly on another thread. With --auth, / and /api/scenes need ?token=T and list only the
+// scenes it is granted; the viewer page and its assets are public (the page's WebSocket
+// carries the token). Listings are rate-limited per `peer` address (429 beyond).
+void ServeWeb(ServerContext& ctx, const WebRequest& req, const net::tcp::endpoint& peer,
               std::function<void(WebResponse)> respond);
 
 }  // namespace scenecrdt::server
