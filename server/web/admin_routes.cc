@@ -56,18 +56,24 @@ void ListScenes(ServerContext& ctx, std::function<void(WebResponse)> respond) {
   });
 }
 
+// One stored scene held for an answer (loaded when only stored, never created), or nullptr
+// after answering 404 (nothing stored under `name`) or 503 (it cannot be read now).
+Scene* AcquireStored(ServerContext& ctx, const std::string& name,
+                     const std::function<void(WebResponse)>& respond) {
+  auto held = ctx.AcquireScene(name, /*may_create=*/false);
+  if (held.has_value()) return held.value();
+  const bool missing = held.error().code == ErrorCode::kUnauthorized;
+  respond(Problem(missing ? 404 : 503, missing
+                                           ? "no such scene: nothing is stored under '" + name + "'"
+                                           : std::string(held.error().detail)));
+  return nullptr;
+}
+
 // One scene, loaded when only stored (never created: 404 when nothing is stored).
 void InspectScene(ServerContext& ctx, const std::string& name,
                   std::function<void(WebResponse)> respond) {
-  auto held = ctx.AcquireScene(name, /*may_create=*/false);
-  if (!held.has_value()) {
-    const bool missing = held.error().code == ErrorCode::kUnauthorized;
-    respond(Problem(missing ? 404 : 503,
-                    missing ? "no such scene: nothing is stored under '" + name + "'"
-                            : std::string(held.error().detail)));
-    return;
-  }
-  Scene* scene = held.value();
+  Scene* scene = AcquireStored(ctx, name, respond);
+  if (scene == nullptr) return;
   scene->Describe([&ctx, scene, respond = std::move(respond)](Scene::Summary s) {
     nlohmann::json out = SummaryJson(s);
     out["sequences"] = {
@@ -81,15 +87,8 @@ void InspectScene(ServerContext& ctx, const std::string& name,
 // InspectScene: {"scene", "authority", "owners": {"<entity number>": "<principal>", ...}}.
 void SceneOwners(ServerContext& ctx, const std::string& name,
                  std::function<void(WebResponse)> respond) {
-  auto held = ctx.AcquireScene(name, /*may_create=*/false);
-  if (!held.has_value()) {
-    const bool missing = held.error().code == ErrorCode::kUnauthorized;
-    respond(Problem(missing ? 404 : 503,
-                    missing ? "no such scene: nothing is stored under '" + name + "'"
-                            : std::string(held.error().detail)));
-    return;
-  }
-  Scene* scene = held.value();
+  Scene* scene = AcquireStored(ctx, name, respond);
+  if (scene == nullptr) return;
   scene->Owners([&ctx, scene, name, respond = std::move(respond)](std::vector<OwnerRow> rows) {
     ctx.ReleaseScene(scene);
     nlohmann::json owners = nlohmann::json::object();
