@@ -33,7 +33,7 @@ std::string UtcText(std::chrono::sys_seconds t) {
   const std::time_t seconds = t.time_since_epoch().count();
   std::tm utc{};
   gmtime_r(&seconds, &utc);
-  char text[32];
+  char text[80];  // room for any int fields, so the format can never truncate
   std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02dZ", utc.tm_year + 1900,
                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
   return text;
