@@ -24,7 +24,7 @@
 
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/server/context.h"
-#include "scenecrdt/server/scene/member_view.h"
+#include "scenecrdt/server/scene/interest/member_view.h"
 #include "scenecrdt/server/scene/scene_member.h"
 
 namespace scenecrdt::server {

@@ -16,7 +16,7 @@
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/runtime/transform_system.h"
-#include "scenecrdt/server/scene/interest_index.h"
+#include "scenecrdt/server/scene/interest/interest_index.h"
 
 namespace scenecrdt::client::test {
 

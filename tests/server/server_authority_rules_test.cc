@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/scene/authority.* (rules mode). `--authority rules` end to end on 127.0.0.1
+// Owner: server/scene/authority/authority.* (rules mode). `--authority rules` end to end on 127.0.0.1
 // (docs/AUTHORITY.md "Rules mode"): server-only components refused (even to admins) and never
 // relayed, admin-only entity ranges, the default for unknown components, `any` components
 // writable by everyone on owned entities, and `serve` refusing a missing or bad rules file.
@@ -11,7 +11,7 @@
 
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/entity_id.h"
-#include "scenecrdt/server/scene/authority_rules.h"
+#include "scenecrdt/server/scene/authority/authority_rules.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/scene/authority.*. `--authority owner` end to end on 127.0.0.1
+// Owner: server/scene/authority/authority.*. `--authority owner` end to end on 127.0.0.1
 // (docs/AUTHORITY.md): principals from --auth names (and sessions without auth), the creator
 // owning its entities, other writers' writes refused with a typed Refusal and corrected so
 // that their replicas converge within one round trip (envelope clients and raw-DCL sockets),

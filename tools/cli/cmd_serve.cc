@@ -14,7 +14,7 @@
 #include <system_error>
 #include <vector>
 
-#include "scenecrdt/server/scene/authority_rules.h"
+#include "scenecrdt/server/scene/authority/authority_rules.h"
 #include "scenecrdt/server/server.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/serve_options.h"

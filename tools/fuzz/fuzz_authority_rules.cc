@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for the --authority-rules parser (server/scene/authority_rules.h): any input
+// Fuzz target for the --authority-rules parser (server/scene/authority/authority_rules.h): any input
 // parses or fails with kInvalidArgument / kParse and a non-empty reason that names what is
 // wrong; a parsed file's bounds hold (ranges lo <= hi <= 65534, at most kMaxComponents and
 // kMaxRanges entries) and For / AdminOnly answer for any component and number.
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "scenecrdt/server/scene/authority_rules.h"
+#include "scenecrdt/server/scene/authority/authority_rules.h"
 
 using scenecrdt::ErrorCode;
 using scenecrdt::server::AuthorityRules;

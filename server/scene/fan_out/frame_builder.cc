@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns building a scene's envelope frames and raw-DCL chunks from one export.
-#include "scenecrdt/server/scene/frame_builder.h"
+#include "scenecrdt/server/scene/fan_out/frame_builder.h"
 
 #include <span>
 

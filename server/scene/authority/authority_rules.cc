@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns parsing the --authority-rules file (docs/AUTHORITY.md "Rules mode").
-#include "scenecrdt/server/scene/authority_rules.h"
+#include "scenecrdt/server/scene/authority/authority_rules.h"
 
 #include <charconv>
 #include <optional>

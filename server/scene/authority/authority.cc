@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the owner-mode rule, the owner table's bookkeeping and the corrections
 // (docs/AUTHORITY.md).
-#include "scenecrdt/server/scene/authority.h"
+#include "scenecrdt/server/scene/authority/authority.h"
 
 #include <algorithm>
 #include <limits>

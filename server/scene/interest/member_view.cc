@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns an interest member's view computation and the filtering of its deliveries.
-#include "scenecrdt/server/scene/member_view.h"
+#include "scenecrdt/server/scene/interest/member_view.h"
 
 #include <algorithm>
 #include <cmath>

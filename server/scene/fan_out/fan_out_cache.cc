@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the per-cursor batches of one store sequence.
-#include "scenecrdt/server/scene/fan_out_cache.h"
+#include "scenecrdt/server/scene/fan_out/fan_out_cache.h"
 
 #include <algorithm>
 

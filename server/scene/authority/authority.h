@@ -22,7 +22,7 @@
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/config.h"
-#include "scenecrdt/server/scene/authority_rules.h"
+#include "scenecrdt/server/scene/authority/authority_rules.h"
 
 namespace scenecrdt::server {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the once-per-scene compression of shared frames into zstd records.
-#include "scenecrdt/server/scene/shared_compression.h"
+#include "scenecrdt/server/scene/fan_out/shared_compression.h"
 
 namespace scenecrdt::server {
 

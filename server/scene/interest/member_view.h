@@ -22,7 +22,7 @@
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/runtime/crdt_store.h"
-#include "scenecrdt/server/scene/interest_index.h"
+#include "scenecrdt/server/scene/interest/interest_index.h"
 
 namespace scenecrdt::server {
 

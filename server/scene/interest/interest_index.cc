@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the interest index's upkeep: the Transform feed into the TransformSystem, world
 // positions of the entities it recomputed, and their grid cells.
-#include "scenecrdt/server/scene/interest_index.h"
+#include "scenecrdt/server/scene/interest/interest_index.h"
 
 #include <algorithm>
 

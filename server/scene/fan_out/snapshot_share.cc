@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the weak snapshot sets shared by joiners at one store sequence.
-#include "scenecrdt/server/scene/snapshot_share.h"
+#include "scenecrdt/server/scene/fan_out/snapshot_share.h"
 
 namespace scenecrdt::server {
 
