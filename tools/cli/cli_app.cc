@@ -63,7 +63,9 @@ CliApp::Declared* CliApp::Declare(Kind kind, std::string names, std::string meta
     } else {
       d.option = app_->add_option(names, d.results, help);
       if (kind != Kind::kPositionals) {
-        d.option->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        // One value per occurrence (a vector target would take every following word).
+        d.option->expected(1)->allow_extra_args(false)->multi_option_policy(
+            CLI::MultiOptionPolicy::TakeAll);
       }
       d.option->type_name(meta);
     }
@@ -97,6 +99,11 @@ void CliApp::Double(std::string names, std::string meta, std::string help,
 }
 void CliApp::Positionals(std::string meta, std::string help, std::vector<std::string>* out) {
   Declare(Kind::kPositionals, meta, meta, std::move(help), out);
+}
+
+void CliApp::HiddenPositionals(std::vector<std::string>* out) {
+  Declared* d = Declare(Kind::kPositionals, "args", "ARGS", std::string(), out);
+  if (d->option != nullptr) d->option->group(std::string());
 }
 
 int CliApp::Fail(const std::string& message) const {
@@ -181,17 +188,21 @@ std::optional<int> CliApp::Parse(Args args) {
 }
 
 std::string CliApp::Help() const {
-  std::string out = "usage: scenecrdt " + command_ + " [options]";
+  std::string out =
+      "usage: scenecrdt " + (usage_name_.empty() ? command_ : usage_name_) + " [options]";
   const CLI::App& app = *app_;
   const std::vector<const CLI::Option*> options = app.get_options();
   for (const CLI::Option* o : options) {
-    if (!o->nonpositional()) out += " [" + o->get_type_name() + "...]";
+    if (!o->nonpositional() && !o->get_group().empty()) {
+      out += " [" + o->get_type_name() + "...]";
+    }
   }
   out += "\n\n" + about_;
   if (!about_.empty() && about_.back() != '\n') out += '\n';
   std::vector<std::string> sections;
   for (const CLI::Option* o : options) {
-    if (std::find(sections.begin(), sections.end(), o->get_group()) == sections.end()) {
+    if (!o->get_group().empty() &&
+        std::find(sections.begin(), sections.end(), o->get_group()) == sections.end()) {
       sections.push_back(o->get_group());
     }
   }

@@ -36,6 +36,10 @@ class CliApp {
   CliApp(const CliApp&) = delete;
   CliApp& operator=(const CliApp&) = delete;
 
+  // The words after "usage: scenecrdt" in --help (default: the command), e.g. "bench merge"
+  // for a command whose first argument picks what it does.
+  void SetUsageName(std::string name) { usage_name_ = std::move(name); }
+
   // Options declared after this are listed under `heading` in --help ("options" before).
   void Section(std::string heading);
 
@@ -55,6 +59,8 @@ class CliApp {
   // Every argument that is not a flag or a flag's value, in order (the command checks how
   // many it takes). Without this declaration a positional is an unknown option.
   void Positionals(std::string meta, std::string help, std::vector<std::string>* out);
+  // The same, left out of --help: for a command that refuses positionals with its own words.
+  void HiddenPositionals(std::vector<std::string>* out);
 
   // Parses `args` (after the subcommand name). nullopt: run the command. Otherwise the exit
   // status to return: 0 after printing --help (-h, anywhere), 2 after printing the error (an
@@ -80,6 +86,7 @@ class CliApp {
   int Fail(const std::string& message) const;
 
   std::string command_;
+  std::string usage_name_;
   std::string about_;
   std::string footer_;
   std::string section_ = "options";
