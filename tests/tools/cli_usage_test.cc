@@ -129,6 +129,48 @@ TEST_F(CliUsageTest, BadArgumentsExit2WithAHint) {
   }
 }
 
+// The option syntax of every command (tools/cli/cli_app.h, docs/CLI.md "Options and --help"):
+// "--name value" and "--name=value", the last of a repeated option, every value of a
+// repeatable one, "--name=" an empty value, a positional after an option's value, and the
+// one-line errors (exit 2) naming the option.
+TEST_F(CliUsageTest, OptionSyntaxAndErrorsAreTheProjectsOwn) {
+  const RunResult printed =
+      RunProcess(kCli,
+                 {"serve", "--rate=5", "--burst", "9", "--rate", "7", "--jwt-secret", "/a",
+                  "--jwt-secret=/b", "--allowed-hosts=", "--tcp", "off", "--print-config"},
+                 scratch_);
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  for (const char* line : {"\nrate = 7\n", "\nburst = 9\n", "\njwt-secret = [\"/a\", \"/b\"]\n",
+                           "\nallowed-hosts = \"\"\n", "\ntcp = \"off\"\n"}) {
+    EXPECT_NE(printed.out.find(line), std::string::npos) << line << printed.out;
+  }
+  WriteText(scratch_.File("empty.bin"), "");
+  const RunResult positional = RunProcess(
+      kCli, {"decode", "--max-message-bytes", "100", scratch_.File("empty.bin").string()},
+      scratch_);
+  EXPECT_EQ(positional.exit_code, 0) << positional.err;
+  struct Case {
+    std::vector<std::string> args;
+    std::string err;  // the whole of stderr
+  };
+  const Case cases[] = {
+      {{"serve", "--no-fsync=1"}, "--no-fsync takes no value"},
+      {{"serve", "--tcp", "off", "--data"}, "--data needs a value"},
+      {{"serve", "--rate", "x"}, "--rate needs a non-negative integer, got 'x'"},
+      {{"serve", "--max-rate=fast"}, "--max-rate needs a number, got 'fast'"},
+      {{"serve", "--print-config", "extra"}, "unknown option 'extra'"},
+      {{"serve", "--bogus=1", "--rate", "1"}, "unknown option '--bogus'"},
+      {{"decode", "-Z"}, "unknown option '-Z'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args[1]);
+    const RunResult r = RunProcess(kCli, c.args, scratch_);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "scenecrdt " + c.args[0] + ": " + c.err + " (see 'scenecrdt " + c.args[0] +
+                         " --help')\n");
+  }
+}
+
 // The drift guard (docs/CLI.md "Options and --help"): for every subcommand, the flags its
 // --help lists are exactly the flags its parser declares. With SCENECRDT_CLI_PARSE_ONLY set a
 // command parses its arguments, prints its declared flags and exits 0 without running; it is

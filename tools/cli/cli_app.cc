@@ -120,16 +120,30 @@ std::optional<int> CliApp::Parse(Args args) {
     }
   }
   if (!declaration_error_.empty()) return Fail("bad option declaration " + declaration_error_);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 pops from the back
+  // CLI11 pops from the back. "--name=" is "--name" with an empty value (CLI11 alone would
+  // take the next argument as the value).
+  std::vector<std::string> reversed;
+  for (auto it = args.rbegin(); it != args.rend(); ++it) {
+    if (it->size() > 3 && it->substr(0, 2) == "--" && it->back() == '=' &&
+        it->find('=') == it->size() - 1) {
+      reversed.emplace_back();
+      reversed.emplace_back(it->substr(0, it->size() - 1));
+    } else {
+      reversed.emplace_back(*it);
+    }
+  }
   try {
     app_->parse(reversed);
   } catch (const CLI::ArgumentMismatch& e) {
-    // "--name: 1 required N missing" (the last argument) or "--flag: ..." (a value given to
-    // a flag): both name the option before the colon.
+    // "--name: 1 required N missing" (a value missing at the end) or "NAME was given a
+    // disallowed flag override" (--flag=value).
     const std::string what = e.what();
     const std::string name = what.substr(0, what.find(':'));
     if (what.find("missing") != std::string::npos) return Fail(name + " needs a value");
-    if (what.find("flag override") != std::string::npos) return Fail(name + " takes no value");
+    if (what.find("flag override") != std::string::npos) {  // "NAME was given a disallowed ..."
+      const std::string flag = what.substr(0, what.find(' '));
+      return Fail((flag.rfind('-', 0) == 0 ? flag : "--" + flag) + " takes no value");
+    }
     return Fail(what);
   } catch (const CLI::Error& e) {
     return Fail(e.what());
