@@ -46,8 +46,8 @@ struct ServeOption {
   // --help: the value's name ("N", "FILE"; nullptr for a kFlag) and what the option does
   // (lines of at most ~68 characters, "\n" between them). ServeConfigTest checks that every
   // option has both.
-  const char* meta;
-  const char* help;
+  const char* meta = nullptr;
+  const char* help = nullptr;
 };
 
 // Every option in the order --print-config and the shipped config file list them.
