@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the table of `scenecrdt serve`'s options and the three readers of it: the flags, the
-// TOML config file (toml++) and --print-config (docs/OPERATIONS.md "The config file").
+// Owns the table of `scenecrdt serve`'s options and two of its readers: the TOML config file
+// (toml++) and --print-config (docs/OPERATIONS.md "The config file"); the flags are
+// serve_flags.cc.
 #include "tools/cli/serve_options.h"
 
 #include <chrono>
@@ -16,8 +17,6 @@
 // Debian's toml++ is a shared library built with exceptions: a parse error is caught in
 // ReadServeConfigText and never leaves this file.
 #include <toml++/toml.h>
-
-#include "tools/cli/cli_app.h"
 
 namespace scenecrdt::cli {
 namespace {
@@ -320,19 +319,6 @@ const ServeOption kOptions[] = {
                   "open connections from one address (default 1024)"),
 };
 
-// --help's headings: {the first option under it, the heading}.
-constexpr std::pair<const char*, const char*> kSections[] = {
-    {"tcp", "listeners"},
-    {"data", "state and access"},
-    {"redis", "cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams)"},
-    {"log-format", "logs (stderr; docs/SERVER.md \"Log format and levels\")"},
-    {"max-frame-bytes",
-     "limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults' "
-     "reasons)"},
-    {"max-scene-bytes",
-     "memory bounds (docs/SERVER.md \"Memory bounds\" gives the memory each one implies)"},
-};
-
 std::string Where(const std::string& source, const toml::source_region& at) {
   return source + ":" + std::to_string(at.begin.line) + ":" + std::to_string(at.begin.column);
 }
@@ -531,78 +517,6 @@ bool ReadServeConfigFile(const std::string& path, ServeSettings& s, std::string&
     if (text.size() > kMaxConfigBytes) break;
   }
   return ReadServeConfigText(text, path, s, error);
-}
-
-void DeclareServeFlags(CliApp& app, ServeFlagValues& values) {
-  values.slots.assign(std::size(kOptions), {});
-  for (std::size_t i = 0; i < std::size(kOptions); ++i) {
-    const ServeOption& o = kOptions[i];
-    for (const auto& [first, heading] : kSections) {
-      if (std::string_view(o.name) == first) app.Section(heading);
-    }
-    const std::string flag = std::string("--") + o.name;
-    const std::string meta = o.meta != nullptr ? o.meta : "";
-    const std::string help = o.help != nullptr ? o.help : "";
-    ServeFlagValues::Slot& slot = values.slots[i];
-    switch (o.kind) {
-      case OptionKind::kListen:
-      case OptionKind::kString:
-        app.Value(flag, meta, help, &slot.text);
-        break;
-      case OptionKind::kStringList:
-        app.Values(flag, meta, help, &slot.list);
-        break;
-      case OptionKind::kUnsigned:
-        app.U64(flag, meta, help, &slot.n);
-        break;
-      case OptionKind::kNumber:
-        app.Double(flag, meta, help, &slot.d);
-        break;
-      case OptionKind::kFlag:
-        app.Flag(flag, help, &slot.flag);
-        break;
-    }
-  }
-}
-
-bool ApplyServeFlags(const ServeFlagValues& values, ServeSettings& s, std::string& error) {
-  for (std::size_t i = 0; i < std::size(kOptions) && i < values.slots.size(); ++i) {
-    const ServeOption& o = kOptions[i];
-    const ServeFlagValues::Slot& slot = values.slots[i];
-    const std::string flag = std::string("--") + o.name;
-    OptionValue v;
-    switch (o.kind) {
-      case OptionKind::kListen:
-      case OptionKind::kString:
-        if (!slot.text) continue;
-        v = *slot.text;
-        break;
-      case OptionKind::kStringList:
-        if (slot.list.empty()) continue;
-        v = slot.list;
-        break;
-      case OptionKind::kUnsigned:
-        if (!slot.n) continue;
-        if (*slot.n > o.max) {
-          if (error.empty()) error = flag + " must be at most " + std::to_string(o.max);
-          continue;
-        }
-        v = *slot.n;
-        break;
-      case OptionKind::kNumber:
-        if (!slot.d) continue;
-        v = *slot.d;
-        break;
-      case OptionKind::kFlag:
-        if (!slot.flag) continue;
-        v = true;
-        break;
-    }
-    if (const char* why = o.set(s, v)) {
-      if (error.empty()) error = flag + " " + why;
-    }
-  }
-  return error.empty();
 }
 
 std::string PrintServeConfig(const ServeSettings& s) {
