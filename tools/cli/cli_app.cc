@@ -56,7 +56,6 @@ CliApp::Declared* CliApp::Declare(Kind kind, std::string names, std::string meta
   Declared& d = declared_.emplace_back();
   d.kind = kind;
   d.out = out;
-  d.section = section_;
   try {
     if (kind == Kind::kFlag) {
       d.option = app_->add_flag(names)->description(help)->disable_flag_override();

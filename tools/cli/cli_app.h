@@ -77,7 +77,6 @@ class CliApp {
   struct Declared {
     Kind kind;
     std::string long_name;
-    std::string section;
     void* out;
     CLI::Option* option = nullptr;
     std::vector<std::string> results;
