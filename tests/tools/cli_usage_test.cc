@@ -4,6 +4,8 @@
 // exit status 2 plus a hint for unknown commands, unknown options and bad arguments.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -125,6 +127,119 @@ TEST_F(CliUsageTest, BadArgumentsExit2WithAHint) {
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << r.err;
   }
+}
+
+// The option syntax of every command (tools/cli/cli_app.h, docs/CLI.md "Options and --help"):
+// "--name value" and "--name=value", the last of a repeated option, every value of a
+// repeatable one, "--name=" an empty value, a positional after an option's value, and the
+// one-line errors (exit 2) naming the option.
+TEST_F(CliUsageTest, OptionSyntaxAndErrorsAreTheProjectsOwn) {
+  const RunResult printed =
+      RunProcess(kCli,
+                 {"serve", "--rate=5", "--burst", "9", "--rate", "7", "--jwt-secret", "/a",
+                  "--jwt-secret=/b", "--allowed-hosts=", "--tcp", "off", "--print-config"},
+                 scratch_);
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  for (const char* line : {"\nrate = 7\n", "\nburst = 9\n", "\njwt-secret = [\"/a\", \"/b\"]\n",
+                           "\nallowed-hosts = \"\"\n", "\ntcp = \"off\"\n"}) {
+    EXPECT_NE(printed.out.find(line), std::string::npos) << line << printed.out;
+  }
+  WriteText(scratch_.File("empty.bin"), "");
+  const RunResult positional = RunProcess(
+      kCli, {"decode", "--max-message-bytes", "100", scratch_.File("empty.bin").string()},
+      scratch_);
+  EXPECT_EQ(positional.exit_code, 0) << positional.err;
+  struct Case {
+    std::vector<std::string> args;
+    std::string err;  // the whole of stderr
+  };
+  const Case cases[] = {
+      {{"serve", "--no-fsync=1"}, "--no-fsync takes no value"},
+      {{"serve", "--tcp", "off", "--data"}, "--data needs a value"},
+      {{"serve", "--rate", "x"}, "--rate needs a non-negative integer, got 'x'"},
+      {{"serve", "--max-rate=fast"}, "--max-rate needs a number, got 'fast'"},
+      {{"serve", "--print-config", "extra"}, "unknown option 'extra'"},
+      {{"serve", "--bogus=1", "--rate", "1"}, "unknown option '--bogus'"},
+      {{"decode", "-Z"}, "unknown option '-Z'"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args[1]);
+    const RunResult r = RunProcess(kCli, c.args, scratch_);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "scenecrdt " + c.args[0] + ": " + c.err + " (see 'scenecrdt " + c.args[0] +
+                         " --help')\n");
+  }
+}
+
+// The drift guard (docs/CLI.md "Options and --help"): for every subcommand, the flags its
+// --help lists are exactly the flags its parser declares. With SCENECRDT_CLI_PARSE_ONLY set a
+// command parses its arguments, prints its declared flags and exits 0 without running; it is
+// given every flag of its help at once (a value "1" after each flag that takes one), so an
+// unlisted, misspelt or missing declaration fails here. A help may hold several blocks, each
+// "usage: scenecrdt WORDS [options]" ... "  -h, --help" (`bench merge`, `bench stream`, ...).
+TEST_F(CliUsageTest, EveryFlagOfEveryHelpIsAcceptedAndEveryDeclaredFlagIsListed) {
+  const RunResult top = RunProcess(kCli, {"--help"}, scratch_);
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  std::size_t blocks = 0;
+  for (const std::string& command : ListedCommands(top.out)) {
+    SCOPED_TRACE(command);
+    const RunResult help = RunProcess(kCli, {command, "--help"}, scratch_);
+    ASSERT_EQ(help.exit_code, 0) << help.err;
+    const std::vector<std::string> lines = Lines(help.out);
+    for (std::size_t usage = 0; usage < lines.size(); ++usage) {
+      const std::string& head = lines[usage];
+      if (head.rfind("usage: scenecrdt ", 0) != 0) continue;
+      const std::size_t words_end = head.find(" [options]");
+      ASSERT_NE(words_end, std::string::npos) << head;
+      // The invocation: env SCENECRDT_CLI_PARSE_ONLY=1 scenecrdt WORDS --flag [1] ...
+      std::vector<std::string> args = {"SCENECRDT_CLI_PARSE_ONLY=1", kCli};
+      const std::string words = head.substr(17, words_end - 17);
+      for (std::size_t at = 0; at < words.size();) {
+        const std::size_t space = std::min(words.find(' ', at), words.size());
+        args.push_back(words.substr(at, space - at));
+        at = space + 1;
+      }
+      if (args.size() > 3 && args[3] == "--kill-pid") continue;  // `load` fail-over: a mode
+      // The option block: from the last blank line before "  -h, --help" to it.
+      std::size_t end = usage;
+      while (end < lines.size() && lines[end].rfind("  -h, --help", 0) != 0) ++end;
+      ASSERT_LT(end, lines.size()) << help.out;
+      std::size_t begin = end;
+      while (begin > usage && !lines[begin - 1].empty()) --begin;
+      std::set<std::string> listed;
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::string& line = lines[i];
+        // An option line: "  --name META  help", "  -o, --out META  help" or "  --flag  help".
+        if (line.rfind("  -", 0) != 0) continue;
+        std::string names = line.substr(2, line.find("  ", 2) - 2);
+        std::string meta;
+        if (const auto space = names.rfind(' ');
+            space != std::string::npos && names.compare(space + 1, 1, "-") != 0) {
+          meta = names.substr(space + 1);
+          names.resize(space);
+        }
+        listed.insert(names);
+        args.push_back(names.substr(names.rfind(' ') + 1));
+        if (!meta.empty()) args.push_back("1");
+      }
+      ++blocks;
+      const RunResult parsed = RunProcess("/usr/bin/env", args, scratch_);
+      EXPECT_EQ(parsed.exit_code, 0) << head << "\n" << parsed.err;
+      EXPECT_EQ(parsed.err, "") << head;
+      std::set<std::string> declared;
+      for (const std::string& d : Lines(parsed.out)) {
+        if (!d.empty()) declared.insert(d);
+      }
+      for (const std::string& d : declared) {
+        EXPECT_TRUE(listed.count(d)) << head << ": " << d << " is parsed but not in --help";
+      }
+      for (const std::string& l : listed) {
+        EXPECT_TRUE(declared.count(l)) << head << ": " << l << " is in --help but not declared";
+      }
+      EXPECT_GE(declared.size(), 1u) << head;
+    }
+  }
+  EXPECT_GE(blocks, 19u);  // 17 commands, bench's three benchmarks
 }
 
 }  // namespace

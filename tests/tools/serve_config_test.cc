@@ -73,6 +73,30 @@ TEST(ServeConfigTest, EveryFlagOfHelpHasAKeyAndEveryKeyAFlag) {
   }
 }
 
+TEST(ServeConfigTest, EveryOptionOfTheTableHasHelpText) {
+  // An entry of tools/cli/serve_options.cc without its meta and help (the two last fields)
+  // prints a bare "  --name" line in serve --help.
+  ScratchDir scratch;
+  const RunResult help = RunProcess(kCli, {"serve", "--help"}, scratch);
+  ASSERT_EQ(help.exit_code, 0);
+  const std::vector<std::string> lines = Lines(help.out);
+  std::size_t options = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string flag = lines[i].rfind("  --", 0) == 0 ? FlagAt(lines[i], 2) : "";
+    if (flag.empty()) continue;
+    ++options;
+    // The description follows the flag on its line, or on the next line from column 25.
+    const std::size_t text = lines[i].find_first_not_of(' ', lines[i].find("  ", 2));
+    const bool on_next = i + 1 < lines.size() && lines[i + 1].size() > 24 &&
+                         lines[i + 1].find_first_not_of(' ') == 24;
+    EXPECT_TRUE((text != std::string::npos && lines[i].find("  ", 2) != std::string::npos) ||
+                on_next)
+        << flag << " has no help text: give its entry in tools/cli/serve_options.cc a meta "
+        << "and a help string";
+  }
+  EXPECT_GT(options, 30u);
+}
+
 TEST(ServeConfigTest, EveryFlagTheServeSourceReadsHasAKey) {
   // A flag read the old way ("one parse branch") in cmd_serve.cc without a declaration.
   ScratchDir scratch;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns what every subcommand shares: argument scanning, file and stdin I/O, error printing
-// and the exit-status convention (0 ok, 1 check failed, 2 bad input or usage). Progress
-// output is in progress.h.
+// Owns what every subcommand shares: file and stdin I/O, error printing and the exit-status
+// convention (0 ok, 1 check failed, 2 bad input or usage). Options are declared and parsed in
+// cli_app.h; progress output is in progress.h.
 #pragma once
 
 #include <cstdint>
@@ -21,35 +21,6 @@ inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitBadInput = 2;
 
 using Args = std::span<const std::string_view>;
-
-// Walks argv: flags ("--name value", "--name=value", "-o value", boolean "--name") and
-// positionals. Unknown flags are reported by Finish().
-class ArgScanner {
- public:
-  ArgScanner(std::string_view command, Args args);
-
-  bool Help() const { return help_; }
-  // A flag with a value; nullopt when absent. Records an error if the value is missing.
-  std::optional<std::string> Value(std::string_view long_name, std::string_view short_name = {});
-  // Every value of a repeatable flag, in order (empty when absent).
-  std::vector<std::string> Values(std::string_view long_name);
-  // A boolean flag.
-  bool Flag(std::string_view long_name);
-  // Typed values; record an error (and return nullopt) when not parseable.
-  std::optional<uint64_t> U64(std::string_view long_name, std::string_view short_name = {});
-  std::optional<double> Double(std::string_view long_name);
-  // Remaining positionals (call after all flags were taken).
-  std::vector<std::string> Positionals();
-  // Reports unknown flags or value errors on stderr; true when the command may run.
-  bool Finish();
-
- private:
-  std::string command_;
-  std::vector<std::string> args_;
-  std::vector<bool> used_;
-  std::string error_;
-  bool help_ = false;
-};
 
 // Reads a whole file, or stdin for "-".
 Result<std::vector<uint8_t>> ReadInput(const std::string& path);

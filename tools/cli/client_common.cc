@@ -34,9 +34,33 @@ std::optional<std::vector<float>> FloatList(std::string_view text, std::size_t c
 
 }  // namespace
 
-bool ReadInterestFlags(ArgScanner& scan, std::string_view command, ClientFlags& out) {
-  const auto point = scan.Value("--interest");
-  const auto follow = scan.Value("--interest-follow");
+void DeclareClientFlags(CliApp& app, ClientFlagValues& values) {
+  app.Value("--server", "URL",
+            "tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME\n"
+            "(tls://, wss:// with TLS); URL,URL,...: the nodes of one cluster,\n"
+            "tried in turn (fail-over)",
+            &values.server);
+  app.Value("--scene", "NAME", "the scene, unless the URL names it", &values.scene);
+  app.Value("--token", "T", "the token, when the server runs with --auth", &values.token);
+  app.Value("--ca", "FILE",
+            "CA certificates (PEM) for tls:// and wss:// (default: the system\n"
+            "trust store)",
+            &values.ca);
+  app.Double("--timeout", "SEC", "give up after SEC (default 10)", &values.timeout);
+}
+
+void DeclareInterestFlags(CliApp& app, ClientFlagValues& values) {
+  app.Value("--interest", "X,Y,Z,R",
+            "receive only the entities within R metres of (X,Y,Z), their\n"
+            "ancestors and the entities without a Transform (docs/INTEREST.md)",
+            &values.interest);
+  app.Value("--interest-follow", "E,R", "the same around entity E's world position",
+            &values.interest_follow);
+}
+
+bool ReadInterestFlags(const ClientFlagValues& values, std::string_view command, ClientFlags& out) {
+  const auto& point = values.interest;
+  const auto& follow = values.interest_follow;
   if (point && follow) {
     PrintMessage(command, "give --interest or --interest-follow, not both");
     return false;
@@ -74,12 +98,12 @@ bool ReadInterestFlags(ArgScanner& scan, std::string_view command, ClientFlags& 
   return true;
 }
 
-bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out) {
-  auto server = scan.Value("--server");
-  auto scene = scan.Value("--scene");
-  auto token = scan.Value("--token");
-  auto timeout = scan.Double("--timeout");
-  if (auto ca = scan.Value("--ca")) out.ca_file = *ca;
+bool ReadClientFlags(const ClientFlagValues& values, std::string_view command, ClientFlags& out) {
+  const auto& server = values.server;
+  const auto& scene = values.scene;
+  const auto& token = values.token;
+  const auto& timeout = values.timeout;
+  if (values.ca) out.ca_file = *values.ca;
   if (token) out.token = *token;
   if (timeout) out.timeout_ms = static_cast<uint64_t>(*timeout * 1000.0);
   const std::string hint = "; see 'scenecrdt " + std::string(command) + " --help'";

@@ -12,6 +12,7 @@
 
 #include "scenecrdt/client/client.h"
 #include "scenecrdt/client/url.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/cli_common.h"
 
 namespace scenecrdt::cli {
@@ -27,15 +28,26 @@ struct ClientFlags {
   std::optional<client::Interest> interest;  // --interest / --interest-follow
 };
 
-// Reads --interest X,Y,Z,R and --interest-follow E,R (docs/INTEREST.md) into out.interest.
-// Prints what is wrong (a NaN, infinite or negative value, a malformed list, both flags) and
-// returns false (the command exits 2).
-bool ReadInterestFlags(ArgScanner& scan, std::string_view command, ClientFlags& out);
+// The client flags as parsed (DeclareClientFlags, DeclareInterestFlags fill them).
+struct ClientFlagValues {
+  std::optional<std::string> server, scene, token, ca, interest, interest_follow;
+  std::optional<double> timeout;
+};
 
-// Reads --server, --scene, --token, --timeout (seconds). The scene is --scene or the one a
+// Declares --server, --scene, --token, --ca and --timeout (seconds) on `app`.
+void DeclareClientFlags(CliApp& app, ClientFlagValues& values);
+// Declares --interest X,Y,Z,R and --interest-follow E,R (docs/INTEREST.md).
+void DeclareInterestFlags(CliApp& app, ClientFlagValues& values);
+
+// Reads --interest and --interest-follow into out.interest. Prints what is wrong (a NaN,
+// infinite or negative value, a malformed list, both flags) and returns false (the command
+// exits 2).
+bool ReadInterestFlags(const ClientFlagValues& values, std::string_view command, ClientFlags& out);
+
+// Reads --server, --scene, --token, --ca, --timeout. The scene is --scene or the one a
 // ws://HOST:PORT/scene/NAME URL names (both: they must agree). Prints what is wrong or
 // missing and returns false (the command exits 2).
-bool ReadClientFlags(ArgScanner& scan, std::string_view command, ClientFlags& out);
+bool ReadClientFlags(const ClientFlagValues& values, std::string_view command, ClientFlags& out);
 
 // True when every URL names a loopback host (127.0.0.1, localhost or ::1); otherwise prints
 // that `command` runs against loopback only and returns false (the command exits 2).

@@ -10,41 +10,36 @@
 #include "scenecrdt/server/storage/data_dir_lock.h"
 #include "scenecrdt/server/storage/db_backup.h"
 #include "scenecrdt/server/storage/persistence.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {
 
 namespace {
 
-constexpr const char* kBackupHelp = R"(usage: scenecrdt backup --data DIR -o FILE
-
-Copies the scene database of DIR (DIR/scenes.sqlite3) into FILE with SQLite's online backup
+constexpr const char* kBackupAbout =
+    R"(Copies the scene database of DIR (DIR/scenes.sqlite3) into FILE with SQLite's online backup
 API: a server running on DIR keeps serving and committing meanwhile; FILE holds the state as
 of the moment the copy began (one consistent snapshot). FILE is written as FILE.partial and
 renamed once complete and checked (PRAGMA quick_check), so a FILE that exists is whole.
 Restore it with 'scenecrdt restore'. docs/OPERATIONS.md "Backup and restore".
-
-  --data DIR      the server's --data directory
-  -o, --out FILE  the backup file (replaced if it exists)
-
-Progress goes to stderr when the copy takes more than a second. Cluster nodes (--redis)
+)";
+constexpr const char* kBackupFooter =
+    R"(Progress goes to stderr when the copy takes more than a second. Cluster nodes (--redis)
 keep their scenes in Redis: back up Redis (its AOF or RDB file) instead.
 exit status: 0 done; 2 bad usage or the copy failed (FILE is left as it was).
 )";
 
-constexpr const char* kRestoreHelp = R"(usage: scenecrdt restore --data DIR -i FILE
-
-Puts the backup FILE (from 'scenecrdt backup') in place as DIR/scenes.sqlite3. Stop the
+constexpr const char* kRestoreAbout =
+    R"(Puts the backup FILE (from 'scenecrdt backup') in place as DIR/scenes.sqlite3. Stop the
 server first: restore refuses while a server holds DIR (its lock file). The database it
 replaces is kept beside it as scenes.sqlite3.before-restore-<UTC time>[-wal|-shm]; FILE is
 checked first (PRAGMA quick_check, a scenecrdt incarnation row) and nothing in DIR changes
 when it fails. A server started on DIR then serves the backed-up state; clients that held a
 resume position resynchronise (the restored database starts a new incarnation).
-
-  --data DIR     the server's --data directory (created if missing)
-  -i, --in FILE  the backup file
-
-exit status: 0 restored; 2 bad usage, a server holds DIR, or FILE is not a sound backup.
+)";
+constexpr const char* kRestoreFooter =
+    R"(exit status: 0 restored; 2 bad usage, a server holds DIR, or FILE is not a sound backup.
 )";
 
 std::string UtcStamp() {
@@ -76,15 +71,12 @@ server::BackupProgressFn Progress(const char* command) {
 }  // namespace
 
 int RunBackup(Args args) {
-  ArgScanner scan("backup", args);
-  if (scan.Help()) {
-    std::fputs(kBackupHelp, stdout);
-    return kExitOk;
-  }
-  const auto data = scan.Value("--data");
-  const auto out = scan.Value("--out", "-o");
-  if (!scan.Finish()) return kExitBadInput;
-  if (!data || !out || !scan.Positionals().empty()) {
+  CliApp app("backup", kBackupAbout, kBackupFooter);
+  std::optional<std::string> data, out;
+  app.Value("--data", "DIR", "the server's --data directory", &data);
+  app.Value("--out,-o", "FILE", "the backup file (replaced if it exists)", &out);
+  if (auto status = app.Parse(args)) return *status;
+  if (!data || !out) {
     PrintMessage("backup", "give --data DIR and -o FILE; see 'scenecrdt backup --help'");
     return kExitBadInput;
   }
@@ -108,15 +100,12 @@ int RunBackup(Args args) {
 }
 
 int RunRestore(Args args) {
-  ArgScanner scan("restore", args);
-  if (scan.Help()) {
-    std::fputs(kRestoreHelp, stdout);
-    return kExitOk;
-  }
-  const auto data = scan.Value("--data");
-  const auto in = scan.Value("--in", "-i");
-  if (!scan.Finish()) return kExitBadInput;
-  if (!data || !in || !scan.Positionals().empty()) {
+  CliApp app("restore", kRestoreAbout, kRestoreFooter);
+  std::optional<std::string> data, in;
+  app.Value("--data", "DIR", "the server's --data directory (created if missing)", &data);
+  app.Value("--in,-i", "FILE", "the backup file", &in);
+  if (auto status = app.Parse(args)) return *status;
+  if (!data || !in) {
     PrintMessage("restore", "give --data DIR and -i FILE; see 'scenecrdt restore --help'");
     return kExitBadInput;
   }

@@ -10,6 +10,7 @@
 
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/testing/bench_streams.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/cmd_bench_propagate.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/stream_files.h"
@@ -17,32 +18,60 @@
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp =
-    R"(usage: scenecrdt bench merge FILE [--repeat N] [--json] [--max-memory-mb M]
-       scenecrdt bench stream -o OUT [--entities N] [--updates U] [--seed S]
+constexpr const char* kMergeAbout =
+    R"(Decodes FILE and merges every message into a fresh CrdtStore, N times, and reports the
+best run: messages, seconds, messages per second (one core). FILE is held in memory so the
+figure has no I/O in it.
 )";
-constexpr const char* kHelpBody = R"(
-merge   decodes FILE and merges every message into a fresh CrdtStore, N times (default 5),
-        and reports the best run: messages, seconds, messages per second (one core).
-        --json prints {"messages":N,"seconds":S,"messagesPerSecond":R}. FILE is held in
-        memory so the figure has no I/O in it: at most --max-memory-mb (default 2048).
-stream  writes the standard decode+merge benchmark stream: U Transform PUTs (default 16)
-        for each of N entities (default 65024, numbers from 512; above 65024 the version
-        field is used), in a seeded random order with equal-timestamp ties.
+constexpr const char* kStreamAbout =
+    R"(Writes the standard decode+merge benchmark stream: U Transform PUTs for each of N
+entities (numbers from 512; above 65024 the version field is used), in a seeded random order
+with equal-timestamp ties.
 )";
-constexpr const char* kHelpTail = R"(
-Use a release build (`cmake --preset release`) for meaningful figures.
+constexpr const char* kHelpTail =
+    R"(Use a release build (`cmake --preset release`) for meaningful figures.
 
 exit status: 0 ok; 2 malformed FILE, FILE over --max-memory-mb, bad usage, or OUT cannot be
 written.
 )";
 
-int RunMerge(ArgScanner& scan) {
-  const uint64_t repeat = std::max<uint64_t>(1, scan.U64("--repeat").value_or(5));
-  const bool json = scan.Flag("--json");
-  const auto max_memory_mb = scan.U64("--max-memory-mb");
-  const auto files = scan.Positionals();
-  if (!scan.Finish()) return kExitBadInput;
+// `bench merge`'s declarations (its --help is part of `bench --help`).
+struct MergeCli {
+  CliApp app{"bench", kMergeAbout, ""};
+  std::optional<uint64_t> repeat, max_memory_mb;
+  bool json = false;
+  std::vector<std::string> files;
+  MergeCli() {
+    app.SetUsageName("bench merge");
+    app.U64("--repeat", "N", "merge N times, report the best (default 5)", &repeat);
+    app.Flag("--json", "print {\"messages\":N,\"seconds\":S,\"messagesPerSecond\":R}", &json);
+    app.U64("--max-memory-mb", "M", "the most of FILE held in memory (default 2048)",
+            &max_memory_mb);
+    app.Positionals("FILE", "the DCL stream to merge", &files);
+  }
+};
+
+// `bench stream`'s declarations.
+struct StreamCli {
+  CliApp app{"bench", kStreamAbout, ""};
+  std::optional<std::string> output;
+  std::optional<uint64_t> entities, updates, seed;
+  StreamCli() {
+    app.SetUsageName("bench stream");
+    app.Value("--output,-o", "OUT", "where to write the stream (required)", &output);
+    app.U64("--entities", "N", "entities (default 65024)", &entities);
+    app.U64("--updates", "U", "Transform PUTs per entity (default 16)", &updates);
+    app.U64("--seed", "S", "the order's seed (default 7)", &seed);
+  }
+};
+
+int RunMerge(Args args) {
+  MergeCli cli;
+  if (auto status = cli.app.Parse(args)) return *status;
+  const uint64_t repeat = std::max<uint64_t>(1, cli.repeat.value_or(5));
+  const bool json = cli.json;
+  const auto& max_memory_mb = cli.max_memory_mb;
+  const auto& files = cli.files;
   if (files.size() != 1) {
     PrintMessage("bench", "merge takes one FILE; see 'scenecrdt bench --help'");
     return kExitBadInput;
@@ -93,12 +122,13 @@ int RunMerge(ArgScanner& scan) {
   return kExitOk;
 }
 
-int RunStream(ArgScanner& scan) {
-  const auto output = scan.Value("--output", "-o");
-  const uint64_t entities = scan.U64("--entities").value_or(65024);
-  const uint64_t updates = scan.U64("--updates").value_or(16);
-  const uint64_t seed = scan.U64("--seed").value_or(7);
-  if (!scan.Finish()) return kExitBadInput;
+int RunStream(Args args) {
+  StreamCli cli;
+  if (auto status = cli.app.Parse(args)) return *status;
+  const auto& output = cli.output;
+  const uint64_t entities = cli.entities.value_or(65024);
+  const uint64_t updates = cli.updates.value_or(16);
+  const uint64_t seed = cli.seed.value_or(7);
   if (!output || entities == 0 || updates == 0 || entities * updates > (1ull << 26)) {
     PrintMessage("bench", "stream needs -o OUT and 1 <= entities * updates <= 67108864");
     return kExitBadInput;
@@ -115,20 +145,20 @@ int RunStream(ArgScanner& scan) {
 }  // namespace
 
 int RunBench(Args args) {
-  ArgScanner scan("bench", args.empty() ? args : args.subspan(1));
-  // `bench --help`: the first argument is the benchmark name, which the scanner skips.
-  const bool help_first = !args.empty() && (args[0] == "--help" || args[0] == "-h");
-  if (scan.Help() || help_first || args.empty()) {
-    std::fputs(kHelp, stdout);
-    std::fputs(kBenchPropagateUsage, stdout);
-    std::fputs(kHelpBody, stdout);
-    std::fputs(kBenchPropagateHelp, stdout);
-    std::fputs(kHelpTail, stdout);
+  // `bench --help` (or `bench NAME --help`): every benchmark's help, from its declarations.
+  const bool help = args.empty() || std::find(args.begin(), args.end(), "--help") != args.end() ||
+                    std::find(args.begin(), args.end(), "-h") != args.end();
+  if (help) {
+    std::fputs((MergeCli().app.Help() + "\n" + StreamCli().app.Help() + "\n" +
+                BenchPropagateHelp(kHelpTail))
+                   .c_str(),
+               stdout);
     return args.empty() ? kExitBadInput : kExitOk;
   }
-  if (args[0] == "merge") return RunMerge(scan);
-  if (args[0] == "stream") return RunStream(scan);
-  if (args[0] == "propagate") return RunBenchPropagate(scan);
+  const Args rest = args.subspan(1);
+  if (args[0] == "merge") return RunMerge(rest);
+  if (args[0] == "stream") return RunStream(rest);
+  if (args[0] == "propagate") return RunBenchPropagate(rest);
   PrintMessage("bench", "unknown benchmark; see 'scenecrdt bench --help'");
   return kExitBadInput;
 }

@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "scenecrdt/runtime/transform_system.h"
 #include "scenecrdt/testing/scene_shapes.h"
+#include "tools/cli/cli_app.h"
 
 namespace scenecrdt::cli {
 
@@ -106,33 +108,56 @@ int Run(const Config& c) {
 
 }  // namespace
 
-const char* const kBenchPropagateUsage =
-    R"(       scenecrdt bench propagate [--shape S] [--entities N] [--threads T]
-                         [--dirty-fraction F] [--updates U] [--seed X] [--json]
+namespace {
+
+constexpr const char* kAbout =
+    R"(Builds a generated scene and times updates of its world matrices: every entity dirty,
+or (--dirty-fraction F, 0 < F < 1) round(F * N) random Transforms changed before each update
+(not timed). Prints the median milliseconds per update. --json prints {"shape","entities",
+"threads","ms_per_update","min_ms","updates","dirty_fraction","computed_per_update",
+"threads_used","kernel"}.
 )";
 
-const char* const kBenchPropagateHelp =
-    R"(propagate builds a generated scene (shape S: random (default), deep, wide, chains,
-        humanoids, balanced; N entities, default 100000, at most 16777216: about 250 B each)
-        and times U updates (default 21) of its world matrices on T threads (default 0:
-        one per hardware thread; at most 64), every entity dirty, or (--dirty-fraction F,
-        0 < F < 1) round(F * N) random Transforms changed before each update (not timed).
-        Prints the median milliseconds per update. --json prints {"shape","entities",
-        "threads","ms_per_update","min_ms","updates","dirty_fraction",
-        "computed_per_update","threads_used","kernel"}.
-)";
+// `bench propagate`'s declarations.
+struct PropagateCli {
+  CliApp app;
+  std::optional<std::string> shape;
+  std::optional<uint64_t> entities, threads, updates, seed;
+  std::optional<double> fraction;
+  bool json = false;
+  std::vector<std::string> extra;
+  explicit PropagateCli(const char* footer) : app("bench", kAbout, footer) {
+    app.SetUsageName("bench propagate");
+    app.Value("--shape", "S", "random (default), deep, wide, chains, humanoids or balanced",
+              &shape);
+    app.U64("--entities", "N", "entities (default 100000, at most 16777216: about 250 B each)",
+            &entities);
+    app.U64("--threads", "T", "threads (default 0: one per hardware thread; at most 64)", &threads);
+    app.Double("--dirty-fraction", "F", "the fraction changed before each update (default 1)",
+               &fraction);
+    app.U64("--updates", "U", "timed updates (default 21, at most 100000)", &updates);
+    app.U64("--seed", "X", "the scene's seed (default 42)", &seed);
+    app.Flag("--json", "print one JSON object (above)", &json);
+    app.HiddenPositionals(&extra);
+  }
+};
 
-int RunBenchPropagate(ArgScanner& scan) {
+}  // namespace
+
+std::string BenchPropagateHelp(const char* footer) { return PropagateCli(footer).app.Help(); }
+
+int RunBenchPropagate(Args args) {
+  PropagateCli cli("");
+  if (auto status = cli.app.Parse(args)) return *status;
   Config c;
-  const auto shape = scan.Value("--shape");
-  const uint64_t entities = scan.U64("--entities").value_or(c.entities);
-  const uint64_t threads = scan.U64("--threads").value_or(0);
-  const double fraction = scan.Double("--dirty-fraction").value_or(1.0);
-  const uint64_t updates = scan.U64("--updates").value_or(c.updates);
-  c.seed = scan.U64("--seed").value_or(c.seed);
-  c.json = scan.Flag("--json");
-  const auto extra = scan.Positionals();
-  if (!scan.Finish()) return kExitBadInput;
+  const auto& shape = cli.shape;
+  const uint64_t entities = cli.entities.value_or(c.entities);
+  const uint64_t threads = cli.threads.value_or(0);
+  const double fraction = cli.fraction.value_or(1.0);
+  const uint64_t updates = cli.updates.value_or(c.updates);
+  c.seed = cli.seed.value_or(c.seed);
+  c.json = cli.json;
+  const auto& extra = cli.extra;
   if (!extra.empty()) {
     PrintMessage("bench", "propagate takes no FILE; see 'scenecrdt bench --help'");
     return kExitBadInput;

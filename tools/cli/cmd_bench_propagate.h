@@ -3,15 +3,16 @@
 // `scenecrdt bench` (cmd_bench.cc).
 #pragma once
 
+#include <string>
+
 #include "tools/cli/cli_common.h"
 
 namespace scenecrdt::cli {
 
-// The usage lines and the description of `bench propagate`, for `scenecrdt bench --help`.
-extern const char* const kBenchPropagateUsage;
-extern const char* const kBenchPropagateHelp;
+// `bench propagate`'s part of `scenecrdt bench --help`, ending with `footer`.
+std::string BenchPropagateHelp(const char* footer);
 
-// Runs `bench propagate` with the flags left in `scan`; returns the exit status.
-int RunBenchPropagate(ArgScanner& scan);
+// Runs `bench propagate` with its arguments (after "propagate"); returns the exit status.
+int RunBenchPropagate(Args args);
 
 }  // namespace scenecrdt::cli

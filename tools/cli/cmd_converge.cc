@@ -10,6 +10,7 @@
 #include "scenecrdt/replay/replica_sim.h"
 #include "scenecrdt/replay/split_mix64.h"
 #include "scenecrdt/runtime/crdt_store.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/progress.h"
 #include "tools/cli/schedule_shrink.h"
@@ -18,12 +19,8 @@
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp =
-    R"(usage: scenecrdt converge FILE... [--trials N] [--seed S] [--duplicate P]
-                          [--redeliver P] [--failure-out F] [--max-memory-mb M]
-                          [--replicas K [--drop P] [--partition P] [--late-join P]]
-
-Checks the CRDT contract on real traffic: the messages of FILE... ('-' for stdin) are applied
+constexpr const char* kAbout =
+    R"(Checks the CRDT contract on real traffic: the messages of FILE... ('-' for stdin) are applied
 to fresh stores under N seeded random schedules, and every schedule must end in the state
 hash of in-order application.
 A schedule is a random permutation in which each message is also delivered a second time
@@ -37,23 +34,9 @@ replicas are cut off for a while and resume from their last contiguous scene seq
 (--partition); replicas join late from a snapshot (--late-join); replicas render frames at
 random moments. Every replica must end with the in-order state hash AND bitwise-equal world
 matrices, effective parents and parked flags.
-
-options:
-  --trials N        schedules to try (default 1000)
-  --seed S          base seed; schedule i uses seed S+i (default 1)
-  --duplicate P     duplication probability, 0..1 (default 0.1)
-  --redeliver P     hold-back probability, 0..1 (default 0.1)
-  --failure-out F   on divergence, write the shrunk schedule there as a DCL stream
-  --max-memory-mb M bound of the held input (default 2048): schedules permute the whole input,
-                    so it is held (the file bytes plus 48 bytes per message); past the bound
-                    converge stops with exit status 2 and says so. Each trial's stores hold
-                    the merged state on top.
-  --replicas K      simulate K replicas (1..64) and a server (see above)
-  --drop P          with --replicas: loss probability per transmission (default 0.1)
-  --partition P     with --replicas: probability that a replica is partitioned (default 0.2)
-  --late-join P     with --replicas: probability that a replica joins late (default 0.2)
-
-output: a progress line on stderr when it is a terminal, then on stdout either
+)";
+constexpr const char* kFooter =
+    R"(output: a progress line on stderr when it is a terminal, then on stdout either
 `converged: N schedules, hash H` or, on divergence, the diverging seed, the shrunk
 schedule (message indices) and the difference between the two final states (with
 --replicas: the first replica that differs and how).
@@ -172,25 +155,42 @@ int RunReplicaTrials(const std::vector<protocol::CrdtMessage>& messages, uint64_
 }  // namespace
 
 int RunConverge(Args args) {
-  ArgScanner scan("converge", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
-  const uint64_t trials = scan.U64("--trials").value_or(1000);
-  const uint64_t seed = scan.U64("--seed").value_or(1);
-  const double duplicate = scan.Double("--duplicate").value_or(0.1);
-  const double redeliver = scan.Double("--redeliver").value_or(0.1);
-  const auto failure_out = scan.Value("--failure-out");
-  const auto max_memory_mb = scan.U64("--max-memory-mb");
-  const auto replicas = scan.U64("--replicas");
+  CliApp app("converge", kAbout, kFooter);
+  std::optional<uint64_t> trials_given, seed_given, max_memory_mb, replicas;
+  std::optional<double> duplicate_given, redeliver_given, drop, partition, late_join;
+  std::optional<std::string> failure_out;
+  std::vector<std::string> files;
+  app.U64("--trials", "N", "schedules to try (default 1000)", &trials_given);
+  app.U64("--seed", "S", "base seed; schedule i uses seed S+i (default 1)", &seed_given);
+  app.Double("--duplicate", "P", "duplication probability, 0..1 (default 0.1)", &duplicate_given);
+  app.Double("--redeliver", "P", "hold-back probability, 0..1 (default 0.1)", &redeliver_given);
+  app.Value("--failure-out", "F", "on divergence, write the shrunk schedule there as a DCL stream",
+            &failure_out);
+  app.U64("--max-memory-mb", "M",
+          "bound of the held input (default 2048): schedules permute the whole input,\n"
+          "so it is held (the file bytes plus 48 bytes per message); past the bound\n"
+          "converge stops with exit status 2 and says so. Each trial's stores hold\n"
+          "the merged state on top.",
+          &max_memory_mb);
+  app.U64("--replicas", "K", "simulate K replicas (1..64) and a server (see above)", &replicas);
+  app.Double("--drop", "P", "with --replicas: loss probability per transmission (default 0.1)",
+             &drop);
+  app.Double("--partition", "P",
+             "with --replicas: probability that a replica is partitioned (default 0.2)",
+             &partition);
+  app.Double("--late-join", "P",
+             "with --replicas: probability that a replica joins late (default 0.2)", &late_join);
+  app.Positionals("FILE", "the DCL streams ('-' for stdin)", &files);
+  if (auto status = app.Parse(args)) return *status;
+  const uint64_t trials = trials_given.value_or(1000);
+  const uint64_t seed = seed_given.value_or(1);
+  const double duplicate = duplicate_given.value_or(0.1);
+  const double redeliver = redeliver_given.value_or(0.1);
   replay::SimOptions sim;
   sim.duplicate = duplicate;
-  sim.drop = scan.Double("--drop").value_or(sim.drop);
-  sim.partition = scan.Double("--partition").value_or(sim.partition);
-  sim.late_join = scan.Double("--late-join").value_or(sim.late_join);
-  const auto files = scan.Positionals();
-  if (!scan.Finish()) return kExitBadInput;
+  sim.drop = drop.value_or(sim.drop);
+  sim.partition = partition.value_or(sim.partition);
+  sim.late_join = late_join.value_or(sim.late_join);
   if (files.empty()) {
     PrintMessage("converge", "needs at least one FILE; see 'scenecrdt converge --help'");
     return kExitBadInput;

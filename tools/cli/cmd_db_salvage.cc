@@ -9,27 +9,22 @@
 
 #include "scenecrdt/server/storage/db_salvage.h"
 #include "scenecrdt/server/storage/persistence.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {
 
 namespace {
 
-constexpr const char* kHelp = R"(usage: scenecrdt db-salvage --data DIR [--out FILE]
-
-Recovers the scene database of a server that refuses to start because DIR/scenes.sqlite3 is
+constexpr const char* kAbout =
+    R"(Recovers the scene database of a server that refuses to start because DIR/scenes.sqlite3 is
 damaged (PRAGMA quick_check failed, a 0-byte file, a missing meta table). Stop the server
 first. Every row that still reads cleanly is copied into a new database; the scenes whose
 rows could not all be read are listed, so nothing is lost silently. See docs/SERVER.md
 "Persistence".
-
-  --data DIR   the server's --data directory
-  --out FILE   write the salvaged database to FILE and change nothing in DIR. Without it
-               the damaged files are renamed to scenes.sqlite3.damaged-<UTC time>[-wal|-shm]
-               and the salvaged database takes their place: `scenecrdt serve --data DIR`
-               then starts on it.
-
-exit status: 0 every row was copied; 1 salvaged, but rows were lost (listed); 2 bad usage or
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 every row was copied; 1 salvaged, but rows were lost (listed); 2 bad usage or
 the salvage failed (nothing in DIR was changed).
 )";
 
@@ -45,15 +40,17 @@ std::string UtcStamp() {
 }  // namespace
 
 int RunDbSalvage(Args args) {
-  ArgScanner scan("db-salvage", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
-  const auto data = scan.Value("--data");
-  const auto out = scan.Value("--out");
-  if (!scan.Finish()) return kExitBadInput;
-  if (!data || !scan.Positionals().empty()) {
+  CliApp app("db-salvage", kAbout, kFooter);
+  std::optional<std::string> data, out;
+  app.Value("--data", "DIR", "the server's --data directory", &data);
+  app.Value("--out", "FILE",
+            "write the salvaged database to FILE and change nothing in DIR. Without it\n"
+            "the damaged files are renamed to scenes.sqlite3.damaged-<UTC time>[-wal|-shm]\n"
+            "and the salvaged database takes their place: `scenecrdt serve --data DIR`\n"
+            "then starts on it.",
+            &out);
+  if (auto status = app.Parse(args)) return *status;
+  if (!data) {
     PrintMessage("db-salvage",
                  "give --data DIR (and nothing else); see 'scenecrdt db-salvage --help'");
     return kExitBadInput;

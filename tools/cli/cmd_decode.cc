@@ -5,16 +5,15 @@
 
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/replay/message_json.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/stream_files.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp =
-    R"(usage: scenecrdt decode [FILE|-] [--max-message-bytes N] [--reject-unknown]
-
-Reads a DCL SDK7 CRDT byte stream (a plain concatenation of messages; FILE or stdin when
+constexpr const char* kAbout =
+    R"(Reads a DCL SDK7 CRDT byte stream (a plain concatenation of messages; FILE or stdin when
 FILE is '-' or absent) and prints one JSON object per message, one per line:
   {"type":"put","entity":512,"number":512,"version":0,"component":1,"timestamp":1,
    "dataHex":"...","transform":{"position":[x,y,z],"rotation":[x,y,z,w],"scale":[x,y,z],
@@ -23,29 +22,27 @@ Fields a type does not carry are omitted. Floats are printed in the shortest for
 back to the same float; NaN/Infinity are strings (see docs/CLI.md). Unknown message types are
 printed as {"type":"unknown","typeCode":N,"bodyHex":"..."}; `scenecrdt encode` turns the output
 back into the same bytes.
-
-options:
-  --max-message-bytes N  refuse messages longer than N bytes (default 1048576)
-  --reject-unknown       refuse unknown message types instead of skipping them
-
-exit status: 0 ok; 2 malformed input (messages before the fault are printed, then the error
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 ok; 2 malformed input (messages before the fault are printed, then the error
 with its byte offset on stderr; JSON given by mistake is named as such) or bad usage.
 )";
 }  // namespace
 
 int RunDecode(Args args) {
-  ArgScanner scan("decode", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
+  CliApp app("decode", kAbout, kFooter);
+  std::optional<uint64_t> max;
+  bool reject_unknown = false;
+  std::vector<std::string> files;
+  app.U64("--max-message-bytes", "N", "refuse messages longer than N bytes (default 1048576)",
+          &max);
+  app.Flag("--reject-unknown", "refuse unknown message types instead of skipping them",
+           &reject_unknown);
+  app.Positionals("FILE|-", "the stream (default: stdin)", &files);
+  if (auto status = app.Parse(args)) return *status;
   protocol::DecodeOptions options;
-  if (auto max = scan.U64("--max-message-bytes")) {
-    options.max_message_bytes = static_cast<uint32_t>(std::min<uint64_t>(*max, 0xFFFFFFFFu));
-  }
-  options.reject_unknown_types = scan.Flag("--reject-unknown");
-  auto files = scan.Positionals();
-  if (!scan.Finish()) return kExitBadInput;
+  if (max) options.max_message_bytes = static_cast<uint32_t>(std::min<uint64_t>(*max, 0xFFFFFFFFu));
+  options.reject_unknown_types = reject_unknown;
   if (files.size() > 1) {
     PrintMessage("decode", "takes one FILE (or '-'); see 'scenecrdt decode --help'");
     return kExitBadInput;

@@ -4,14 +4,14 @@
 #include <string>
 
 #include "scenecrdt/replay/message_json.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp = R"(usage: scenecrdt encode [FILE|-] -o OUT
-
-The inverse of `scenecrdt decode`: reads JSON (FILE or stdin) and writes the DCL SDK7 CRDT
+constexpr const char* kAbout =
+    R"(The inverse of `scenecrdt decode`: reads JSON (FILE or stdin) and writes the DCL SDK7 CRDT
 binary stream to OUT ('-' for stdout). Input forms:
   - JSON lines in the `decode` format. When a "transform" object is present it is used
     instead of "dataHex".
@@ -21,23 +21,19 @@ binary stream to OUT ('-' for stdout). Input forms:
 Numbers are rounded to float32 as JavaScript's Float32 store does. Input is strict: a key
 the message type does not use (a typo such as "postion"), a missing field or a value of the
 wrong kind is refused, naming the line, the key and the accepted keys; nothing is written.
-
-options:
-  -o, --output OUT  where to write the stream (required)
-
-exit status: 0 ok; 2 bad input (the error names the line and the reason) or bad usage.
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 ok; 2 bad input (the error names the line and the reason) or bad usage.
 )";
 }  // namespace
 
 int RunEncode(Args args) {
-  ArgScanner scan("encode", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
-  auto output = scan.Value("--output", "-o");
-  auto files = scan.Positionals();
-  if (!scan.Finish()) return kExitBadInput;
+  CliApp app("encode", kAbout, kFooter);
+  std::optional<std::string> output;
+  std::vector<std::string> files;
+  app.Value("--output,-o", "OUT", "where to write the stream, '-' for stdout (required)", &output);
+  app.Positionals("FILE|-", "the JSON input (default: stdin)", &files);
+  if (auto status = app.Parse(args)) return *status;
   if (!output) {
     PrintMessage("encode", "missing -o OUT; see 'scenecrdt encode --help'");
     return kExitBadInput;

@@ -5,15 +5,14 @@
 
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/testing/scene_shapes.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp =
-    R"(usage: scenecrdt gen --shape SHAPE --entities N [--seed S] [--non-uniform] -o OUT
-
-Writes a DCL CRDT stream of Transform PUTs (timestamp 1) for a benchmark scene shape
+constexpr const char* kAbout =
+    R"(Writes a DCL CRDT stream of Transform PUTs (timestamp 1) for a benchmark scene shape
 (docs/reference/TRANSFORM-CASES.md), generated deterministically from the seed:
   wide       one entity at root and N-1 children of it
   deep       one chain of N
@@ -26,31 +25,25 @@ Entity i gets number 512 + i (version 0); roots have parent 0 and sit on a 4 m g
 DCL entity numbers are 16-bit and scene entities start at 512, so a stream holds at most
 65024 entities: N above that is refused (exit 2). Scenes larger than a DCL scene (the 1 M
 benchmarks) use the runtime API directly (testing/scene_shapes.h, tools/bench/).
-
-options:
-  --shape SHAPE    one of the names above (required)
-  --entities N     number of entities, 1..65024 (required)
-  --seed S         generator seed (default 1)
-  --non-uniform    non-uniform scales (exercise the NonUniformScale path)
-  -o, --output OUT where to write the stream (required; '-' for stdout)
-
-exit status: 0 ok; 2 bad usage (unknown shape, N out of range) or OUT cannot be written.
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 ok; 2 bad usage (unknown shape, N out of range) or OUT cannot be written.
 )";
 constexpr uint64_t kMaxEntities = 65536 - 512;
 }  // namespace
 
 int RunGen(Args args) {
-  ArgScanner scan("gen", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
-  const auto shape_name = scan.Value("--shape");
-  const auto entities = scan.U64("--entities");
-  const uint64_t seed = scan.U64("--seed").value_or(1);
-  const bool non_uniform = scan.Flag("--non-uniform");
-  const auto output = scan.Value("--output", "-o");
-  if (!scan.Finish()) return kExitBadInput;
+  CliApp app("gen", kAbout, kFooter);
+  std::optional<std::string> shape_name, output;
+  std::optional<uint64_t> entities, seed_given;
+  bool non_uniform = false;
+  app.Value("--shape", "SHAPE", "one of the names above (required)", &shape_name);
+  app.U64("--entities", "N", "number of entities, 1..65024 (required)", &entities);
+  app.U64("--seed", "S", "generator seed (default 1)", &seed_given);
+  app.Flag("--non-uniform", "non-uniform scales (exercise the NonUniformScale path)", &non_uniform);
+  app.Value("--output,-o", "OUT", "where to write the stream (required; '-' for stdout)", &output);
+  if (auto status = app.Parse(args)) return *status;
+  const uint64_t seed = seed_given.value_or(1);
   if (!shape_name || !entities || !output) {
     PrintMessage("gen", "needs --shape, --entities and -o; see 'scenecrdt gen --help'");
     return kExitBadInput;

@@ -7,29 +7,24 @@
 #include <map>
 
 #include "scenecrdt/runtime/runtime.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/stream_files.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp = R"(usage: scenecrdt inspect FILE... [--svg OUT] [--max-lines N]
-
-Replays the DCL streams (as `scenecrdt replay` does), runs the transform runtime and prints
+constexpr const char* kAbout =
+    R"(Replays the DCL streams (as `scenecrdt replay` does), runs the transform runtime and prints
 the effective tree: for each node its entity, local position (from its Transform), world
 position (from its world matrix) and flags:
   parked       member of a parenting loop, temporarily placed at the root
   placeholder  a parent without a Transform, identity at the root (ADR-153)
   sheared      its world matrix has no exact translation/rotation/scale (a rotated child of
                a non-uniformly scaled parent)
-
-options:
-  --svg OUT      also draw the scene top-down (X right, Z up) with parent links and labels;
-                 parked entities in red, placeholders hollow. Labels are thinned out on large
-                 scenes so 10 000 entities stay readable.
-  --max-lines N  print at most N tree lines (default: all)
-
-exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr), bad usage, or
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr), bad usage, or
 the --svg file cannot be written.
 )";
 
@@ -144,15 +139,18 @@ std::string Svg(const std::vector<Node>& nodes) {
 }  // namespace
 
 int RunInspect(Args args) {
-  ArgScanner scan("inspect", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
-  const auto svg_out = scan.Value("--svg");
-  const auto max_lines = scan.U64("--max-lines");
-  const auto files = scan.Positionals();
-  if (!scan.Finish()) return kExitBadInput;
+  CliApp app("inspect", kAbout, kFooter);
+  std::optional<std::string> svg_out;
+  std::optional<uint64_t> max_lines;
+  std::vector<std::string> files;
+  app.Value("--svg", "OUT",
+            "also draw the scene top-down (X right, Z up) with parent links and labels;\n"
+            "parked entities in red, placeholders hollow. Labels are thinned out on large\n"
+            "scenes so 10 000 entities stay readable.",
+            &svg_out);
+  app.U64("--max-lines", "N", "print at most N tree lines (default: all)", &max_lines);
+  app.Positionals("FILE", "the DCL streams, replayed in order ('-' for stdin)", &files);
+  if (auto status = app.Parse(args)) return *status;
   if (files.empty()) {
     PrintMessage("inspect", "needs at least one FILE; see 'scenecrdt inspect --help'");
     return kExitBadInput;

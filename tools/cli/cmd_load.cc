@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "scenecrdt/client/internal/connection.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/load_failover.h"
@@ -32,54 +33,17 @@ using load::Shard;
 using load::Totals;
 
 namespace {
-constexpr const char* kHelp = R"(usage: scenecrdt load --server URL --scene NAME [options]
-
-Loopback load generator: --clients connections join the scene; --movers entities (spread
+constexpr const char* kAbout =
+    R"(Loopback load generator: --clients connections join the scene; --movers entities (spread
 round-robin over the clients) each get a new Transform --rate times per second, written by
 their owner with increasing timestamps. Every other client measures the delay from the
 owner's send to its own receipt. Redraws a progress line on stderr when it is a terminal
 (SCENECRDT_PROGRESS=1: a plain line every 5 s on a pipe or file) and prints a summary at the
 end (JSON with --json). Run it against a release build. Receipt times come from the kernel
 (SO_TIMESTAMPNS) on tcp:// (not tls://), so the generator's own event loop adds nothing.
-
-options:
-  --server URL[,URL...]  tcp://127.0.0.1:PORT or ws://127.0.0.1:PORT[/scene/NAME] (loopback
-                     only); several URLs (cluster nodes, `serve --redis`): client i joins
-                     URL i mod N, so writers and watchers sit on different nodes and the
-                     latency is cross-node
-  --scene NAME       the scene (use a fresh one per run), unless the URL names it
-  --token T          a write token, when the server runs with --auth
-  --ca FILE          CA certificates (PEM) for tls:// and wss:// (default: the
-                     system trust store)
-  --clients N        connections (default 200, at most 2000); from several source
-                     addresses when needed, see "Source addresses" below
-  --movers M         moving entities (default 100, at most 10000)
-  --rate HZ          updates per mover per second (default 20, at most 1000)
-  --duration SEC     measured time (default 10, at most 600)
-  --warmup SEC       unmeasured time after everyone joined (default 1)
-  --spread           spread the movers' sends over the tick instead of one burst per tick
-  --threads N        generator threads, clients spread over them (default 1, at most 64)
-  --user-timestamps  stamp receipts when the frame is decoded, not the kernel's receive time
-  --compression MODE what to offer on tcp:// and tls:// (the server decides): `zstd` (zstd
-                     frames, compressed once per scene, and the zstd stream for servers
-                     without them), `zstd-stream` (only the per-connection zstd stream) or
-                     `none` (plain frames); default `zstd`, what the C++ client offers
-                     by default
-  --zstd             the same as --compression zstd
-  --no-deflate       do not offer permessage-deflate on ws:// and wss://
-  --source-ip A      first source address (127.0.0.0/8, default 127.0.0.1)
-  --clients-per-ip N clients per source address (default 1000)
-  --server-pid PID   also report that process's CPU use over the measured time
-  --world-size S     movers and clients spread over an S x S square (metres, y = 0):
-                     movers random-walk in it, each client without movers writes a static
-                     entity at its own spot
-  --interest-radius R
-                     with --world-size: each client declares an interest (docs/INTEREST.md)
-                     following its own entity (its first mover, else its static entity)
-                     with radius R; --json adds entities_in_view_mean
-  --json             print the summary as one JSON object on stdout
-
-Source addresses: against 127.0.0.1 or localhost (IPv4), client i binds its socket to
+)";
+constexpr const char* kFooter =
+    R"(Source addresses: against 127.0.0.1 or localhost (IPv4), client i binds its socket to
 --source-ip + i / --clients-per-ip before connecting (on Linux every 127.x.y.z is local), so
 no address opens more than --clients-per-ip connections: --clients 2000 runs against a
 default `serve` (--max-connections-per-ip 1024) from 127.0.0.1 and 127.0.0.2. Several
@@ -101,31 +65,69 @@ exit status: 0 ok; 1 not every client joined or the run failed; 2 bad usage.
 
 int RunLoad(Args args) {
   if (WantsLoadFailover(args)) return RunLoadFailover(args);
-  ArgScanner scan("load", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
+  CliApp app("load", kAbout, kFooter);
+  ClientFlagValues client;
+  std::optional<uint64_t> clients_given, movers_given, threads_given, server_pid, per_ip_given;
+  std::optional<double> rate_given, duration_given, warmup_given, world_size_given,
+      interest_radius_given;
+  std::optional<std::string> compression_given, source_ip_given;
+  bool spread = false, zstd_flag = false, no_deflate = false, user_stamps = false, json = false;
+  DeclareClientFlags(app, client);
+  app.U64("--clients", "N",
+          "connections (default 200, at most 2000); from several source\n"
+          "addresses when needed, see \"Source addresses\" below",
+          &clients_given);
+  app.U64("--movers", "M", "moving entities (default 100, at most 10000)", &movers_given);
+  app.Double("--rate", "HZ", "updates per mover per second (default 20, at most 1000)",
+             &rate_given);
+  app.Double("--duration", "SEC", "measured time (default 10, at most 600)", &duration_given);
+  app.Double("--warmup", "SEC", "unmeasured time after everyone joined (default 1)", &warmup_given);
+  app.Flag("--spread", "spread the movers' sends over the tick instead of one burst per tick",
+           &spread);
+  app.U64("--threads", "N", "generator threads, clients spread over them (default 1, at most 64)",
+          &threads_given);
+  app.Flag("--user-timestamps",
+           "stamp receipts when the frame is decoded, not the kernel's receive time", &user_stamps);
+  app.Value("--compression", "MODE",
+            "what to offer on tcp:// and tls:// (the server decides): `zstd` (zstd\n"
+            "frames, compressed once per scene, and the zstd stream for servers\n"
+            "without them), `zstd-stream` (only the per-connection zstd stream) or\n"
+            "`none` (plain frames); default `zstd`, what the C++ client offers\n"
+            "by default",
+            &compression_given);
+  app.Flag("--zstd", "the same as --compression zstd", &zstd_flag);
+  app.Flag("--no-deflate", "do not offer permessage-deflate on ws:// and wss://", &no_deflate);
+  app.Value("--source-ip", "A", "first source address (127.0.0.0/8, default 127.0.0.1)",
+            &source_ip_given);
+  app.U64("--clients-per-ip", "N", "clients per source address (default 1000)", &per_ip_given);
+  app.U64("--server-pid", "PID", "also report that process's CPU use over the measured time",
+          &server_pid);
+  app.Double("--world-size", "S",
+             "movers and clients spread over an S x S square (metres, y = 0):\n"
+             "movers random-walk in it, each client without movers writes a static\n"
+             "entity at its own spot",
+             &world_size_given);
+  app.Double("--interest-radius", "R",
+             "with --world-size: each client declares an interest (docs/INTEREST.md)\n"
+             "following its own entity (its first mover, else its static entity)\n"
+             "with radius R; --json adds entities_in_view_mean",
+             &interest_radius_given);
+  app.Flag("--json", "print the summary as one JSON object on stdout", &json);
+  if (auto status = app.Parse(args)) return *status;
   ClientFlags flags;
-  const bool have_flags = ReadClientFlags(scan, "load", flags);
-  const uint64_t n_clients = scan.U64("--clients").value_or(200);
-  const uint64_t n_movers = scan.U64("--movers").value_or(100);
-  const double rate = scan.Double("--rate").value_or(20.0);
-  const double duration = scan.Double("--duration").value_or(10.0);
-  const double warmup = scan.Double("--warmup").value_or(1.0);
-  const bool spread = scan.Flag("--spread");
-  const bool zstd_flag = scan.Flag("--zstd");
-  const std::string compression = scan.Value("--compression").value_or(zstd_flag ? "zstd" : "");
-  const bool deflate = !scan.Flag("--no-deflate");
-  const uint64_t n_threads = scan.U64("--threads").value_or(1);
-  const bool user_stamps = scan.Flag("--user-timestamps");
-  const auto server_pid = scan.U64("--server-pid");
-  const std::string source_ip = scan.Value("--source-ip").value_or("127.0.0.1");
-  const uint64_t per_ip = scan.U64("--clients-per-ip").value_or(load::kDefaultClientsPerAddress);
-  const bool json = scan.Flag("--json");
-  const double world_size = scan.Double("--world-size").value_or(0.0);
-  const double interest_radius = scan.Double("--interest-radius").value_or(0.0);
-  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  if (!ReadClientFlags(client, "load", flags)) return kExitBadInput;
+  const uint64_t n_clients = clients_given.value_or(200);
+  const uint64_t n_movers = movers_given.value_or(100);
+  const double rate = rate_given.value_or(20.0);
+  const double duration = duration_given.value_or(10.0);
+  const double warmup = warmup_given.value_or(1.0);
+  const std::string compression = compression_given.value_or(zstd_flag ? "zstd" : "");
+  const bool deflate = !no_deflate;
+  const uint64_t n_threads = threads_given.value_or(1);
+  const std::string source_ip = source_ip_given.value_or("127.0.0.1");
+  const uint64_t per_ip = per_ip_given.value_or(load::kDefaultClientsPerAddress);
+  const double world_size = world_size_given.value_or(0.0);
+  const double interest_radius = interest_radius_given.value_or(0.0);
   // The negations refuse NaN too.
   if (!(world_size >= 0 && world_size <= 1e6) ||
       !(interest_radius >= 0 && interest_radius <= 1e6) ||

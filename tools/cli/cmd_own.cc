@@ -5,43 +5,34 @@
 #include <string>
 
 #include "scenecrdt/protocol/entity_id.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp =
-    R"(usage: scenecrdt own --server URL --scene NAME --entity E --to PRINCIPAL [--token T]
-
-Gives entity number E of a scene served with --authority owner to PRINCIPAL (a JWT sub or an
+constexpr const char* kAbout =
+    R"(Gives entity number E of a scene served with --authority owner to PRINCIPAL (a JWT sub or an
 --auth entry's name; "" releases it: the next creator owns it). Only an admin token may
 (docs/AUTHORITY.md); the server's answer is printed.
-
-options:
-  --server URL     tcp://HOST:PORT or ws://HOST:PORT (as pull)
-  --scene NAME     the scene
-  --entity E       the entity number (or a full entity id: its number is used)
-  --to PRINCIPAL   the new owner ("" releases the entity)
-  --token T        an admin token
-  --ca FILE        CA certificates (PEM) for tls:// and wss://
-  --timeout SEC    give up after SEC (default 10)
-
-exit status: 0 transferred; 1 refused (not_admin, ...) or the connection failed; 2 bad usage.
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 transferred; 1 refused (not_admin, ...) or the connection failed; 2 bad usage.
 )";
 }  // namespace
 
 int RunOwn(Args args) {
-  ArgScanner scan("own", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
+  CliApp app("own", kAbout, kFooter);
+  ClientFlagValues client;
+  std::optional<uint64_t> entity;
+  std::optional<std::string> to;
+  DeclareClientFlags(app, client);
+  app.U64("--entity", "E", "the entity number (or a full entity id: its number is used)", &entity);
+  app.Value("--to", "PRINCIPAL", "the new owner (\"\" releases the entity)", &to);
+  if (auto status = app.Parse(args)) return *status;
   ClientFlags flags;
-  const bool have_flags = ReadClientFlags(scan, "own", flags);
-  const std::optional<uint64_t> entity = scan.U64("--entity");
-  const std::optional<std::string> to = scan.Value("--to");
-  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  if (!ReadClientFlags(client, "own", flags)) return kExitBadInput;
   if (!entity || *entity > 0xFFFFFFFFu || !to) {
     PrintMessage("own", "needs --entity E (an entity number) and --to PRINCIPAL");
     return kExitBadInput;

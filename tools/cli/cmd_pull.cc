@@ -12,44 +12,22 @@
 #include "scenecrdt/net/net.h"
 #include "scenecrdt/replay/state_json.h"
 #include "scenecrdt/replay/world_json.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp =
-    R"(usage: scenecrdt pull --server URL --scene NAME [--token T] [--world]
-                      [--interest X,Y,Z,R | --interest-follow E,R]
-
-Joins a scene, applies the snapshot the server sends, prints the state as one JSON object
+constexpr const char* kAbout =
+    R"(Joins a scene, applies the snapshot the server sends, prints the state as one JSON object
 (the same document as 'scenecrdt replay', stateHash included) and exits. Pulling a scene and
 replaying everything that was sent to it give the same stateHash.
-
-options:
-  --server URL     tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
-                   (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
-  --scene NAME     the scene (not needed when the URL names it)
-  --token T        the token, when the server runs with --auth
-  --ca FILE        CA certificates (PEM) for tls:// and wss:// (default: the
-                   system trust store)
-  --timeout SEC    give up after SEC (default 10)
-  --world          also add the "world" array of 'replay --world' (effective parents,
-                   loop parking, placeholders and column-major localToWorld matrices)
-  --owners         also add "owners": {"<entity number>": "<principal>"} (--authority
-                   owner|rules), read from the admin API GET /admin/scenes/NAME/owners
-  --admin-token-file F  the admin API's token (the server's --admin-token-file); needed
-                   by --owners
-  --http HOST:PORT the server's --http listener for --owners (default: the --server
-                   URL's, when it is ws://); plain http only
-  --interest X,Y,Z,R
-                   receive only the entities within R metres of (X,Y,Z), their
-                   ancestors and the entities without a Transform (docs/INTEREST.md):
-                   the partial replica is printed, stateHash is its hash
-  --interest-follow E,R
-                   the same around entity E's world position (none yet: empty view)
-
-exit status: 0 ok; 1 refused or the connection failed (or the owners could not be read);
+With --interest or --interest-follow, the partial replica is printed and stateHash is its
+hash.
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 ok; 1 refused or the connection failed (or the owners could not be read);
 2 bad usage.
 )";
 
@@ -127,19 +105,36 @@ std::optional<std::string> ReadOwners(const ClientFlags& flags, const std::strin
 }  // namespace
 
 int RunPull(Args args) {
-  ArgScanner scan("pull", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
+  CliApp app("pull", kAbout, kFooter);
+  ClientFlagValues client;
+  bool world = false;
+  bool owners = false;
+  std::optional<std::string> token_file_given, http_given;
+  DeclareClientFlags(app, client);
+  app.Flag("--world",
+           "also add the \"world\" array of 'replay --world' (effective parents,\n"
+           "loop parking, placeholders and column-major localToWorld matrices)",
+           &world);
+  app.Flag("--owners",
+           "also add \"owners\": {\"<entity number>\": \"<principal>\"} (--authority\n"
+           "owner|rules), read from the admin API GET /admin/scenes/NAME/owners",
+           &owners);
+  app.Value("--admin-token-file", "F",
+            "the admin API's token (the server's --admin-token-file); needed\n"
+            "by --owners",
+            &token_file_given);
+  app.Value("--http", "HOST:PORT",
+            "the server's --http listener for --owners (default: the --server\n"
+            "URL's, when it is ws://); plain http only",
+            &http_given);
+  DeclareInterestFlags(app, client);
+  if (auto status = app.Parse(args)) return *status;
   ClientFlags flags;
-  bool have_flags = ReadClientFlags(scan, "pull", flags);
-  have_flags = ReadInterestFlags(scan, "pull", flags) && have_flags;
-  const bool world = scan.Flag("--world");
-  const bool owners = scan.Flag("--owners");
-  const std::string token_file = scan.Value("--admin-token-file").value_or("");
-  std::string http = scan.Value("--http").value_or("");
-  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  bool have_flags = ReadClientFlags(client, "pull", flags);
+  have_flags = ReadInterestFlags(client, "pull", flags) && have_flags;
+  if (!have_flags) return kExitBadInput;
+  const std::string token_file = token_file_given.value_or("");
+  std::string http = http_given.value_or("");
   if (owners) {
     if (http.empty() && flags.url.scheme == client::ServerUrl::Scheme::kWebSocket &&
         !flags.url.tls) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/progress.h"
@@ -21,10 +22,8 @@
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp =
-    R"(usage: scenecrdt record --server URL --scene NAME -o FILE [--duration SEC] [--token T]
-
-Joins a scene and records every change it receives as one DCL CRDT stream in FILE: first the
+constexpr const char* kAbout =
+    R"(Joins a scene and records every change it receives as one DCL CRDT stream in FILE: first the
 state the server sends on joining (the snapshot), then every live frame, as received (the
 bytes are the server's own, never re-encoded). 'scenecrdt replay FILE' then gives the scene's
 state at the end of the recording (its stateHash is the one 'scenecrdt pull' printed then);
@@ -40,22 +39,9 @@ after it (server incarnation << 40 | change number); monoUs is the receive time 
 clock, in microseconds since the recording started; wallUs the receive time as Unix time in
 microseconds. State frames also carry "stateFramesLeft" (0 for the last one of a join) and,
 after a server restart (snapshot instead of resume), "resync":true.
-
-options:
-  --server URL       tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
-                     (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
-  --scene NAME       the scene (e.g. "demo" on 'scenecrdt serve --demo'), unless the URL
-                     names it
-  -o, --output FILE  the stream to write (replaced)
-  --index FILE       the index path (default FILE.index.jsonl)
-  --duration SEC     stop after SEC (default: until Ctrl-C or SIGTERM)
-  --token T          the token, when the server runs with --auth
-  --ca FILE          CA certificates (PEM) for tls:// and wss:// (default: the
-                     system trust store)
-  --timeout SEC      give up joining after SEC (default 10)
-  --no-reconnect     stop (exit 1) when the connection is lost instead of reconnecting
-
-A progress line is redrawn on stderr when it is a terminal (with SCENECRDT_PROGRESS=1 on a
+)";
+constexpr const char* kFooter =
+    R"(A progress line is redrawn on stderr when it is a terminal (with SCENECRDT_PROGRESS=1 on a
 pipe or file: a plain line every 5 s), and a summary is printed at the end.
 
 exit status: 0 recorded until --duration, Ctrl-C or SIGTERM; 1 refused, the connection
@@ -137,19 +123,22 @@ class Recorder {
 }  // namespace
 
 int RunRecord(Args args) {
-  ArgScanner scan("record", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
+  CliApp app("record", kAbout, kFooter);
+  ClientFlagValues client;
+  std::optional<std::string> output, index_flag;
+  std::optional<double> duration;
+  bool no_reconnect = false;
+  std::vector<std::string> positionals;
+  DeclareClientFlags(app, client);
+  app.Value("--output,-o", "FILE", "the stream to write (replaced)", &output);
+  app.Value("--index", "FILE", "the index path (default FILE.index.jsonl)", &index_flag);
+  app.Double("--duration", "SEC", "stop after SEC (default: until Ctrl-C or SIGTERM)", &duration);
+  app.Flag("--no-reconnect", "stop (exit 1) when the connection is lost instead of reconnecting",
+           &no_reconnect);
+  app.HiddenPositionals(&positionals);
+  if (auto status = app.Parse(args)) return *status;
   ClientFlags flags;
-  const bool have_flags = ReadClientFlags(scan, "record", flags);
-  const auto output = scan.Value("--output", "-o");
-  const auto index_flag = scan.Value("--index");
-  const auto duration = scan.Double("--duration");
-  const bool no_reconnect = scan.Flag("--no-reconnect");
-  const auto positionals = scan.Positionals();
-  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  if (!ReadClientFlags(client, "record", flags)) return kExitBadInput;
   if (!output || output->empty() || *output == "-") {
     PrintMessage("record", "needs -o FILE (a file path); see 'scenecrdt record --help'");
     return kExitBadInput;

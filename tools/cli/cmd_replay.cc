@@ -15,16 +15,15 @@
 #include "scenecrdt/replay/state_json.h"
 #include "scenecrdt/replay/world_json.h"
 #include "scenecrdt/runtime/runtime.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/stream_files.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp =
-    R"(usage: scenecrdt replay FILE... [--shuffle SEED] [--max-memory-mb M] [--world] [--threads N]
-
-Applies the DCL CRDT streams (FILE... in order, '-' for stdin) to an empty store with the
+constexpr const char* kAbout =
+    R"(Applies the DCL CRDT streams (FILE... in order, '-' for stdin) to an empty store with the
 @dcl/ecs 7.28 merge rules and prints the final state as one JSON object:
   {"transforms":[{"entity","number","version","timestamp","position","rotation","scale",
                   "parent","dataHex"}...],
@@ -36,21 +35,9 @@ with the state @dcl/ecs's getEntityState would report. See docs/CLI.md and docs/
 
 In order, the files are read window by window (8 MiB) and never held: memory is the merged
 state plus the set of entity ids seen, whatever the recording's size.
-
-options:
-  --shuffle SEED  apply all messages in a seeded random permutation instead (the final state
-                  must not change: that is the CRDT contract). This holds the whole input: the
-                  file bytes plus 48 bytes per message, bounded by --max-memory-mb
-  --max-memory-mb M  bound of the held input of --shuffle (default 2048); past it replay stops
-                  with exit status 2 and says so
-  --world         also run the transform runtime and add
-                  "world":[{"entity","parent","parked","placeholder","localToWorld":[16]}...]
-                  for every entity with a Transform and every placeholder: `parent` is the
-                  effective parent (0 = root; loop members are parked at root), the matrix is
-                  column-major
-  --threads N     propagation threads for --world (1 or 2; the result is bit-identical)
-
-exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr), input over
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr), input over
 --max-memory-mb with --shuffle, bad usage, or stdout cannot be written.
 )";
 
@@ -95,17 +82,32 @@ constexpr std::size_t kMaxPendingChanges = std::size_t{1} << 20;
 }  // namespace
 
 int RunReplay(Args args) {
-  ArgScanner scan("replay", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
-  const auto shuffle = scan.U64("--shuffle");
-  const auto max_memory_mb = scan.U64("--max-memory-mb");
-  const bool world = scan.Flag("--world");
-  const uint64_t threads = scan.U64("--threads").value_or(1);
-  const auto files = scan.Positionals();
-  if (!scan.Finish()) return kExitBadInput;
+  CliApp app("replay", kAbout, kFooter);
+  std::optional<uint64_t> shuffle, max_memory_mb, threads_given;
+  bool world = false;
+  std::vector<std::string> files;
+  app.U64("--shuffle", "SEED",
+          "apply all messages in a seeded random permutation instead (the final state\n"
+          "must not change: that is the CRDT contract). This holds the whole input: the\n"
+          "file bytes plus 48 bytes per message, bounded by --max-memory-mb",
+          &shuffle);
+  app.U64("--max-memory-mb", "M",
+          "bound of the held input of --shuffle (default 2048); past it replay stops\n"
+          "with exit status 2 and says so",
+          &max_memory_mb);
+  app.Flag(
+      "--world",
+      "also run the transform runtime and add\n"
+      "\"world\":[{\"entity\",\"parent\",\"parked\",\"placeholder\",\"localToWorld\":[16]}...]\n"
+      "for every entity with a Transform and every placeholder: `parent` is the\n"
+      "effective parent (0 = root; loop members are parked at root), the matrix is\n"
+      "column-major",
+      &world);
+  app.U64("--threads", "N", "propagation threads for --world (1 or 2; the result is bit-identical)",
+          &threads_given);
+  app.Positionals("FILE", "the DCL streams, applied in order ('-' for stdin)", &files);
+  if (auto status = app.Parse(args)) return *status;
+  const uint64_t threads = threads_given.value_or(1);
   if (files.empty()) {
     PrintMessage("replay", "needs at least one FILE; see 'scenecrdt replay --help'");
     return kExitBadInput;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "scenecrdt/protocol/session/crdt_split.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/progress.h"
@@ -16,25 +17,13 @@
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp = R"(usage: scenecrdt send --server URL --scene NAME [--token T] FILE...
-
-Sends the DCL CRDT messages of FILE... ('-' for stdin) to a scene, as they are (their own
+constexpr const char* kAbout =
+    R"(Sends the DCL CRDT messages of FILE... ('-' for stdin) to a scene, as they are (their own
 timestamps: the server merges them with the @dcl/ecs rules), and waits until the server has
 acknowledged every frame, which it does once the changes are durable.
-
-options:
-  --server URL          tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME (see
-                        'scenecrdt serve')
-  --scene NAME          the scene (created on first join), unless the URL names it
-  --token T             the token, when the server runs with --auth
-  --ca FILE             CA certificates (PEM) for tls:// and wss:// (default: the
-                        system trust store)
-  --frame-messages N    messages per Crdt frame at most (default 500); frames are also cut
-                        under the server's frame limit (its Welcome says it; 1 MiB by default)
-  --window N            frames in flight before waiting for acks (default 8)
-  --timeout SEC         give up after SEC without progress (default 10)
-
-exit status: 0 every frame acknowledged; 1 refused (the Error's text on stderr), a message
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 every frame acknowledged; 1 refused (the Error's text on stderr), a message
 larger than the server's frame limit (said before anything is sent) or the connection failed;
 2 bad usage or a malformed FILE.
 )";
@@ -47,17 +36,22 @@ struct Chunk {
 }  // namespace
 
 int RunSend(Args args) {
-  ArgScanner scan("send", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
+  CliApp app("send", kAbout, kFooter);
+  ClientFlagValues client;
+  std::optional<uint64_t> frame_messages_given, window_given;
+  std::vector<std::string> files;
+  DeclareClientFlags(app, client);
+  app.U64("--frame-messages", "N",
+          "messages per Crdt frame at most (default 500); frames are also cut\n"
+          "under the server's frame limit (its Welcome says it; 1 MiB by default)",
+          &frame_messages_given);
+  app.U64("--window", "N", "frames in flight before waiting for acks (default 8)", &window_given);
+  app.Positionals("FILE", "the DCL streams to send, in order ('-' for stdin)", &files);
+  if (auto status = app.Parse(args)) return *status;
   ClientFlags flags;
-  const bool have_flags = ReadClientFlags(scan, "send", flags);
-  const uint64_t frame_messages = std::max<uint64_t>(1, scan.U64("--frame-messages").value_or(500));
-  const uint64_t window = std::max<uint64_t>(1, scan.U64("--window").value_or(8));
-  const auto files = scan.Positionals();
-  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  if (!ReadClientFlags(client, "send", flags)) return kExitBadInput;
+  const uint64_t frame_messages = std::max<uint64_t>(1, frame_messages_given.value_or(500));
+  const uint64_t window = std::max<uint64_t>(1, window_given.value_or(8));
   if (files.empty()) {
     PrintMessage("send", "needs at least one FILE; see 'scenecrdt send --help'");
     return kExitBadInput;

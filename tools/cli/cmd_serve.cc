@@ -16,135 +16,21 @@
 
 #include "scenecrdt/server/scene/authority/authority_rules.h"
 #include "scenecrdt/server/server.h"
+#include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/serve_options.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp = R"(usage: scenecrdt serve [options]
-
-Runs the scene server: clients join scenes (created on first join), send DCL CRDT writes,
+constexpr const char* kAbout =
+    R"(Runs the scene server: clients join scenes (created on first join), send DCL CRDT writes,
 and receive every winning change at once. State is kept in SQLite under --data and restored
-on restart; a write is acknowledged only once it is durable. See docs/SERVER.md.
-
-config file (docs/OPERATIONS.md "The config file"):
-  --config FILE         read options from a TOML file first: every key is a flag below
-                        without its dashes (rate = 2000, no-fsync = true, jwt-secret =
-                        ["a", "b"]); flags given as well override the file. An unknown key
-                        or a wrong type exits 2 naming FILE:LINE:COL. Secrets are file
-                        paths only (auth, jwt-secret, redis-password-file); the package
-                        ships /etc/scenecrdt/scenecrdt.toml with every key commented
-  --print-config        print the effective configuration (file, then flags) as TOML and
-                        exit 0 (a password in the --redis URL is printed as ***)
-listeners:
-  --tcp HOST:PORT       framed envelope over TCP, for tcp:// clients (default
-                        127.0.0.1:7600; "off" disables)
-  --http HOST:PORT      HTTP, for ws:// clients (default 127.0.0.1:7601; "off" disables):
-                          WebSocket /scene/<name>  the session envelope (scenecrdt clients)
-                          WebSocket /dcl/<scene>   raw DCL CRDT chunks, no envelope: an
-                                                   unmodified @dcl/ecs engine joins here
-                                                   (?token=T with --auth)
-                          GET /healthz, GET /metrics
-                          GET /                    the scene list; /view/<scene>: a live
-                                                   3D viewer (docs/WEB.md)
-                        tcp:// on the --http port, or ws:// on the --tcp port, is refused
-                        with a message naming the right port.
-  --threads N           io_context threads (default 1)
-  --web-root DIR        the viewer's assets (default: PREFIX/share/scenecrdt/web for an
-                        installed PREFIX/bin/scenecrdt; in a build tree, build/web next to
-                        the build folder of this binary, which scripts/build_web.sh fills)
-  --tls-cert PEM        TLS for both listeners: tls:// on --tcp, wss:// and https:// on
-  --tls-key PEM         --http (certificate chain and its unencrypted key; SIGHUP reloads
-                        them for new connections without dropping sessions; a certificate
-                        outside its validity period is warned about at start, refused on
-                        reload)
-  --insecure-no-tls     allow a non-loopback bind without TLS (behind a TLS proxy only)
-state and access:
-  --data DIR            database directory (default ./scenecrdt-data)
-  --no-fsync            SQLite synchronous=NORMAL: survives kill -9, not a power cut
-  --no-compression      never compress (default: zstd on framed TCP and permessage-deflate
-                        on WebSocket for clients that offer it)
-  --auth FILE           tokens: {"tokens":[{"token":"...","scenes":["lobby","*"],
-                        "role":"read"|"write"}]}. Without it (and without --jwt-*):
-                        loopback only, all may write.
-  --max-db-bytes N      the database may not grow past N bytes (default: no cap); commits
-                        beyond fail as on a full disk: writers get storage_unavailable,
-                        /healthz answers 503, nothing more is acknowledged until space is
-                        freed (a delete) or the server restarts with a larger cap
-  --jwt-secret FILE     accept signed access tokens (HS256) made with the secret in FILE
-                        (>= 32 bytes); claims sub, scenes, role, exp (docs/AUTH.md)
-  --jwt-public-key PEM  accept tokens signed by this EdDSA or ES256 key (public PEM)
-                        Both repeatable, at most 4 keys per algorithm (key rotation: a
-                        token passes if any key of its algorithm verifies it)
-  --jwt-leeway-s N      clock skew allowed on exp/nbf (default 30, at most 600). A session
-                        whose token expires is closed: Error unauthorized "token_expired"
-  --allowed-origins LIST  browser pages (Origin header) allowed to connect, comma-separated
-                        (e.g. https://game.example) or "*"; same-origin pages and clients
-                        without an Origin are always allowed; others get 403
-  --allowed-hosts LIST  Host names this server answers to besides localhost, *.localhost
-                        and IP addresses (the DNS-rebinding guard), comma-separated; a
-                        leading dot (.example.com) allows subdomains; "*" turns the check
-                        off. Requests naming another host get 403
-  --admin-token-file FILE  the admin HTTP API on --http (GET /admin/scenes, GET
-                        /admin/scenes/<name>, POST /admin/scenes/<name>/checkpoint;
-                        docs/OPERATIONS.md "Admin API") for
-                        "Authorization: Bearer T", T read from FILE (>= 16 bytes); without
-                        it every /admin/ path answers 404
-cluster (docs/CLUSTER.md; several nodes share scenes through Redis Streams):
-  --redis URL           join the cluster at redis://[[user]:password@]host[:port][/db] or
-                        unix:///path[?db=N]: scenes live in Redis (AOF with appendfsync
-                        always recommended), a write is acknowledged once its XADD returned,
-                        and --data / --no-fsync are not used
-  --redis-password-file F  the Redis password, read from a file (keeps it off the URL)
-  --compact-interval-ms N  how often this node tries to compact its scenes' streams
-                        (default 10000; 0 never; a lease in Redis lets one node work)
-  --compact-retain-ms N    entries this young stay in the stream after a compaction, for
-                        readers that lag (default 10000)
-  --authority MODE      who may write an entity: open (default, last writer wins), owner
-                        (its creator and admins) or rules (per component, from
-                        --authority-rules; docs/AUTHORITY.md)
-  --authority-rules FILE  the rules of --authority rules (JSON: "default", "components",
-                        "admin_entities"; docs/AUTHORITY.md "Rules mode"); a bad file: exit 2
-  --demo                animate the scene "demo" (a small solar system) from the server
-  --demo-hz HZ          demo writer rate (default 25)
-logs (stderr; docs/SERVER.md "Log format and levels"):
-  --log-format F        text (default: "scenecrdt serve: TIME EVENT key=value ...") or json
-                        (one object per line: ts, level, event and the same fields)
-  --log-level L         debug, info (default), warn or error: events below are not written
-limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults' reasons):
-  --max-frame-bytes N   largest client frame (default 1048576)
-  --max-message-bytes N largest DCL message in a frame (default 65536)
-  --max-payload-bytes N largest component payload (default 16384)
-  --rate N              messages per second per session, token bucket (default 2000)
-  --burst N             token bucket size (default 4000)
-  --max-entities N      entities per scene (default 20000)
-  --max-tombstones N    deleted entity numbers per scene (default 65536)
-  --max-rate HZ         scene frames per second per session (default: unlimited)
-  --batch-window-us N   fan-out waits N us after a batch's first change (default 0:
-                        at once; merges of one burst still leave together)
-  --slow-consumer-ms N  drop a session whose write is stuck this long (default 5000)
-  --idle-timeout-ms N   close a session silent this long; pinged at a third (default 60000)
-  --interest-cell-m M   interest grid cell side in metres (default 16; docs/INTEREST.md)
-  --max-interest-radius-m M
-                        larger interest radii are clamped, the client told (default 1000)
-memory bounds (docs/SERVER.md "Memory bounds" gives the memory each one implies):
-  --max-scene-bytes N   a scene's state (as a DCL snapshot) may not grow past N bytes;
-                        such writes get scene_too_large, deletes always pass (default
-                        16777216)
-  --max-scenes-in-memory N
-                        scenes held in memory at once; a join that needs one more gets
-                        scene_full (retry) while idle ones are evicted (default 1000)
-  --scene-idle-evict-ms N
-                        a scene with no session for this long leaves memory; its state is
-                        on disk and a later join loads it again (default 60000)
-A read-only token joins stored scenes only: it never creates one.
-  --max-connections N   open connections in all (default: what `ulimit -n` allows after
-                        the server's own 64 descriptors and 16 reserved for /healthz and
-                        /metrics); beyond: an Error frame or HTTP 503, then closed
-  --max-connections-per-ip N  open connections from one address (default 1024)
-
-SIGINT/SIGTERM: stop accepting, commit, acknowledge, close sessions, exit 0.
+on restart; a write is acknowledged only once it is durable. See docs/SERVER.md. Every
+option below is also a key of the --config file (tools/cli/serve_options.cc declares both).
+)";
+constexpr const char* kFooter =
+    R"(SIGINT/SIGTERM: stop accepting, commit, acknowledge, close sessions, exit 0.
 SIGHUP: reload --tls-cert/--tls-key (an expired one is refused), the --auth table and the
 --jwt-* keys, and re-read --config FILE: its keys log-level, auth, jwt-secret,
 jwt-public-key and jwt-leeway-s apply at once; a change to another key is logged as
@@ -234,32 +120,38 @@ bool LoadAuthorityRules(server::ServerConfig& config) {
 }  // namespace
 
 int RunServe(Args args) {
-  ArgScanner scan("serve", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
+  CliApp app("serve", kAbout, kFooter);
+  std::optional<std::string> config_path;
+  bool print_config = false;
+  ServeFlagValues flags;
+  app.Section("config file (docs/OPERATIONS.md \"The config file\")");
+  app.Value("--config", "FILE",
+            "read options from a TOML file first: every key is a flag below\n"
+            "without its dashes (rate = 2000, no-fsync = true, jwt-secret =\n"
+            "[\"a\", \"b\"]); flags given as well override the file. An unknown key\n"
+            "or a wrong type exits 2 naming FILE:LINE:COL. Secrets are file\n"
+            "paths only (auth, jwt-secret, redis-password-file); the package\n"
+            "ships /etc/scenecrdt/scenecrdt.toml with every key commented",
+            &config_path);
+  app.Flag("--print-config",
+           "print the effective configuration (file, then flags) as TOML and\n"
+           "exit 0 (a password in the --redis URL is printed as ***)",
+           &print_config);
+  DeclareServeFlags(app, flags);
+  if (auto status = app.Parse(args)) return *status;
   ServeSettings settings;
   settings.config.web_root = DefaultWebRoot();
-  const std::optional<std::string> config_path = scan.Value("--config");
-  const bool print_config = scan.Flag("--print-config");
   std::string error;
   if (config_path && !ReadServeConfigFile(*config_path, settings, error)) {
     PrintMessage("serve", error);
     return kExitBadInput;
   }
-  const bool flags_ok = ScanServeFlags(scan, settings, error);  // flags override the file
-  if (!scan.Finish()) return kExitBadInput;
-  if (!flags_ok) {
+  if (!ApplyServeFlags(flags, settings, error)) {  // flags override the file
     PrintMessage("serve", error + " (see 'scenecrdt serve --help')");
     return kExitBadInput;
   }
   server::ServerConfig& config = settings.config;
   server::Limits& l = config.limits;
-  if (!scan.Positionals().empty()) {
-    PrintMessage("serve", "takes no positional arguments; see 'scenecrdt serve --help'");
-    return kExitBadInput;
-  }
   if (config.threads < 1 || config.threads > 64 || l.max_frame_bytes < 64 || l.message_burst < 1 ||
       l.messages_per_second < 1 || l.max_scenes_in_memory < 1) {
     PrintMessage("serve",
@@ -310,16 +202,13 @@ int RunServe(Args args) {
     // SIGHUP: the file again, then the same flags over it; the server applies the reloadable
     // keys that changed (docs/OPERATIONS.md "Reloading"). Runs on an io thread, one at a time.
     auto running = std::make_shared<ServeSettings>(settings);
-    config.reread_config = [running, path = *config_path,
-                            saved = std::vector<std::string>(args.begin(), args.end())](
-                               server::ServerConfig& fresh_config,
-                               std::vector<std::string>& changed, std::string& why) {
+    config.reread_config = [running, path = *config_path, flags](server::ServerConfig& fresh_config,
+                                                                 std::vector<std::string>& changed,
+                                                                 std::string& why) {
       ServeSettings fresh;
       fresh.config.web_root = DefaultWebRoot();
       if (!ReadServeConfigFile(path, fresh, why)) return false;
-      const std::vector<std::string_view> views(saved.begin(), saved.end());
-      ArgScanner again("serve", views);
-      if (!ScanServeFlags(again, fresh, why)) return false;
+      if (!ApplyServeFlags(flags, fresh, why)) return false;
       for (const ServeOption* o : ChangedServeOptions(*running, fresh)) {
         changed.emplace_back(o->name);
         if (server::IsReloadableKey(o->name)) o->set(*running, o->get(fresh));

@@ -8,38 +8,20 @@
 #include <cstdio>
 #include <map>
 
+#include "tools/cli/cli_app.h"
 #include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 
 namespace scenecrdt::cli {
 
 namespace {
-constexpr const char* kHelp = R"(usage: scenecrdt watch --server URL --scene NAME [--token T]
-                       [--interest X,Y,Z,R | --interest-follow E,R]
-
-Joins a scene and shows its entity tree live: effective parent, world position, parked loop
+constexpr const char* kAbout =
+    R"(Joins a scene and shows its entity tree live: effective parent, world position, parked loop
 members and placeholder parents, plus update counts. On a terminal the view redraws in place;
 otherwise a plain snapshot is printed every --interval. Ctrl-C stops.
-
-options:
-  --server URL      tcp://HOST:PORT, ws://HOST:PORT or ws://HOST:PORT/scene/NAME
-                    (URL,URL,...: the nodes of one cluster, tried in turn: fail-over)
-  --scene NAME      the scene (e.g. "demo" on 'scenecrdt serve --demo'), unless the URL
-                    names it
-  --token T         the token, when the server runs with --auth
-  --ca FILE         CA certificates (PEM) for tls:// and wss:// (default: the
-                    system trust store)
-  --interval MS     redraw period (default 200 on a terminal, 1000 otherwise)
-  --duration SEC    stop after SEC (default: until Ctrl-C)
-  --max-rows N      rows shown (default 40)
-  --timeout SEC     give up joining after SEC (default 10)
-  --interest X,Y,Z,R
-                    show only the entities within R metres of (X,Y,Z), their ancestors
-                    and the entities without a Transform (docs/INTEREST.md)
-  --interest-follow E,R
-                    the same around entity E's world position
-
-exit status: 0 ok; 1 refused or the connection failed; 2 bad usage.
+)";
+constexpr const char* kFooter =
+    R"(exit status: 0 ok; 1 refused or the connection failed; 2 bad usage.
 )";
 
 std::atomic<bool> g_stop{false};
@@ -82,19 +64,24 @@ void AppendTree(const client::Client& c, const runtime::Runtime& rt, std::size_t
 }  // namespace
 
 int RunWatch(Args args) {
-  ArgScanner scan("watch", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
+  CliApp app("watch", kAbout, kFooter);
+  ClientFlagValues client;
+  std::optional<uint64_t> interval_given, max_rows_given;
+  std::optional<double> duration;
+  DeclareClientFlags(app, client);
+  app.U64("--interval", "MS", "redraw period (default 200 on a terminal, 1000 otherwise)",
+          &interval_given);
+  app.Double("--duration", "SEC", "stop after SEC (default: until Ctrl-C)", &duration);
+  app.U64("--max-rows", "N", "rows shown (default 40)", &max_rows_given);
+  DeclareInterestFlags(app, client);
+  if (auto status = app.Parse(args)) return *status;
   ClientFlags flags;
-  bool have_flags = ReadClientFlags(scan, "watch", flags);
-  have_flags = ReadInterestFlags(scan, "watch", flags) && have_flags;
+  bool have_flags = ReadClientFlags(client, "watch", flags);
+  have_flags = ReadInterestFlags(client, "watch", flags) && have_flags;
+  if (!have_flags) return kExitBadInput;
   const bool tty = isatty(STDOUT_FILENO) != 0;
-  const uint64_t interval_ms = scan.U64("--interval").value_or(tty ? 200 : 1000);
-  const auto duration = scan.Double("--duration");
-  const uint64_t max_rows = scan.U64("--max-rows").value_or(40);
-  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  const uint64_t interval_ms = interval_given.value_or(tty ? 200 : 1000);
+  const uint64_t max_rows = max_rows_given.value_or(40);
   auto c = JoinScene("watch", flags, "scenecrdt-watch");
   if (!c) return kExitCheckFailed;
   std::signal(SIGINT, OnSignal);

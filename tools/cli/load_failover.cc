@@ -27,10 +27,8 @@ namespace scenecrdt::cli {
 
 namespace {
 
-constexpr const char* kHelp =
-    R"(usage: scenecrdt load --kill-pid PID --server URL1,URL2[,URL...] --scene NAME [options]
-
-Fail-over mode: measures how long the clients of a cluster node (`serve --redis`,
+constexpr const char* kAbout =
+    R"(Fail-over mode: measures how long the clients of a cluster node (`serve --redis`,
 docs/CLUSTER.md) take to come back on another node after that node is killed with -9.
 --clients clients (the C++ client library, reconnect on) are given the whole --server list,
 URL1 first (the others rotated per client, so they spread over the survivors); they join URL1
@@ -39,19 +37,9 @@ sends SIGKILL to PID (which must be the `scenecrdt serve --redis` process behind
 records, per client, the time from the kill and from the client's disconnect to its return:
 welcomed by another node with the state applied. Then it waits until every write is
 acknowledged (frames the dead node never acknowledged are resent).
-
-options:
-  --server URL,URL...  tcp:// or ws:// URLs of the nodes (loopback only), at least two
-  --scene NAME         the scene (use a fresh one per run)
-  --token T            a write token, when the nodes run with --auth
-  --kill-pid PID       the process serving URL1 (checked: a `scenecrdt serve --redis`)
-  --clients N          clients (default 100, 1..1000)
-  --rate HZ            writes per client per second (default 10, 0..100)
-  --warmup SEC         writing before the kill (default 2, 0..60)
-  --timeout SEC        the longest wait for the joins, the returns and the acks (default 10)
-  --json               print the summary as one JSON object on stdout
-
-Summary: clients back / resumed (a delta) / given a snapshot, kill-to-back and
+)";
+constexpr const char* kFooter =
+    R"(Summary: clients back / resumed (a delta) / given a snapshot, kill-to-back and
 disconnect-to-back p50/p99/max in ms, frames resent, writes left unacknowledged.
 Times are taken on this command's polling loop (about 1 ms resolution).
 exit status: 0 every client came back with a resume delta and every write was
@@ -138,19 +126,25 @@ bool WantsLoadFailover(Args args) {
 }
 
 int RunLoadFailover(Args args) {
-  ArgScanner scan("load", args);
-  if (scan.Help()) {
-    std::fputs(kHelp, stdout);
-    return kExitOk;
-  }
+  CliApp app("load", kAbout, kFooter);
+  app.SetUsageName("load --kill-pid PID");
+  ClientFlagValues client;
+  std::optional<uint64_t> kill_pid, clients_given;
+  std::optional<double> rate_given, warmup_given;
+  bool json = false;
+  DeclareClientFlags(app, client);
+  app.U64("--kill-pid", "PID", "the process serving URL1 (checked: a `scenecrdt serve --redis`)",
+          &kill_pid);
+  app.U64("--clients", "N", "clients (default 100, 1..1000)", &clients_given);
+  app.Double("--rate", "HZ", "writes per client per second (default 10, 0..100)", &rate_given);
+  app.Double("--warmup", "SEC", "writing before the kill (default 2, 0..60)", &warmup_given);
+  app.Flag("--json", "print the summary as one JSON object on stdout", &json);
+  if (auto status = app.Parse(args)) return *status;
   ClientFlags flags;
-  const bool have_flags = ReadClientFlags(scan, "load", flags);
-  const auto kill_pid = scan.U64("--kill-pid");
-  const uint64_t n_clients = scan.U64("--clients").value_or(100);
-  const double rate = scan.Double("--rate").value_or(10.0);
-  const double warmup = scan.Double("--warmup").value_or(2.0);
-  const bool json = scan.Flag("--json");
-  if (!scan.Finish() || !have_flags) return kExitBadInput;
+  if (!ReadClientFlags(client, "load", flags)) return kExitBadInput;
+  const uint64_t n_clients = clients_given.value_or(100);
+  const double rate = rate_given.value_or(10.0);
+  const double warmup = warmup_given.value_or(2.0);
   if (!kill_pid || *kill_pid < 2 || n_clients < 1 || n_clients > 1000 || rate < 0 || rate > 100 ||
       warmup < 0 || warmup > 60 || flags.urls.size() < 2) {
     PrintMessage("load",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the table of `scenecrdt serve`'s options and the three readers of it: the flags, the
-// TOML config file (toml++) and --print-config (docs/OPERATIONS.md "The config file").
+// Owns the table of `scenecrdt serve`'s options and two of its readers: the TOML config file
+// (toml++) and --print-config (docs/OPERATIONS.md "The config file"); the flags are
+// serve_flags.cc.
 #include "tools/cli/serve_options.h"
 
 #include <chrono>
@@ -8,8 +9,10 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 // Debian's toml++ is a shared library built with exceptions: a parse error is caught in
 // ReadServeConfigText and never leaves this file.
@@ -23,26 +26,27 @@ constexpr uint64_t kU32 = std::numeric_limits<uint32_t>::max();
 const std::string& Str(const OptionValue& v) { return std::get<std::string>(v); }
 uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
 
-// One entry of the table. FIELD is an lvalue expression of ServeSettings `s`.
-#define SCENECRDT_STRING(NAME, FIELD)                                          \
+// One entry of the table. FIELD is an lvalue expression of ServeSettings `s`; then the
+// value's name in --help (nullptr for a flag) and the help text (ServeOption::meta, help).
+#define SCENECRDT_STRING(NAME, FIELD, ...)                                                  \
+  ServeOption {                                                                             \
+    NAME, OptionKind::kString, 0,                                                           \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {                         \
+          FIELD = Str(v);                                                                   \
+          return nullptr;                                                                   \
+        },                                                                                  \
+        [](const ServeSettings& s) { return OptionValue(std::string(FIELD)); }, __VA_ARGS__ \
+  }
+#define SCENECRDT_LIST(NAME, FIELD, ...)                                       \
   ServeOption {                                                                \
-    NAME, OptionKind::kString, 0,                                              \
+    NAME, OptionKind::kStringList, 0,                                          \
         [](ServeSettings& s, const OptionValue& v) -> const char* {            \
-          FIELD = Str(v);                                                      \
+          FIELD = std::get<std::vector<std::string>>(v);                       \
           return nullptr;                                                      \
         },                                                                     \
-        [](const ServeSettings& s) { return OptionValue(std::string(FIELD)); } \
+        [](const ServeSettings& s) { return OptionValue(FIELD); }, __VA_ARGS__ \
   }
-#define SCENECRDT_LIST(NAME, FIELD)                                 \
-  ServeOption {                                                     \
-    NAME, OptionKind::kStringList, 0,                               \
-        [](ServeSettings& s, const OptionValue& v) -> const char* { \
-          FIELD = std::get<std::vector<std::string>>(v);            \
-          return nullptr;                                           \
-        },                                                          \
-        [](const ServeSettings& s) { return OptionValue(FIELD); }   \
-  }
-#define SCENECRDT_LISTEN(NAME, FIELD)                                     \
+#define SCENECRDT_LISTEN(NAME, FIELD, ...)                                \
   ServeOption {                                                           \
     NAME, OptionKind::kListen, 0,                                         \
         [](ServeSettings& s, const OptionValue& v) -> const char* {       \
@@ -51,27 +55,30 @@ uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
         },                                                                \
         [](const ServeSettings& s) {                                      \
           return OptionValue(FIELD.empty() ? std::string("off") : FIELD); \
-        }                                                                 \
+        },                                                                \
+        __VA_ARGS__                                                       \
   }
-#define SCENECRDT_U32(NAME, FIELD)                                                       \
-  ServeOption {                                                                          \
-    NAME, OptionKind::kUnsigned, kU32,                                                   \
-        [](ServeSettings& s, const OptionValue& v) -> const char* {                      \
-          FIELD = static_cast<uint32_t>(U64(v));                                         \
-          return nullptr;                                                                \
-        },                                                                               \
-        [](const ServeSettings& s) { return OptionValue(static_cast<uint64_t>(FIELD)); } \
+#define SCENECRDT_U32(NAME, FIELD, ...)                                                   \
+  ServeOption {                                                                           \
+    NAME, OptionKind::kUnsigned, kU32,                                                    \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {                       \
+          FIELD = static_cast<uint32_t>(U64(v));                                          \
+          return nullptr;                                                                 \
+        },                                                                                \
+        [](const ServeSettings& s) { return OptionValue(static_cast<uint64_t>(FIELD)); }, \
+        __VA_ARGS__                                                                       \
   }
-#define SCENECRDT_U64(NAME, FIELD)                                                       \
-  ServeOption {                                                                          \
-    NAME, OptionKind::kUnsigned, std::numeric_limits<int64_t>::max(),                    \
-        [](ServeSettings& s, const OptionValue& v) -> const char* {                      \
-          FIELD = U64(v);                                                                \
-          return nullptr;                                                                \
-        },                                                                               \
-        [](const ServeSettings& s) { return OptionValue(static_cast<uint64_t>(FIELD)); } \
+#define SCENECRDT_U64(NAME, FIELD, ...)                                                   \
+  ServeOption {                                                                           \
+    NAME, OptionKind::kUnsigned, std::numeric_limits<int64_t>::max(),                     \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {                       \
+          FIELD = U64(v);                                                                 \
+          return nullptr;                                                                 \
+        },                                                                                \
+        [](const ServeSettings& s) { return OptionValue(static_cast<uint64_t>(FIELD)); }, \
+        __VA_ARGS__                                                                       \
   }
-#define SCENECRDT_NUMBER(NAME, FIELD)                                            \
+#define SCENECRDT_NUMBER(NAME, FIELD, ...)                                       \
   ServeOption {                                                                  \
     NAME, OptionKind::kNumber, 0,                                                \
         [](ServeSettings& s, const OptionValue& v) -> const char* {              \
@@ -80,43 +87,81 @@ uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
           FIELD = d;                                                             \
           return nullptr;                                                        \
         },                                                                       \
-        [](const ServeSettings& s) { return OptionValue(FIELD); }                \
+        [](const ServeSettings& s) { return OptionValue(FIELD); }, __VA_ARGS__   \
   }
 // A flag sets true; NEGATE: the field holds the opposite (--no-fsync sets fsync = false).
-#define SCENECRDT_FLAG(NAME, NEGATE, FIELD)                                 \
-  ServeOption {                                                             \
-    NAME, OptionKind::kFlag, 0,                                             \
-        [](ServeSettings& s, const OptionValue& v) -> const char* {         \
-          FIELD = std::get<bool>(v) != NEGATE;                              \
-          return nullptr;                                                   \
-        },                                                                  \
-        [](const ServeSettings& s) { return OptionValue(FIELD != NEGATE); } \
+#define SCENECRDT_FLAG(NAME, NEGATE, FIELD, ...)                                         \
+  ServeOption {                                                                          \
+    NAME, OptionKind::kFlag, 0,                                                          \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {                      \
+          FIELD = std::get<bool>(v) != NEGATE;                                           \
+          return nullptr;                                                                \
+        },                                                                               \
+        [](const ServeSettings& s) { return OptionValue(FIELD != NEGATE); }, __VA_ARGS__ \
   }
 
 const ServeOption kOptions[] = {
     // listeners
-    SCENECRDT_LISTEN("tcp", s.config.tcp_listen),
-    SCENECRDT_LISTEN("http", s.config.http_listen),
-    ServeOption{"threads", OptionKind::kUnsigned, 64,
-                [](ServeSettings& s, const OptionValue& v) -> const char* {
-                  s.config.threads = static_cast<int>(U64(v));
-                  return nullptr;
-                },
-                [](const ServeSettings& s) {
-                  return OptionValue(static_cast<uint64_t>(s.config.threads));
-                }},
-    SCENECRDT_STRING("web-root", s.config.web_root),
-    SCENECRDT_STRING("tls-cert", s.config.tls_cert_file),
-    SCENECRDT_STRING("tls-key", s.config.tls_key_file),
-    SCENECRDT_FLAG("insecure-no-tls", false, s.config.insecure_no_tls),
+    SCENECRDT_LISTEN("tcp", s.config.tcp_listen, "HOST:PORT",
+                     "framed envelope over TCP, for tcp:// clients (default\n"
+                     "127.0.0.1:7600; \"off\" disables)"),
+    SCENECRDT_LISTEN("http", s.config.http_listen, "HOST:PORT",
+                     "HTTP, for ws:// clients (default 127.0.0.1:7601; \"off\" disables):\n"
+                     "  WebSocket /scene/<name>  the session envelope (scenecrdt clients)\n"
+                     "  WebSocket /dcl/<scene>   raw DCL CRDT chunks, no envelope: an\n"
+                     "                           unmodified @dcl/ecs engine joins here\n"
+                     "                           (?token=T with --auth)\n"
+                     "  GET /healthz, GET /metrics\n"
+                     "  GET /                    the scene list; /view/<scene>: a live\n"
+                     "                           3D viewer (docs/WEB.md)\n"
+                     "tcp:// on the --http port, or ws:// on the --tcp port, is refused\n"
+                     "with a message naming the right port."),
+    ServeOption{
+        "threads", OptionKind::kUnsigned, 64,
+        [](ServeSettings& s, const OptionValue& v) -> const char* {
+          s.config.threads = static_cast<int>(U64(v));
+          return nullptr;
+        },
+        [](const ServeSettings& s) { return OptionValue(static_cast<uint64_t>(s.config.threads)); },
+        "N", "io_context threads (default 1, at most 64)"},
+    SCENECRDT_STRING("web-root", s.config.web_root, "DIR",
+                     "the viewer's assets (default: PREFIX/share/scenecrdt/web for an\n"
+                     "installed PREFIX/bin/scenecrdt; in a build tree, build/web next to\n"
+                     "the build folder of this binary, which scripts/build_web.sh fills)"),
+    SCENECRDT_STRING("tls-cert", s.config.tls_cert_file, "PEM",
+                     "TLS for both listeners: tls:// on --tcp, wss:// and https:// on\n"
+                     "--http (the certificate chain; SIGHUP reloads it and --tls-key for new\n"
+                     "connections without dropping sessions; a certificate outside its\n"
+                     "validity period is warned about at start, refused on reload)"),
+    SCENECRDT_STRING("tls-key", s.config.tls_key_file, "PEM", "the unencrypted key of --tls-cert"),
+    SCENECRDT_FLAG("insecure-no-tls", false, s.config.insecure_no_tls, nullptr,
+                   "allow a non-loopback bind without TLS (behind a TLS proxy only)"),
     // state and access
-    SCENECRDT_STRING("data", s.config.data_dir),
-    SCENECRDT_FLAG("no-fsync", true, s.config.fsync),
-    SCENECRDT_FLAG("no-compression", true, s.config.compression),
-    SCENECRDT_STRING("auth", s.config.access.auth_file),
-    SCENECRDT_U64("max-db-bytes", s.config.max_db_bytes),
-    SCENECRDT_LIST("jwt-secret", s.config.access.jwt_secret_files),
-    SCENECRDT_LIST("jwt-public-key", s.config.access.jwt_public_keys),
+    SCENECRDT_STRING("data", s.config.data_dir, "DIR",
+                     "database directory (default ./scenecrdt-data)"),
+    SCENECRDT_FLAG("no-fsync", true, s.config.fsync, nullptr,
+                   "SQLite synchronous=NORMAL: survives kill -9, not a power cut"),
+    SCENECRDT_FLAG("no-compression", true, s.config.compression, nullptr,
+                   "never compress (default: zstd on framed TCP and permessage-deflate\n"
+                   "on WebSocket for clients that offer it)"),
+    SCENECRDT_STRING("auth", s.config.access.auth_file, "FILE",
+                     "tokens: {\"tokens\":[{\"token\":\"...\",\"scenes\":[\"lobby\",\"*\"],\n"
+                     "\"role\":\"read\"|\"write\"}]}. Without it (and without --jwt-*):\n"
+                     "loopback only, all may write. A read-only token joins stored\n"
+                     "scenes only: it never creates one."),
+    SCENECRDT_U64("max-db-bytes", s.config.max_db_bytes, "N",
+                  "the database may not grow past N bytes (default: no cap); commits\n"
+                  "beyond fail as on a full disk: writers get storage_unavailable,\n"
+                  "/healthz answers 503, nothing more is acknowledged until space is\n"
+                  "freed (a delete) or the server restarts with a larger cap"),
+    SCENECRDT_LIST("jwt-secret", s.config.access.jwt_secret_files, "FILE",
+                   "accept signed access tokens (HS256) made with the secret in FILE\n"
+                   "(>= 32 bytes); claims sub, scenes, role, exp (docs/AUTH.md).\n"
+                   "Repeatable, at most 4 keys per algorithm (key rotation: a token\n"
+                   "passes if any key of its algorithm verifies it)"),
+    SCENECRDT_LIST("jwt-public-key", s.config.access.jwt_public_keys, "PEM",
+                   "accept tokens signed by this EdDSA or ES256 key (public PEM);\n"
+                   "repeatable, as --jwt-secret"),
     ServeOption{"jwt-leeway-s", OptionKind::kUnsigned, 100000,
                 [](ServeSettings& s, const OptionValue& v) -> const char* {
                   s.config.access.jwt_leeway = std::chrono::seconds(U64(v));
@@ -124,10 +169,25 @@ const ServeOption kOptions[] = {
                 },
                 [](const ServeSettings& s) {
                   return OptionValue(static_cast<uint64_t>(s.config.access.jwt_leeway.count()));
-                }},
-    SCENECRDT_STRING("allowed-origins", s.config.allowed_origins),
-    SCENECRDT_STRING("allowed-hosts", s.config.allowed_hosts),
-    SCENECRDT_STRING("admin-token-file", s.config.admin_token_file),
+                },
+                "N",
+                "clock skew allowed on exp/nbf (default 30, at most 600). A session\n"
+                "whose token expires is closed: Error unauthorized \"token_expired\""},
+    SCENECRDT_STRING("allowed-origins", s.config.allowed_origins, "LIST",
+                     "browser pages (Origin header) allowed to connect, comma-separated\n"
+                     "(e.g. https://game.example) or \"*\"; same-origin pages and clients\n"
+                     "without an Origin are always allowed; others get 403"),
+    SCENECRDT_STRING("allowed-hosts", s.config.allowed_hosts, "LIST",
+                     "Host names this server answers to besides localhost, *.localhost\n"
+                     "and IP addresses (the DNS-rebinding guard), comma-separated; a\n"
+                     "leading dot (.example.com) allows subdomains; \"*\" turns the check\n"
+                     "off. Requests naming another host get 403"),
+    SCENECRDT_STRING("admin-token-file", s.config.admin_token_file, "FILE",
+                     "the admin HTTP API on --http (GET /admin/scenes, GET\n"
+                     "/admin/scenes/<name>, POST /admin/scenes/<name>/checkpoint;\n"
+                     "docs/OPERATIONS.md \"Admin API\") for \"Authorization: Bearer T\", T\n"
+                     "read from FILE (>= 16 bytes); without it every /admin/ path\n"
+                     "answers 404"),
     ServeOption{"authority", OptionKind::kString, 0,
                 [](ServeSettings& s, const OptionValue& v) -> const char* {
                   if (Str(v) == "owner") {
@@ -146,15 +206,31 @@ const ServeOption kOptions[] = {
                   return OptionValue(std::string(mode == server::AuthorityMode::kOwner   ? "owner"
                                                  : mode == server::AuthorityMode::kRules ? "rules"
                                                                                          : "open"));
-                }},
-    SCENECRDT_STRING("authority-rules", s.config.authority_rules_file),
+                },
+                "MODE",
+                "who may write an entity: open (default, last writer wins), owner\n"
+                "(its creator and admins) or rules (per component, from\n"
+                "--authority-rules; docs/AUTHORITY.md)"},
+    SCENECRDT_STRING("authority-rules", s.config.authority_rules_file, "FILE",
+                     "the rules of --authority rules (JSON: \"default\", \"components\",\n"
+                     "\"admin_entities\"; docs/AUTHORITY.md \"Rules mode\"); a bad file: exit 2"),
     // cluster
-    SCENECRDT_STRING("redis", s.config.redis_url),
-    SCENECRDT_STRING("redis-password-file", s.redis_password_file),
-    SCENECRDT_U32("compact-interval-ms", s.config.compact_interval_ms),
-    SCENECRDT_U32("compact-retain-ms", s.config.compact_retain_ms),
-    SCENECRDT_FLAG("demo", false, s.config.demo),
-    SCENECRDT_NUMBER("demo-hz", s.config.demo_hz),
+    SCENECRDT_STRING("redis", s.config.redis_url, "URL",
+                     "join the cluster at redis://[[user]:password@]host[:port][/db] or\n"
+                     "unix:///path[?db=N]: scenes live in Redis (AOF with appendfsync\n"
+                     "always recommended), a write is acknowledged once its XADD returned,\n"
+                     "and --data / --no-fsync are not used"),
+    SCENECRDT_STRING("redis-password-file", s.redis_password_file, "FILE",
+                     "the Redis password, read from a file (keeps it off the URL)"),
+    SCENECRDT_U32("compact-interval-ms", s.config.compact_interval_ms, "N",
+                  "how often this node tries to compact its scenes' streams\n"
+                  "(default 10000; 0 never; a lease in Redis lets one node work)"),
+    SCENECRDT_U32("compact-retain-ms", s.config.compact_retain_ms, "N",
+                  "entries this young stay in the stream after a compaction, for\n"
+                  "readers that lag (default 10000)"),
+    SCENECRDT_FLAG("demo", false, s.config.demo, nullptr,
+                   "animate the scene \"demo\" (a small solar system) from the server"),
+    SCENECRDT_NUMBER("demo-hz", s.config.demo_hz, "HZ", "demo writer rate (default 25)"),
     // logs
     ServeOption{"log-format", OptionKind::kString, 0,
                 [](ServeSettings& s, const OptionValue& v) -> const char* {
@@ -166,7 +242,10 @@ const ServeOption kOptions[] = {
                 [](const ServeSettings& s) {
                   return OptionValue(std::string(
                       s.config.log_format == server::LogFormat::kJson ? "json" : "text"));
-                }},
+                },
+                "F",
+                "text (default: \"scenecrdt serve: TIME EVENT key=value ...\") or json\n"
+                "(one object per line: ts, level, event and the same fields)"},
     ServeOption{"log-level", OptionKind::kString, 0,
                 [](ServeSettings& s, const OptionValue& v) -> const char* {
                   const auto level = server::ParseLogLevel(Str(v));
@@ -176,29 +255,41 @@ const ServeOption kOptions[] = {
                 },
                 [](const ServeSettings& s) {
                   return OptionValue(std::string(server::LogLevelName(s.config.log_level)));
-                }},
+                },
+                "L", "debug, info (default), warn or error: events below are not written"},
     // limits
-    SCENECRDT_U32("max-frame-bytes", s.config.limits.max_frame_bytes),
-    SCENECRDT_U32("max-message-bytes", s.config.limits.max_message_bytes),
-    SCENECRDT_U32("max-payload-bytes", s.config.limits.max_payload_bytes),
-    SCENECRDT_U32("rate", s.config.limits.messages_per_second),
-    SCENECRDT_U32("burst", s.config.limits.message_burst),
-    SCENECRDT_U32("max-entities", s.config.limits.max_entities),
-    SCENECRDT_U32("max-tombstones", s.config.limits.max_tombstones),
-    SCENECRDT_NUMBER("max-rate", s.config.limits.max_rate_hz),
-    SCENECRDT_U32("batch-window-us", s.config.limits.batch_window_us),
-    SCENECRDT_U32("slow-consumer-ms", s.config.limits.slow_consumer_ms),
-    SCENECRDT_U32("idle-timeout-ms", s.config.limits.idle_timeout_ms),
+    SCENECRDT_U32("max-frame-bytes", s.config.limits.max_frame_bytes, "N",
+                  "largest client frame (default 1048576, at least 64)"),
+    SCENECRDT_U32("max-message-bytes", s.config.limits.max_message_bytes, "N",
+                  "largest DCL message in a frame (default 65536)"),
+    SCENECRDT_U32("max-payload-bytes", s.config.limits.max_payload_bytes, "N",
+                  "largest component payload (default 16384)"),
+    SCENECRDT_U32("rate", s.config.limits.messages_per_second, "N",
+                  "messages per second per session, token bucket (default 2000)"),
+    SCENECRDT_U32("burst", s.config.limits.message_burst, "N", "token bucket size (default 4000)"),
+    SCENECRDT_U32("max-entities", s.config.limits.max_entities, "N",
+                  "entities per scene (default 20000)"),
+    SCENECRDT_U32("max-tombstones", s.config.limits.max_tombstones, "N",
+                  "deleted entity numbers per scene (default 65536)"),
+    SCENECRDT_NUMBER("max-rate", s.config.limits.max_rate_hz, "HZ",
+                     "scene frames per second per session (default: unlimited)"),
+    SCENECRDT_U32("batch-window-us", s.config.limits.batch_window_us, "N",
+                  "fan-out waits N us after a batch's first change (default 0:\n"
+                  "at once; merges of one burst still leave together)"),
+    SCENECRDT_U32("slow-consumer-ms", s.config.limits.slow_consumer_ms, "N",
+                  "drop a session whose write is stuck this long (default 5000)"),
+    SCENECRDT_U32("idle-timeout-ms", s.config.limits.idle_timeout_ms, "N",
+                  "close a session silent this long; pinged at a third (default 60000)"),
     // interest management (docs/INTEREST.md "Bounds")
-    ServeOption{
-        "interest-cell-m", OptionKind::kNumber, 0,
-        [](ServeSettings& s, const OptionValue& v) -> const char* {
-          const double d = std::get<double>(v);
-          if (!(d >= 0.5 && d <= 1e6)) return "must be between 0.5 and 1000000";
-          s.config.limits.interest_cell_m = d;
-          return nullptr;
-        },
-        [](const ServeSettings& s) { return OptionValue(s.config.limits.interest_cell_m); }},
+    ServeOption{"interest-cell-m", OptionKind::kNumber, 0,
+                [](ServeSettings& s, const OptionValue& v) -> const char* {
+                  const double d = std::get<double>(v);
+                  if (!(d >= 0.5 && d <= 1e6)) return "must be between 0.5 and 1000000";
+                  s.config.limits.interest_cell_m = d;
+                  return nullptr;
+                },
+                [](const ServeSettings& s) { return OptionValue(s.config.limits.interest_cell_m); },
+                "M", "interest grid cell side in metres (default 16; docs/INTEREST.md)"},
     ServeOption{
         "max-interest-radius-m", OptionKind::kNumber, 0,
         [](ServeSettings& s, const OptionValue& v) -> const char* {
@@ -207,13 +298,25 @@ const ServeOption kOptions[] = {
           s.config.limits.max_interest_radius_m = d;
           return nullptr;
         },
-        [](const ServeSettings& s) { return OptionValue(s.config.limits.max_interest_radius_m); }},
+        [](const ServeSettings& s) { return OptionValue(s.config.limits.max_interest_radius_m); },
+        "M", "larger interest radii are clamped, the client told (default 1000)"},
     // memory bounds
-    SCENECRDT_U64("max-scene-bytes", s.config.limits.max_scene_bytes),
-    SCENECRDT_U32("max-scenes-in-memory", s.config.limits.max_scenes_in_memory),
-    SCENECRDT_U32("scene-idle-evict-ms", s.config.limits.scene_idle_evict_ms),
-    SCENECRDT_U32("max-connections", s.config.limits.max_connections),
-    SCENECRDT_U32("max-connections-per-ip", s.config.limits.max_connections_per_ip),
+    SCENECRDT_U64("max-scene-bytes", s.config.limits.max_scene_bytes, "N",
+                  "a scene's state (as a DCL snapshot) may not grow past N bytes;\n"
+                  "such writes get scene_too_large, deletes always pass (default\n"
+                  "16777216)"),
+    SCENECRDT_U32("max-scenes-in-memory", s.config.limits.max_scenes_in_memory, "N",
+                  "scenes held in memory at once; a join that needs one more gets\n"
+                  "scene_full (retry) while idle ones are evicted (default 1000)"),
+    SCENECRDT_U32("scene-idle-evict-ms", s.config.limits.scene_idle_evict_ms, "N",
+                  "a scene with no session for this long leaves memory; its state is\n"
+                  "on disk and a later join loads it again (default 60000)"),
+    SCENECRDT_U32("max-connections", s.config.limits.max_connections, "N",
+                  "open connections in all (default: what `ulimit -n` allows after\n"
+                  "the server's own 64 descriptors and 16 reserved for /healthz and\n"
+                  "/metrics); beyond: an Error frame or HTTP 503, then closed"),
+    SCENECRDT_U32("max-connections-per-ip", s.config.limits.max_connections_per_ip, "N",
+                  "open connections from one address (default 1024)"),
 };
 
 std::string Where(const std::string& source, const toml::source_region& at) {
@@ -414,52 +517,6 @@ bool ReadServeConfigFile(const std::string& path, ServeSettings& s, std::string&
     if (text.size() > kMaxConfigBytes) break;
   }
   return ReadServeConfigText(text, path, s, error);
-}
-
-bool ScanServeFlags(ArgScanner& scan, ServeSettings& s, std::string& error) {
-  for (const ServeOption& o : kOptions) {
-    const std::string flag = std::string("--") + o.name;
-    OptionValue v;
-    switch (o.kind) {
-      case OptionKind::kListen:
-      case OptionKind::kString: {
-        auto text = scan.Value(flag);
-        if (!text) continue;
-        v = std::move(*text);
-        break;
-      }
-      case OptionKind::kStringList: {
-        auto list = scan.Values(flag);
-        if (list.empty()) continue;
-        v = std::move(list);
-        break;
-      }
-      case OptionKind::kUnsigned: {
-        auto n = scan.U64(flag);
-        if (!n) continue;
-        if (*n > o.max) {
-          if (error.empty()) error = flag + " must be at most " + std::to_string(o.max);
-          continue;
-        }
-        v = *n;
-        break;
-      }
-      case OptionKind::kNumber: {
-        auto d = scan.Double(flag);
-        if (!d) continue;
-        v = *d;
-        break;
-      }
-      case OptionKind::kFlag:
-        if (!scan.Flag(flag)) continue;
-        v = true;
-        break;
-    }
-    if (const char* why = o.set(s, v)) {
-      if (error.empty()) error = flag + " " + why;
-    }
-  }
-  return error.empty();
 }
 
 std::string PrintServeConfig(const ServeSettings& s) {

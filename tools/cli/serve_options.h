@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,6 +43,11 @@ struct ServeOption {
   // Stores a value of the kind; returns nullptr or why the value is refused ("must be ...").
   const char* (*set)(ServeSettings& s, const OptionValue& v);
   OptionValue (*get)(const ServeSettings& s);
+  // --help: the value's name ("N", "FILE"; nullptr for a kFlag) and what the option does
+  // (lines of at most ~68 characters, "\n" between them). ServeConfigTest checks that every
+  // option has both.
+  const char* meta = nullptr;
+  const char* help = nullptr;
 };
 
 // Every option in the order --print-config and the shipped config file list them.
@@ -59,9 +65,28 @@ bool ReadServeConfigFile(const std::string& path, ServeSettings& s, std::string&
 bool ReadServeConfigText(std::string_view text, const std::string& source, ServeSettings& s,
                          std::string& error);
 
-// Takes every declared flag from `scan` into `s` (flags override the file). False with `error`
-// ("--NAME must be ...") for a value a declaration refuses; the scanner reports the rest.
-bool ScanServeFlags(ArgScanner& scan, ServeSettings& s, std::string& error);
+class CliApp;
+
+// The table's flags as parsed: one slot per option, in table order (DeclareServeFlags fills
+// the kind's member).
+struct ServeFlagValues {
+  struct Slot {
+    std::optional<std::string> text;
+    std::vector<std::string> list;
+    std::optional<uint64_t> n;
+    std::optional<double> d;
+    bool flag = false;
+  };
+  std::vector<Slot> slots;
+};
+
+// Declares every option of the table on `app` as --NAME, with its meta and help, under the
+// table's headings: the parser and `serve --help` read the same declarations.
+void DeclareServeFlags(CliApp& app, ServeFlagValues& values);
+
+// Applies the flags given over `s` (flags override the file). False with `error` ("--NAME
+// must be ...") for a value a declaration refuses.
+bool ApplyServeFlags(const ServeFlagValues& values, ServeSettings& s, std::string& error);
 
 // The effective configuration as a TOML file that ReadServeConfigText reads back; a password
 // in the redis URL is written as "***".
