@@ -128,6 +128,9 @@ limits (each refusal is a typed Error frame; see docs/SERVER.md for the defaults
   --interest-cell-m M   interest grid cell side in metres (default 16; docs/INTEREST.md)
   --max-interest-radius-m M
                         larger interest radii are clamped, the client told (default 1000)
+  --client-budget-kbps N
+                        an interest member's byte budget in kbit/s: the farthest entities'
+                        changes are deferred, coalesced, never dropped (default 0: none)
 memory bounds (docs/SERVER.md "Memory bounds" gives the memory each one implies):
   --max-scene-bytes N   a scene's state (as a DCL snapshot) may not grow past N bytes;
                         such writes get scene_too_large, deletes always pass (default

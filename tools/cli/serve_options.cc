@@ -208,6 +208,16 @@ const ServeOption kOptions[] = {
           return nullptr;
         },
         [](const ServeSettings& s) { return OptionValue(s.config.limits.max_interest_radius_m); }},
+    ServeOption{
+        "client-budget-kbps", OptionKind::kNumber, 0,
+        [](ServeSettings& s, const OptionValue& v) -> const char* {
+          const double d = std::get<double>(v);
+          if (!(d == 0 || (d >= 1 && d <= 1e7)))
+            return "must be 0 (none) or between 1 and 10000000";
+          s.config.limits.client_budget_kbps = d;
+          return nullptr;
+        },
+        [](const ServeSettings& s) { return OptionValue(s.config.limits.client_budget_kbps); }},
     // memory bounds
     SCENECRDT_U64("max-scene-bytes", s.config.limits.max_scene_bytes),
     SCENECRDT_U32("max-scenes-in-memory", s.config.limits.max_scenes_in_memory),
