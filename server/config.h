@@ -66,6 +66,10 @@ struct Limits {
   // the largest interest radius (larger requests are clamped; the client is told).
   double interest_cell_m = 16.0;
   double max_interest_radius_m = 1000.0;
+  // An interest member's byte budget, kilobits per second (0: none): beyond it the changes of
+  // the entities farthest from its centre are deferred and coalesced (docs/INTEREST.md
+  // "Byte budget").
+  double client_budget_kbps = 0.0;
 };
 
 // Who may write an entity (docs/AUTHORITY.md): kOpen is plain last-writer-wins (every

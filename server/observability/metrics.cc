@@ -354,6 +354,10 @@ std::string Metrics::RenderPrometheus() const {
   counter("scenecrdt_interest_snapshots_total",
           "Joins and resumes of interest members (each gets a snapshot of its view).",
           Load(interest_snapshots));
+  counter("scenecrdt_interest_deferred_total",
+          "Entities whose changes an interest member's byte budget deferred (coalesced, sent "
+          "later), counted once per delivery that deferred them.",
+          Load(interest_deferred));
   interest_index.Add(out, "scenecrdt_interest_index_seconds",
                      "A scene's interest index update per flush: world positions of the changed "
                      "entities and their grid cells.");

@@ -221,7 +221,9 @@ class Metrics {
   Counter interest_enters{0};
   Counter interest_leaves{0};
   Counter interest_notices{0};
-  Counter interest_snapshots{0};  // joins / resumes of interest members (a snapshot of the view)
+  Counter interest_snapshots{0};
+  Counter interest_deferred{0};  // entities a byte budget deferred, once per delivery  // joins /
+                                 // resumes of interest members (a snapshot of the view)
   LatencyHistogram interest_index;
   // The caps in force (set at start): --max-scenes-in-memory and the resolved
   // --max-connections, so dashboards and alerts can compare the gauges with them.

@@ -6,6 +6,7 @@
 // the scene's strand only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -26,6 +27,9 @@ class RateLimit {
   int64_t Next(int64_t now_ms) const {
     return max_rate_hz_ > 0.0 ? now_ms + static_cast<int64_t>(1000.0 / max_rate_hz_) : 0;
   }
+  // Arms the timer for `at_ms` whatever the rate (an interest member's byte budget waiting
+  // for its bucket: docs/INTEREST.md "Byte budget").
+  void WakeAt(int64_t at_ms) { Arm(std::max<int64_t>(at_ms, 1)); }
   // The timer is armed (the scene is not quiescent).
   bool armed() const { return at_ms_ != 0; }
   // Disarms the timer (a deleted scene).

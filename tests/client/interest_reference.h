@@ -3,9 +3,11 @@
 // pure function of the server's full state, from scratch and independently of the server's
 // incremental index: world positions from a fresh TransformSystem, the core within the
 // radius (hysteresis 0), closed under effective parents and parked loops, plus every entity
-// without a live Transform and every tombstone. Used by the interest tests.
+// without a live Transform and every tombstone. Used by the interest tests (the client ones and
+// the cluster ones); AwaitViews is their shared check of live replicas against it.
 #pragma once
 
+#include <chrono>
 #include <cstring>
 #include <glm/mat4x4.hpp>
 #include <optional>
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "scenecrdt/client/client.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/runtime/transform_system.h"
@@ -81,6 +84,46 @@ inline ViewReference ReferenceView(const runtime::CrdtStore& s, std::optional<gl
 // True when `got` holds bitwise the same matrix.
 inline bool SameBits(const glm::mat4& a, const glm::mat4& b) {
   return std::memcmp(&a, &b, sizeof(glm::mat4)) == 0;
+}
+
+// Polls every client until each replica's state hash is its reference's (`refs[i]` for
+// `clients[i]`; nothing may write meanwhile) or `timeout` passes, then checks the world matrices
+// of every view entity bitwise. Returns an empty string, or what differs first.
+inline std::string AwaitViews(const std::vector<Client*>& clients,
+                              const std::vector<ViewReference>& refs,
+                              std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto converged = [&] {
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+      if (!clients[i]->synced() || clients[i]->store().StateHashHex() != refs[i].hash) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (;;) {
+    for (Client* c : clients) c->Poll();
+    if (converged() || std::chrono::steady_clock::now() >= deadline) break;
+    clients.front()->WaitForInput(std::chrono::milliseconds(2));
+  }
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    const std::string who = "client " + std::to_string(i) + ": ";
+    if (clients[i]->store().StateHashHex() != refs[i].hash) {
+      return who + "state hash differs (view " + std::to_string(refs[i].view.size()) + " of " +
+             std::to_string(refs[i].transform_entities) + ")";
+    }
+    clients[i]->Update();
+    std::size_t k = 0;
+    for (const protocol::EntityId e : refs[i].view) {
+      const std::optional<glm::mat4> got = clients[i]->runtime().transforms().WorldMatrix(e);
+      if (!got) return who + "no world matrix for entity " + std::to_string(e);
+      if (!SameBits(*got, refs[i].world[k])) {
+        return who + "world matrix of entity " + std::to_string(e) + " differs";
+      }
+      ++k;
+    }
+  }
+  return {};
 }
 
 }  // namespace scenecrdt::client::test

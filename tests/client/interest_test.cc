@@ -28,17 +28,6 @@ using namespace std::chrono_literals;
 constexpr char kScene[] = "interest";
 constexpr uint32_t kFirst = 512;
 
-bool PollAll(const std::vector<Client*>& clients, const std::function<bool()>& done,
-             std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    for (Client* c : clients) c->Poll();
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    clients.front()->WaitForInput(2ms);
-  }
-}
-
 bool Quiet(const Client& c) {
   return c.synced() && c.pending_frames() == 0 && c.unsent_writes() == 0;
 }
@@ -78,39 +67,15 @@ class InterestTest : public ::testing::Test {
     return ref;
   }
 
-  // Polls every client until each replica's hash is its reference's (the reference is taken
-  // again while waiting: nothing writes meanwhile), then checks the world matrices bitwise.
+  // Every replica against its reference (interest_reference.h AwaitViews).
   void ExpectViews(const std::vector<std::unique_ptr<Client>>& clients, const char* when) {
-    SCOPED_TRACE(when);
     std::vector<Client*> all;
     std::vector<ViewReference> refs;
     for (const auto& c : clients) {
       all.push_back(c.get());
       refs.push_back(Expected(*c->interest()));
     }
-    const bool converged = PollAll(
-        all,
-        [&] {
-          for (std::size_t i = 0; i < all.size(); ++i) {
-            if (!all[i]->synced() || all[i]->store().StateHashHex() != refs[i].hash) return false;
-          }
-          return true;
-        },
-        20s);
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      SCOPED_TRACE("client " + std::to_string(i));
-      ASSERT_EQ(all[i]->store().StateHashHex(), refs[i].hash)
-          << "view " << refs[i].view.size() << " of " << refs[i].transform_entities;
-      all[i]->Update();
-      std::size_t k = 0;
-      for (const protocol::EntityId e : refs[i].view) {
-        const std::optional<glm::mat4> got = all[i]->runtime().transforms().WorldMatrix(e);
-        ASSERT_TRUE(got.has_value()) << "entity " << e;
-        EXPECT_TRUE(SameBits(*got, refs[i].world[k])) << "entity " << e;
-        ++k;
-      }
-    }
-    ASSERT_TRUE(converged);
+    ASSERT_EQ(AwaitViews(all, refs, 20s), "") << when;
   }
 
   TestServer server_;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 'use strict'
-// Owner: server/scene/authority.*. `serve --authority owner` (docs/AUTHORITY.md) against
+// Owner: server/scene/authority/authority.*. `serve --authority owner` (docs/AUTHORITY.md) against
 // unmodified @dcl/ecs 7.28.0 engines through ecs-transport/: each engine has its own --auth
 // token (its own principal) and creates some entities; then, for many rounds, every engine
 // moves ALL entities inside its system (the others' too, which the server refuses and

@@ -3,6 +3,7 @@
 target_sources(runtime_crdt_tests PRIVATE
   crdt_admission_test.cc
   crdt_parts_test.cc
+  crdt_store_entity_test.cc
   crdt_store_property_test.cc
   crdt_store_test.cc
   sha256_test.cc

@@ -125,5 +125,31 @@ TEST(RuntimeTest, WorldMatricesAreBitwiseEqualWhateverTheMessageOrder) {
   }
 }
 
+// A partial replica drops entities that left its view (docs/INTEREST.md): no tombstone, listed
+// as removed at the next Update, and they may come back with their state.
+TEST(RuntimeTest, ForgetEntitiesRemovesWithoutATombstoneAndTheyMayComeBack) {
+  Runtime rt;
+  ASSERT_TRUE(rt.ApplyCrdt(Put(512, 1, 1, 0)).has_value());
+  ASSERT_TRUE(rt.ApplyCrdt(Put(513, 1, 2, 512)).has_value());
+  ASSERT_TRUE(rt.ApplyCrdt(Put(514, 1, 3, 0)).has_value());
+  rt.Update();
+  EXPECT_EQ(WorldX(rt, 513), 3.0f);
+  const EntityId gone[] = {512, 9999};
+  EXPECT_EQ(rt.ForgetEntities(gone), 1u);  // 9999 was not held
+  rt.Update();
+  EXPECT_EQ(std::vector<EntityId>(rt.removed_entities().begin(), rt.removed_entities().end()),
+            std::vector<EntityId>{512});
+  EXPECT_FALSE(rt.store().HoldsEntity(512));
+  EXPECT_EQ(rt.store().num_tombstones(), 0u);
+  EXPECT_EQ(WorldX(rt, 513), 2.0f);  // its child hangs under a placeholder (identity)
+  EXPECT_EQ(WorldX(rt, 514), 3.0f);  // untouched
+  // It comes back: listed as added, its child under it again.
+  ASSERT_TRUE(rt.ApplyCrdt(Put(512, 1, 1, 0)).has_value());
+  rt.Update();
+  EXPECT_EQ(std::vector<EntityId>(rt.added_entities().begin(), rt.added_entities().end()),
+            std::vector<EntityId>{512});
+  EXPECT_EQ(WorldX(rt, 513), 3.0f);
+}
+
 }  // namespace
 }  // namespace scenecrdt::runtime

@@ -2,7 +2,7 @@
 // `pull` and `watch` with --interest / --interest-follow (docs/INTEREST.md): bad values exit 2
 // before any connection; against a real `serve`, a view that covers the scene prints the
 // full state's stateHash, a view far from everything prints a partial replica (entities with
-// a Transform left out, its own stateHash).
+// a Transform left out, its own stateHash). `serve --client-budget-kbps` refuses bad values.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -45,6 +45,26 @@ TEST(InterestCliTest, BadInterestValuesExitTwo) {
       EXPECT_EQ(r.exit_code, 2) << r.err;
       EXPECT_NE(r.err.find("--interest"), std::string::npos) << r.err;
     }
+  }
+}
+
+// --client-budget-kbps: 0 is none (the default, and what --print-config writes back); a
+// negative, not-a-number, infinite, below-1 or absurd value exits 2 naming the flag.
+TEST(InterestCliTest, ServeRefusesABadClientBudget) {
+  ScratchDir scratch;
+  for (const char* bad : {"-1", "nan", "inf", "0.5", "10000001", "1e300", "abc", ""}) {
+    SCOPED_TRACE(bad);
+    const RunResult r =
+        RunProcess(kCli, {"serve", "--client-budget-kbps", bad, "--print-config"}, scratch);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--client-budget-kbps"), std::string::npos) << r.err;
+  }
+  for (const char* good : {"0", "1", "64", "10000000"}) {
+    SCOPED_TRACE(good);
+    const RunResult r =
+        RunProcess(kCli, {"serve", "--client-budget-kbps", good, "--print-config"}, scratch);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("client-budget-kbps = "), std::string::npos) << r.out;
   }
 }
 

@@ -300,6 +300,19 @@ const ServeOption kOptions[] = {
         },
         [](const ServeSettings& s) { return OptionValue(s.config.limits.max_interest_radius_m); },
         "M", "larger interest radii are clamped, the client told (default 1000)"},
+    ServeOption{
+        "client-budget-kbps", OptionKind::kNumber, 0,
+        [](ServeSettings& s, const OptionValue& v) -> const char* {
+          const double d = std::get<double>(v);
+          if (!(d == 0 || (d >= 1 && d <= 1e7)))
+            return "must be 0 (none) or between 1 and 10000000";
+          s.config.limits.client_budget_kbps = d;
+          return nullptr;
+        },
+        [](const ServeSettings& s) { return OptionValue(s.config.limits.client_budget_kbps); },
+        "N",
+        "an interest member's byte budget in kbit/s: the farthest entities'\n"
+        "changes are deferred, coalesced, never dropped (default 0: none)"},
     // memory bounds
     SCENECRDT_U64("max-scene-bytes", s.config.limits.max_scene_bytes, "N",
                   "a scene's state (as a DCL snapshot) may not grow past N bytes;\n"

@@ -177,10 +177,21 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   for (const auto& kv : next) {
     if (!holds_all_ && view_.count(kv.first) == 0) entering.insert(kv.first);
   }
+  // 5. Deferred entities (a byte budget) out of the view now: leaving, or held by everyone
+  //    (their Transform is gone): their whole state goes now.
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    const protocol::EntityId e = it->first;
+    if (next.count(e) != 0) {
+      ++it;
+      continue;
+    }
+    if (leaving.count(e) == 0 && store.HoldsEntity(e)) entering.insert(e);
+    it = deferred_.erase(it);
+  }
+  std::vector<uint32_t> picked;
   if (!own_changes) {
     // The slice of the batch this member holds, in the batch's order: tombstones and
     // entities without a Transform (unless entering), then the held entities' messages.
-    std::vector<uint32_t> picked;
     for (const uint32_t i : changes.everyone) picked.push_back(i);
     if (!entering.empty()) {
       // An entering entity without a Transform is sent whole below: not its changes.
@@ -189,26 +200,41 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
         return !msg.tombstone && entering.count(msg.entity) != 0;
       });
     }
-    const auto take = [&](protocol::EntityId e, const std::vector<uint32_t>& at) {
-      if (next.count(e) == 0 || entering.count(e) != 0) return;
-      picked.insert(picked.end(), at.begin(), at.end());
-    };
-    if (next.size() < changes.by_entity.size()) {
-      for (const auto& kv : next) {
-        const auto it = changes.by_entity.find(kv.first);
-        if (it != changes.by_entity.end()) take(kv.first, it->second);
-      }
-    } else {
-      for (const auto& kv : changes.by_entity) take(kv.first, kv.second);
-    }
-    std::sort(picked.begin(), picked.end());
-    for (const uint32_t i : picked) {
-      const ChangeBatch::Msg& msg = changes.msgs[i];
-      const auto begin = changes.stream.begin() + static_cast<std::ptrdiff_t>(msg.offset);
-      out.dcl.insert(out.dcl.end(), begin, begin + static_cast<std::ptrdiff_t>(msg.size));
-    }
   }
-  for (const protocol::EntityId e : entering) store.ExportEntity(e, out.dcl);
+  std::vector<uint8_t> whole;
+  if (budget_) {
+    // Everything to everyone, and entering entities without a Transform, go regardless.
+    std::size_t mandatory = 0;
+    for (const uint32_t i : picked) mandatory += changes.msgs[i].size;
+    for (const protocol::EntityId e : entering) {
+      if (!index.HasTransform(e)) store.ExportEntity(e, whole);
+    }
+    mandatory += whole.size();
+    Budgeted(index, store, changes, own_changes, next, entering, mandatory, picked, whole, out);
+  } else {
+    if (!own_changes) {
+      const auto take = [&](protocol::EntityId e, const std::vector<uint32_t>& at) {
+        if (next.count(e) == 0 || entering.count(e) != 0) return;
+        picked.insert(picked.end(), at.begin(), at.end());
+      };
+      if (next.size() < changes.by_entity.size()) {
+        for (const auto& kv : next) {
+          const auto it = changes.by_entity.find(kv.first);
+          if (it != changes.by_entity.end()) take(kv.first, it->second);
+        }
+      } else {
+        for (const auto& kv : changes.by_entity) take(kv.first, kv.second);
+      }
+    }
+    for (const protocol::EntityId e : entering) store.ExportEntity(e, whole);
+  }
+  std::sort(picked.begin(), picked.end());
+  for (const uint32_t i : picked) {
+    const ChangeBatch::Msg& msg = changes.msgs[i];
+    const auto begin = changes.stream.begin() + static_cast<std::ptrdiff_t>(msg.offset);
+    out.dcl.insert(out.dcl.end(), begin, begin + static_cast<std::ptrdiff_t>(msg.size));
+  }
+  out.dcl.insert(out.dcl.end(), whole.begin(), whole.end());
   out.entering = entering.size();
   out.leaving.assign(leaving.begin(), leaving.end());
   std::sort(out.leaving.begin(), out.leaving.end());
@@ -229,8 +255,87 @@ void MemberView::Snapshot(const InterestIndex& index, std::span<const uint8_t> s
   view_.swap(next);
   Settle(index);
   written_.clear();
+  deferred_.clear();
   holds_all_ = false;
   dirty_ = false;
+}
+
+std::optional<glm::vec3> MemberView::CenterNow(const InterestIndex& index) const {
+  if (spec_.mode == session::InterestMode::kPoint) return spec_.center;
+  if (spec_.mode == session::InterestMode::kFollow) return index.Position(spec_.follow);
+  return std::nullopt;
+}
+
+void MemberView::Budgeted(const InterestIndex& index, const runtime::CrdtStore& store,
+                          const ChangeBatch& changes, bool own_changes, const View& next,
+                          const std::unordered_set<protocol::EntityId>& entering,
+                          std::size_t mandatory, std::vector<uint32_t>& picked,
+                          std::vector<uint8_t>& whole, Delivery& out) {
+  struct Pending {
+    protocol::EntityId entity = 0;
+    uint32_t age = 0;                             // deliveries deferred so far
+    double distance2 = 0;                         // from the centre
+    const std::vector<uint32_t>* msgs = nullptr;  // its batch messages; null: its whole state
+  };
+  std::vector<Pending> pending;
+  const std::optional<glm::vec3> center = CenterNow(index);
+  const auto add = [&](protocol::EntityId e, const std::vector<uint32_t>* msgs) {
+    Pending p{e, 0, 0, msgs};
+    if (const auto it = deferred_.find(e); it != deferred_.end()) {
+      p.age = it->second;
+      p.msgs = nullptr;  // coalesced: its newest whole state
+    }
+    if (const std::optional<glm::vec3> at = index.Position(e); at && center) {
+      const glm::vec3 d = *at - *center;
+      p.distance2 = static_cast<double>(d.x) * d.x + static_cast<double>(d.y) * d.y +
+                    static_cast<double>(d.z) * d.z;
+    }
+    pending.push_back(p);
+  };
+  // Held entities with changes (their own ones are not echoed), entering entities with a
+  // Transform, and the deferred ones (in the view: step 5 of Update dropped the others).
+  if (!own_changes) {
+    for (const auto& [e, at] : changes.by_entity) {
+      if (next.count(e) != 0 && entering.count(e) == 0 && deferred_.count(e) == 0) add(e, &at);
+    }
+  }
+  for (const protocol::EntityId e : entering) {
+    if (index.HasTransform(e) && deferred_.count(e) == 0) add(e, nullptr);
+  }
+  for (const auto& kv : deferred_) add(kv.first, nullptr);
+  // Entities deferred kMaxDeferrals times first (oldest first), then the nearest first.
+  std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
+    const bool old_a = a.age >= kMaxDeferrals;
+    const bool old_b = b.age >= kMaxDeferrals;
+    if (old_a != old_b) return old_a;
+    if (old_a && a.age != b.age) return a.age > b.age;
+    if (!old_a && a.distance2 != b.distance2) return a.distance2 < b.distance2;
+    return a.entity < b.entity;
+  });
+  // What fits; the first one goes whenever the bucket is positive (a debt of one entity at
+  // most, paid back before the next one goes).
+  const double room = budget_->available() - static_cast<double>(mandatory);
+  double spent = 0;
+  for (const Pending& p : pending) {
+    std::size_t cost = 0;
+    const std::size_t mark = whole.size();
+    if (p.msgs) {
+      for (const uint32_t i : *p.msgs) cost += changes.msgs[i].size;
+    } else {
+      store.ExportEntity(p.entity, whole);
+      cost = whole.size() - mark;
+    }
+    const bool fits = spent + static_cast<double>(cost) <= room || (spent == 0 && room > 0);
+    if (fits) {
+      spent += static_cast<double>(cost);
+      if (p.msgs) picked.insert(picked.end(), p.msgs->begin(), p.msgs->end());
+      deferred_.erase(p.entity);
+      continue;
+    }
+    whole.resize(mark);
+    ++deferred_[p.entity];
+    ++out.deferred;
+  }
 }
 
 void MemberView::Settle(const InterestIndex& index) {

@@ -7,8 +7,11 @@
 // matrices, equal the server's for what it holds). Entities without a live Transform and
 // every tombstone go to everyone. A delivery names the entities that left (OutOfView), sends
 // the whole state of those that entered, and passes the changes of held entities through.
-// Memory: one hash entry per entity in the view, plus the entities the member wrote since
-// its last delivery. Used on the scene's strand only.
+// Under a byte budget (--client-budget-kbps, docs/INTEREST.md "Byte budget") a delivery sends
+// the nearest entities' changes first and defers the rest: only their ids are kept, and their
+// newest whole state goes later. Memory: one hash entry per entity in the view, plus the
+// entities the member wrote since its last delivery, plus the deferred entities (a subset of
+// the view). Used on the scene's strand only.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,7 @@
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/runtime/crdt_store.h"
+#include "scenecrdt/server/scene/interest/byte_budget.h"
 #include "scenecrdt/server/scene/interest/interest_index.h"
 
 namespace scenecrdt::server {
@@ -77,8 +81,19 @@ class MemberView {
     spec_ = spec;
     dirty_ = true;
   }
-  // The view must be recomputed even if the store did not change (a new interest, a write).
-  bool dirty() const { return dirty_; }
+  // The member needs a delivery even if the store did not change: a new interest, a write
+  // (the view must be recomputed), or deferred changes (a byte budget).
+  bool dirty() const { return dirty_ || !deferred_.empty(); }
+  // Only deferred changes are waiting (they wait for the budget's bucket).
+  bool only_deferred() const { return !dirty_ && !deferred_.empty(); }
+  std::size_t deferred() const { return deferred_.size(); }
+  // --client-budget-kbps: every later Update sends what fits in the budget's bucket (the
+  // caller refills it and spends what it sends).
+  void SetBudget(const ByteBudget& budget) { budget_ = budget; }
+  ByteBudget* budget() { return budget_ ? &*budget_ : nullptr; }
+  // A deferred entity goes before every entity deferred fewer times once it has been
+  // deferred this many deliveries (docs/INTEREST.md "Byte budget": the starvation bound).
+  static constexpr uint32_t kMaxDeferrals = 8;
   // The member wrote `e` (its replica holds it until told otherwise).
   void NoteWritten(protocol::EntityId e) {
     written_.insert(e);
@@ -91,6 +106,7 @@ class MemberView {
     std::vector<uint8_t> dcl;  // changes of held entities, then whole states of entering ones
     std::vector<protocol::EntityId> leaving;
     std::size_t entering = 0;
+    std::size_t deferred = 0;  // entities whose changes the byte budget deferred
   };
   // Recomputes the view against `index` (synced) and fills `out` for a delivery of
   // `changes`, the store's changes after the member's cursor (changes.from).
@@ -114,6 +130,15 @@ class MemberView {
  private:
   using View = std::unordered_map<protocol::EntityId, bool>;  // true: core (within the radius)
   void Recompute(const InterestIndex& index, View& next) const;
+  // The centre of the view now (nullopt: following an entity without a Transform).
+  std::optional<glm::vec3> CenterNow(const InterestIndex& index) const;
+  // Under a budget: appends to `picked` the batch messages of the changed held entities that
+  // fit (nearest first) and to `whole` the whole states of the entering and deferred ones
+  // that fit; the others are deferred. `mandatory`: bytes already due (sent regardless).
+  void Budgeted(const InterestIndex& index, const runtime::CrdtStore& store,
+                const ChangeBatch& changes, bool own_changes, const View& next,
+                const std::unordered_set<protocol::EntityId>& entering, std::size_t mandatory,
+                std::vector<uint32_t>& picked, std::vector<uint8_t>& whole, Delivery& out);
   // After a view change: the centre and the count of non-core entities.
   void Settle(const InterestIndex& index);
   // Appends the messages of `stream` whose entity passes `keep` (tombstones always).
@@ -127,6 +152,9 @@ class MemberView {
   bool dirty_ = true;
   std::optional<glm::vec3> center_;
   std::size_t far_ = 0;  // entities of view_ outside the core
+  std::optional<ByteBudget> budget_;
+  // Entities of the view whose changes the budget deferred -> deliveries deferred so far.
+  std::unordered_map<protocol::EntityId, uint32_t> deferred_;
 };
 
 }  // namespace scenecrdt::server

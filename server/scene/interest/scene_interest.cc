@@ -89,8 +89,21 @@ void Scene::SetInterest(uint64_t member_id, std::optional<InterestSpec> interest
 std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
   if (!m.ready) return 0;
   const uint64_t seq = store_.sequence();
+  ByteBudget* budget = m.view->budget();
+  if (const double kbps = ctx_.config().limits.client_budget_kbps; kbps > 0 && !budget) {
+    m.view->SetBudget(ByteBudget(kbps, now_ms));
+    budget = m.view->budget();
+  }
+  if (budget) budget->Refill(now_ms);
   if (m.cursor >= seq && !m.view->dirty() && !m.clear_interest) return 0;
   if (!rate_.Allow(m.next_send_ms, now_ms)) return 0;
+  // Deferred changes alone wait until the bucket holds half a burst (docs/INTEREST.md "Byte
+  // budget"); the rate timer wakes the scene then.
+  if (budget && m.cursor >= seq && m.view->only_deferred() && !m.clear_interest &&
+      !budget->Ready()) {
+    rate_.WakeAt(budget->ReadyAt(now_ms));
+    return 0;
+  }
   Metrics& metrics = ctx_.metrics();
   std::vector<SharedFrame> frames;
   if (m.clear_interest) {
@@ -126,6 +139,7 @@ std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
       frames.insert(frames.end(), crdt.begin(), crdt.end());
     }
     Metrics::Add(metrics.interest_enters, d.entering);
+    Metrics::Add(metrics.interest_deferred, d.deferred);
     Metrics::Add(metrics.interest_leaves, d.leaving.size());
     metrics.interest_view_entities.Observe(m.view->size());
     if (interest_scratch_.stream.capacity() >
@@ -134,10 +148,14 @@ std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
     }
   }
   m.cursor = seq;
-  if (frames.empty()) return 0;  // nothing of its view changed: nothing in flight
-  if (m.zstd) frames = compression_.Records(frames);
+  if (m.zstd && !frames.empty()) frames = compression_.Records(frames);
   std::size_t bytes = 0;
   for (const SharedFrame& f : frames) bytes += f->size();
+  if (budget && m.view) {
+    budget->Spend(bytes);
+    if (m.view->deferred() != 0) rate_.WakeAt(budget->ReadyAt(now_ms));
+  }
+  if (frames.empty()) return 0;  // nothing of its view changed: nothing in flight
   m.member->PostSceneFrames(std::move(frames));
   m.ready = false;
   m.busy_since_ms = now_ms;

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+// Interest management's per-flush server work (docs/INTEREST.md "Performance: the index"): a
+// scene's store with a large static world (groups of ten: a root and nine children) and movers
+// random-walking over an S x S square, one flush per step of every mover (20 Hz movers, one
+// flush each 50 ms). Per flush it times, with the server's own classes, what Scene's fan-out
+// does for its interest members: InterestIndex::Sync (the transform side on dirty subtrees
+// and the grid), ChangeBatch::Build (the batch exported and classified once), the cell
+// lookup that picks the members to visit, and MemberView::Update of each visited member.
+// Members hold point interests spread over the square. Plain main (a timing, not a test):
+//   interest_bench [--static N] [--movers M] [--members K[,K...]] [--flushes F]
+//                  [--world S] [--radius R] [--cell C]
+// Build with the release preset for figures.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "scenecrdt/server/scene/interest/member_view.h"
+
+namespace {
+
+using scenecrdt::protocol::EntityId;
+using scenecrdt::protocol::Transform;
+using scenecrdt::runtime::CrdtStore;
+using scenecrdt::server::ChangeBatch;
+using scenecrdt::server::InterestIndex;
+using scenecrdt::server::InterestSpec;
+using scenecrdt::server::MemberView;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  uint32_t statics = 64000;
+  uint32_t movers = 1000;
+  std::vector<uint32_t> members = {500, 2000, 8000};
+  uint32_t flushes = 40;
+  double world = 1000;
+  double radius = 50;
+  double cell = 16;
+};
+
+double Us(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+struct Series {
+  std::vector<double> v;
+  double Mean() const {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0 : s / static_cast<double>(v.size());
+  }
+  double P(double q) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+  }
+};
+
+void Run(const Options& o, uint32_t members) {
+  std::mt19937 rng(20261128);
+  std::uniform_real_distribution<float> where(0.0f, static_cast<float>(o.world));
+  std::uniform_real_distribution<float> near(-2.0f, 2.0f);
+  std::uniform_real_distribution<float> step(-0.5f, 0.5f);
+  CrdtStore store;
+  std::vector<uint8_t> scratch;
+  EntityId next = 512;
+  for (uint32_t k = 0; k < o.statics; ++k, ++next) {
+    Transform t;
+    const EntityId root = 512 + (next - 512) / 10 * 10;  // groups of ten: a root, 9 children
+    if (next == root) {
+      t.position = {where(rng), 0.0f, where(rng)};
+    } else {
+      t.position = {near(rng), near(rng), near(rng)};
+      t.parent = root;
+    }
+    scratch.clear();
+    (void)store.WriteTransform(next, t, scratch);
+  }
+  std::vector<Transform> movers(o.movers);
+  const EntityId first_mover = next;
+  for (uint32_t k = 0; k < o.movers; ++k, ++next) {
+    movers[k].position = {where(rng), 0.0f, where(rng)};
+    scratch.clear();
+    (void)store.WriteTransform(next, movers[k], scratch);
+  }
+  const auto built = Clock::now();
+  InterestIndex index(store, o.cell);
+  const double build_us = Us(built, Clock::now());
+
+  // Members: point interests over the square, their views computed (as a join does), each
+  // registered under the cells of its enter radius (as Scene::RegisterCells does).
+  std::vector<MemberView> views;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> cells;
+  ChangeBatch none;
+  none.Build(store, index, store.sequence());
+  double view_sum = 0;
+  for (uint32_t k = 0; k < members; ++k) {
+    InterestSpec spec;
+    spec.mode = scenecrdt::session::InterestMode::kPoint;
+    spec.center = {where(rng), 0.0f, where(rng)};
+    spec.radius = o.radius;
+    spec.hysteresis = std::max(1.0, 0.1 * o.radius);
+    views.emplace_back(spec, false);
+    MemberView::Delivery d;
+    views.back().Update(index, store, none, true, d);
+    view_sum += static_cast<double>(views.back().size());
+    const InterestIndex::CellRect r = index.RectNear(spec.center, spec.radius + spec.hysteresis);
+    for (int64_t x = r.x0; x <= r.x1; ++x) {
+      for (int64_t z = r.z0; z <= r.z1; ++z) cells[InterestIndex::Key(x, z)].push_back(k);
+    }
+  }
+
+  Series sync, batch, pick, update, total, visited, bytes;
+  for (uint32_t f = 0; f < o.flushes; ++f) {
+    const uint64_t from = store.sequence();
+    for (uint32_t k = 0; k < o.movers; ++k) {
+      Transform& t = movers[k];
+      t.position.x = std::clamp(t.position.x + step(rng), 0.0f, static_cast<float>(o.world));
+      t.position.z = std::clamp(t.position.z + step(rng), 0.0f, static_cast<float>(o.world));
+      scratch.clear();
+      (void)store.WriteTransform(first_mover + k, t, scratch);
+    }
+    const auto t0 = Clock::now();
+    index.Sync();
+    const auto t1 = Clock::now();
+    ChangeBatch changes;
+    changes.Build(store, index, from);
+    const auto t2 = Clock::now();
+    std::unordered_set<uint32_t> visit;
+    const auto mark = [&](uint64_t cell) {
+      const auto it = cells.find(cell);
+      if (it != cells.end()) visit.insert(it->second.begin(), it->second.end());
+    };
+    for (const uint64_t cell : index.touched_cells()) mark(cell);
+    index.ClearTouched();
+    for (const auto& kv : changes.by_entity) {
+      if (const auto cell = index.CellOf(kv.first)) mark(*cell);
+    }
+    const auto t3 = Clock::now();
+    std::size_t sent = 0;
+    for (const uint32_t k : visit) {
+      MemberView::Delivery d;
+      views[k].Update(index, store, changes, false, d);
+      sent += d.dcl.size();
+    }
+    const auto t4 = Clock::now();
+    sync.v.push_back(Us(t0, t1));
+    batch.v.push_back(Us(t1, t2));
+    pick.v.push_back(Us(t2, t3));
+    update.v.push_back(Us(t3, t4));
+    total.v.push_back(Us(t0, t4));
+    visited.v.push_back(static_cast<double>(visit.size()));
+    bytes.v.push_back(static_cast<double>(sent));
+  }
+  std::printf(
+      "entities %zu (static %u, movers %u) members %u: index built in %.0f us, view mean %.1f "
+      "entities\n",
+      index.size(), o.statics, o.movers, members, build_us, view_sum / members);
+  std::printf(
+      "  per flush (us, mean / p50 / p99): sync (transforms + grid) %.0f / %.0f / %.0f; "
+      "batch %.0f / %.0f / %.0f; visit pick %.0f / %.0f / %.0f\n",
+      sync.Mean(), sync.P(0.5), sync.P(0.99), batch.Mean(), batch.P(0.5), batch.P(0.99),
+      pick.Mean(), pick.P(0.5), pick.P(0.99));
+  std::printf(
+      "  members visited %.0f (%.1f %%), their updates %.0f us (%.2f us each), "
+      "total %.0f us / flush, %.0f bytes to members\n",
+      visited.Mean(), 100.0 * visited.Mean() / members, update.Mean(),
+      visited.Mean() > 0 ? update.Mean() / visited.Mean() : 0.0, total.Mean(), bytes.Mean());
+}
+
+bool Arg(int argc, char** argv, int& i, const char* name, std::string& value) {
+  if (std::strcmp(argv[i], name) != 0 || i + 1 >= argc) return false;
+  value = argv[++i];
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string v;
+    if (Arg(argc, argv, i, "--static", v)) {
+      o.statics = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
+    } else if (Arg(argc, argv, i, "--movers", v)) {
+      o.movers = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
+    } else if (Arg(argc, argv, i, "--members", v)) {
+      o.members.clear();
+      for (char* p = v.data(); *p != '\0';) {
+        o.members.push_back(static_cast<uint32_t>(std::strtoul(p, &p, 10)));
+        if (*p == ',') ++p;
+      }
+    } else if (Arg(argc, argv, i, "--flushes", v)) {
+      o.flushes = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
+    } else if (Arg(argc, argv, i, "--world", v)) {
+      o.world = std::strtod(v.c_str(), nullptr);
+    } else if (Arg(argc, argv, i, "--radius", v)) {
+      o.radius = std::strtod(v.c_str(), nullptr);
+    } else if (Arg(argc, argv, i, "--cell", v)) {
+      o.cell = std::strtod(v.c_str(), nullptr);
+    } else {
+      std::fprintf(stderr,
+                   "usage: interest_bench [--static N] [--movers M] [--members K,...] "
+                   "[--flushes F] [--world S] [--radius R] [--cell C]\n");
+      return 2;
+    }
+  }
+  // A scene holds at most 65 024 entities (entity numbers 512 ..= 65535).
+  if (o.statics + o.movers > scenecrdt::protocol::kSceneEntityNumbers || o.flushes == 0 ||
+      !(o.world > 0) || !(o.radius > 0) || !(o.cell >= 0.5)) {
+    std::fprintf(stderr,
+                 "interest_bench: at most %u entities, flushes > 0, world, radius > 0, "
+                 "cell >= 0.5\n",
+                 scenecrdt::protocol::kSceneEntityNumbers);
+    return 2;
+  }
+  for (const uint32_t k : o.members) {
+    if (k != 0) Run(o, k);
+  }
+  return 0;
+}
