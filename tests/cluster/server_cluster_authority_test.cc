@@ -34,7 +34,8 @@ std::string AuthFile(const TempDir& dir) {
   EXPECT_NE(f, nullptr);
   std::fputs(R"({"tokens":[
     {"token":"ta","scenes":["*"],"role":"write","name":"alice"},
-    {"token":"tb","scenes":["*"],"role":"write","name":"bob"}]})",
+    {"token":"tb","scenes":["*"],"role":"write","name":"bob"},
+    {"token":"tr","scenes":["*"],"role":"admin","name":"root"}]})",
              f);
   std::fclose(f);
   return path;
@@ -165,6 +166,19 @@ TEST(ClusterAuthorityTest, ConcurrentCreationsOnTwoNodesGetOneOwnerEverywhere) {
   EXPECT_TRUE(alice->PollUntil([&] { return last_writes_hold(*alice); }, 20s));
   EXPECT_TRUE(bob->PollUntil([&] { return last_writes_hold(*bob); }, 20s));
   EXPECT_TRUE(watcher->PollUntil([&] { return last_writes_hold(*watcher); }, 20s));
+
+  // An admin's transfer on node b reaches node a and the Redis hash (a node loading later).
+  auto root = Join(b_node.tcp_url(), kScene, std::nullopt, "tr");
+  const auto [number, principal] = owners.front();
+  const std::string other = principal == "alice" ? "bob" : "alice";
+  ASSERT_TRUE(root->TransferOwnership(protocol::MakeEntityId(number, 0), other).has_value());
+  ASSERT_TRUE(root->PollUntil([&] { return root->stats().ownership_transfers == 1; }, 20s));
+  auto moved = owners;
+  moved.front().second = other;
+  EXPECT_TRUE(WaitUntil([&] { return Owners(a_node) == moved; }, 20s));
+  TestServer later(AuthorityNode(redis, auth));
+  auto joiner = Join(later.tcp_url(), kScene, std::nullopt, "ta");
+  EXPECT_EQ(Owners(later), moved);
 }
 
 TEST(ClusterAuthorityTest, RulesModeRefusesServerOnlyComponentsOnEveryNode) {
