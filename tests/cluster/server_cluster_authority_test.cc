@@ -42,8 +42,9 @@ std::string AuthFile(const TempDir& dir) {
 }
 
 server::ServerConfig AuthorityNode(const RedisTestServer& redis, const std::string& auth,
-                                   server::AuthorityMode mode = server::AuthorityMode::kOwner) {
-  server::ServerConfig c = NodeConfig(redis);
+                                   server::AuthorityMode mode = server::AuthorityMode::kOwner,
+                                   uint32_t compact_ms = 0) {
+  server::ServerConfig c = NodeConfig(redis, compact_ms, /*retain_ms=*/0);
   c.access.auth_file = auth;
   c.authority = mode;
   return c;
@@ -191,7 +192,9 @@ TEST(ClusterAuthorityTest, RulesModeRefusesServerOnlyComponentsOnEveryNode) {
       server::AuthorityRules::Parse(R"({"default": "owner", "components": {"1001": "none"}})", why);
   ASSERT_TRUE(rules.has_value()) << why;
   auto shared = std::make_shared<const server::AuthorityRules>(std::move(*rules));
-  server::ServerConfig config = AuthorityNode(redis, auth, server::AuthorityMode::kRules);
+  // Compaction folds the stream into snapshots meanwhile: the owners live in their own hash.
+  server::ServerConfig config =
+      AuthorityNode(redis, auth, server::AuthorityMode::kRules, /*compact_ms=*/100);
   config.authority_rules = shared;
   TestServer a_node(config);
   TestServer b_node(config);
@@ -223,6 +226,13 @@ TEST(ClusterAuthorityTest, RulesModeRefusesServerOnlyComponentsOnEveryNode) {
   ASSERT_TRUE(
       bob->PollUntil([&] { return bob->store().StateHashHex() == a_node.SceneHash(kScene); }, 20s));
   EXPECT_EQ(bob->store().FindTransform(e)->position.x, 1.0f);
+  // After compaction trimmed the stream, a node loading the scene has the same owner.
+  ASSERT_TRUE(WaitUntil([&] { return StreamLength(redis, kScene) <= 2; }, 20s))
+      << StreamLength(redis, kScene) << " entries left";
+  TestServer late(config);
+  auto carol = Join(late.tcp_url(), kScene, std::nullopt, "tb");
+  EXPECT_EQ(Owners(late), (std::vector<server::OwnerRow>{{700, "alice"}}));
+  EXPECT_EQ(late.SceneHash(kScene), a_node.SceneHash(kScene));
 }
 
 TEST(ClusterAuthorityTest, OwnerRowsRoundTripAndRefuseWhatDoesNotParse) {
