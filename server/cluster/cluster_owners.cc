@@ -3,11 +3,11 @@
 #include "scenecrdt/server/cluster/cluster_owners.h"
 
 #include <algorithm>
-#include <charconv>
 #include <vector>
 
 #include "scenecrdt/cluster/stream_entry.h"
 #include "scenecrdt/server/cluster/cluster_node.h"
+#include "scenecrdt/server/cluster/owner_rows.h"
 
 namespace scenecrdt::server {
 
@@ -67,21 +67,6 @@ std::string_view Text(std::span<const uint8_t> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
-bool ParseNumber(std::string_view text, uint32_t& out) {
-  if (text.empty() || text.size() > 5) return false;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size() && out <= 0xFFFF;
-}
-
-// Reads digits up to `,` at `pos`; false when there are none or no comma follows.
-bool ReadField(std::string_view text, std::size_t& pos, uint32_t& out) {
-  const std::size_t comma = text.find(',', pos);
-  if (comma == std::string_view::npos) return false;
-  if (!ParseNumber(text.substr(pos, comma - pos), out)) return false;
-  pos = comma + 1;
-  return true;
-}
-
 }  // namespace
 
 std::string OwnersKey(const cluster::SceneKeys& keys) {
@@ -90,31 +75,6 @@ std::string OwnersKey(const cluster::SceneKeys& keys) {
   const std::size_t colon = key.rfind(':');
   key.resize(colon == std::string::npos ? key.size() : colon + 1);
   return key + "owners";
-}
-
-std::string EncodeOwnerRows(const OwnerRows& rows) {
-  std::string out;
-  for (const auto& [number, principal] : rows) {
-    out += std::to_string(number);
-    out += ',';
-    out += std::to_string(principal.size());
-    out += ',';
-    out += principal;
-  }
-  return out;
-}
-
-bool DecodeOwnerRows(std::string_view text, OwnerRows& out) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    uint32_t number = 0;
-    uint32_t length = 0;
-    if (!ReadField(text, pos, number) || !ReadField(text, pos, length)) return false;
-    if (length > kMaxPrincipalBytes || text.size() - pos < length) return false;
-    out.emplace_back(number, std::string(text.substr(pos, length)));
-    pos += length;
-  }
-  return true;
 }
 
 Result<cluster::StreamId> AppendWithOwners(cluster::RedisConnection& redis,
@@ -168,7 +128,7 @@ ClaimResult RunClaim(cluster::RedisConnection& redis, const cluster::SceneKeys& 
   const auto& lost = reply->elements[1].elements;
   for (std::size_t i = 0; i + 1 < lost.size(); i += 2) {
     uint32_t number = 0;
-    if (!ParseNumber(lost[i].str, number)) return result;
+    if (!ParseOwnerNumber(lost[i].str, number)) return result;
     result.lost.emplace_back(number, lost[i + 1].str);
   }
   result.position = *id;
@@ -186,7 +146,7 @@ Result<OwnerRows> ReadOwners(cluster::RedisConnection& redis, const cluster::Sce
   const auto& e = reply->elements;
   for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
     uint32_t number = 0;
-    if (!ParseNumber(e[i].str, number) || e[i + 1].str.size() > kMaxPrincipalBytes) continue;
+    if (!ParseOwnerNumber(e[i].str, number) || e[i + 1].str.size() > kMaxPrincipalBytes) continue;
     rows.emplace_back(number, e[i + 1].str);
   }
   return rows;

@@ -5,8 +5,8 @@
 // fold of the stream's owner rows, in stream order), and the `o` field's encoding. Used by the
 // cluster node's append thread (writes) and control thread (loads) only.
 //
-// Bounds: a row's principal is at most kMaxPrincipalBytes; a scene has at most 65024 owned
-// numbers, so the hash and one entry's rows are bounded by them.
+// Bounds: a row's principal is at most kMaxPrincipalBytes (owner_rows.h); a scene has at most 65024
+// owned numbers, so the hash and one entry's rows are bounded by them.
 #pragma once
 
 #include <cstdint>
@@ -17,23 +17,16 @@
 
 #include "scenecrdt/cluster/cluster_config.h"
 #include "scenecrdt/cluster/redis_connection.h"
+#include "scenecrdt/server/cluster/owner_rows.h"
 #include "scenecrdt/server/storage/commit_log.h"
 
 namespace scenecrdt::server {
-
-inline constexpr std::size_t kMaxPrincipalBytes = 256;
 
 // `dcl` cut at message boundaries into pieces of at most `max` bytes (cluster_node.cc).
 std::vector<std::span<const uint8_t>> SplitChunk(std::span<const uint8_t> dcl, std::size_t max);
 
 // The owner hash's key of a scene whose keys are `keys` (same hash slot as its stream).
 std::string OwnersKey(const cluster::SceneKeys& keys);
-
-// `o`: rows as `<number>,<principal length>,<principal>` one after the other ("" : released).
-std::string EncodeOwnerRows(const OwnerRows& rows);
-// Appends the rows of `text` to `out`; false (rows up to the bad one kept) when it does not
-// parse (an entry anyone with Redis access could have written: never trusted).
-bool DecodeOwnerRows(std::string_view text, OwnerRows& out);
 
 // A flush that changes owner rows (releases, transfers): its pieces appended as entries, the
 // last carrying `rows`, and the hash changed, in one script. The last entry's ID.
