@@ -34,6 +34,7 @@ StreamEntry ParseFields(StreamId id, RedisReply&& fields, const protocol::Decode
   RedisReply* node = nullptr;
   RedisReply* data = nullptr;
   RedisReply* trimmed = nullptr;
+  RedisReply* owners = nullptr;
   for (std::size_t i = 0; i < fields.elements.size(); i += 2) {
     RedisReply& name = fields.elements[i];
     RedisReply& value = fields.elements[i + 1];
@@ -41,6 +42,7 @@ StreamEntry ParseFields(StreamId id, RedisReply&& fields, const protocol::Decode
     RedisReply** slot = name.str == kFieldNode      ? &node
                         : name.str == kFieldData    ? &data
                         : name.str == kFieldTrimmed ? &trimmed
+                        : name.str == kFieldOwners  ? &owners
                                                     : nullptr;
     if (slot == nullptr) continue;
     if (*slot != nullptr) return Bad(id, "entry repeats a field");
@@ -62,7 +64,8 @@ StreamEntry ParseFields(StreamId id, RedisReply&& fields, const protocol::Decode
   }
   e.kind = StreamEntry::Kind::kData;
   e.chunk = std::move(data->str);
-  if (e.chunk.empty()) return Bad(id, "entry with an empty chunk");
+  if (owners != nullptr) e.owners = std::move(owners->str);
+  if (e.chunk.empty() && e.owners.empty()) return Bad(id, "entry with an empty chunk");
   Error error;
   if (!Decodes(e.bytes(), decode, error)) {
     StreamEntry bad = Bad(id, "entry chunk is not a valid DCL stream");

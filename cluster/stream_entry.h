@@ -24,6 +24,9 @@ namespace scenecrdt::cluster {
 inline constexpr std::string_view kFieldNode = "n";
 inline constexpr std::string_view kFieldData = "d";
 inline constexpr std::string_view kFieldTrimmed = "t";
+// Owner rows (docs/AUTHORITY.md "Cluster"): written only under --authority owner|rules, by the
+// append scripts of server/cluster/cluster_owners.cc; a data entry may then have an empty chunk.
+inline constexpr std::string_view kFieldOwners = "o";
 
 struct StreamEntry {
   enum class Kind : uint8_t {
@@ -35,6 +38,7 @@ struct StreamEntry {
   Kind kind = Kind::kBad;
   std::string node;          // kData, kTrim: the writer's node id
   std::string chunk;         // kData
+  std::string owners;        // kData: the `o` field (owner rows, encoded), usually empty
   StreamId trimmed_through;  // kTrim
   Error error;               // kBad
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/server/cluster/cluster_owners.h"
 #include "scenecrdt/server/observability/prometheus_text.h"
 
 namespace scenecrdt::server {
@@ -22,6 +23,8 @@ int64_t WallMs() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+}  // namespace
 
 // `dcl` cut at message boundaries into pieces of at most `max` bytes (a message bigger than
 // `max` stays alone; Append then refuses it and the flush fails, logged).
@@ -44,8 +47,6 @@ std::vector<std::span<const uint8_t>> SplitChunk(std::span<const uint8_t> dcl, s
   out.push_back(dcl.subspan(start));
   return out;
 }
-
-}  // namespace
 
 Result<std::unique_ptr<ClusterNode>> ClusterNode::Open(const ServerConfig& config, Metrics& metrics,
                                                        cluster::LogSink log) {
@@ -103,6 +104,7 @@ ClusterNode::ClusterNode(const ServerConfig& server, cluster::RedisOptions redis
         return c;
       }()),
       compact_interval_ms_(server.compact_interval_ms),
+      authority_(server.authority != AuthorityMode::kOpen),
       metrics_(metrics),
       append_connection_(redis_),
       append_log_(append_connection_, config_),
@@ -141,12 +143,15 @@ void ClusterNode::Start() {
 
 void ClusterNode::Stop() {
   std::deque<CommitJob> left;
+  std::deque<ClaimJob> left_claims;
   {
     std::lock_guard lock(mu_);
     if (stop_) return;
     stop_ = true;
     left.swap(jobs_);
+    left_claims.swap(claims_);
   }
+  for (ClaimJob& j : left_claims) j.done(ClaimResult{});
   append_cv_.notify_all();
   control_cv_.notify_all();
   posted_cv_.notify_all();
@@ -223,16 +228,22 @@ void ClusterNode::Submit(CommitJob job) {
 void ClusterNode::AppendLoop() {
   for (;;) {
     std::vector<CommitJob> jobs;
+    std::vector<ClaimJob> claims;
     {
       std::unique_lock lock(mu_);
-      append_cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+      append_cv_.wait(lock, [&] { return stop_ || !jobs_.empty() || !claims_.empty(); });
       if (stop_) return;
       // Every flush ready now goes into one batch: one round trip, fsynced together.
       while (!jobs_.empty()) {
         jobs.push_back(std::move(jobs_.front()));
         jobs_.pop_front();
       }
+      claims.assign(std::make_move_iterator(claims_.begin()),
+                    std::make_move_iterator(claims_.end()));
+      claims_.clear();
     }
+    // Authority on: claims and flushes with owner rows go through their scripts first.
+    if (authority_) AppendOwned(jobs, claims);
     std::vector<cluster::SceneLog::SceneChunk> chunks;
     std::vector<std::size_t> last_piece(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -336,8 +347,20 @@ void ClusterNode::Load(LoggedScene* scene) {
     ids.push_back(e.id);
   }
   const cluster::StreamId last = loaded->last_id;
+  OwnerRows owners;
+  if (authority_) {
+    // Read after the state: at least as new; the rows of entries after `last` come again.
+    auto read = ReadSceneOwners(name);
+    if (!read.has_value()) {
+      load_failures_.fetch_add(1, std::memory_order_relaxed);
+      Log("load of the owners of scene " + name + " failed: " + read.error().detail);
+      scene->LogLoadFailed(read.error().detail);
+      return;
+    }
+    owners = std::move(*read);
+  }
   // Posted before the reader follows the scene: its entries merge after the loaded state.
-  scene->LogLoaded(std::move(chunks), std::move(ids), last);
+  scene->LogLoaded(std::move(chunks), std::move(ids), last, std::move(owners));
   // Followed only while still hosted: an eviction may have come since (Unfollow, under mu_).
   Result<void> followed;
   bool added = false;
@@ -393,7 +416,11 @@ void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::Stre
   if (entries.empty()) return;
   std::vector<std::string> chunks;
   std::size_t bytes = 0;
+  OwnerRows owners;
   for (const cluster::StreamEntry& e : entries) {
+    if (!e.owners.empty() && authority_ && !DecodeOwnerRows(e.owners, owners)) {
+      Log("scene " + std::string(name) + ": entry " + e.id.ToString() + " has bad owner rows");
+    }
     if (e.node == config_.node_id) continue;  // merged before it was appended
     chunks.push_back(e.chunk);
     bytes += e.chunk.size();
@@ -405,7 +432,7 @@ void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::Stre
       entries_applied_.fetch_add(chunks.size(), std::memory_order_relaxed);
       read_lag_ms_[std::string(name)] = WallMs() - static_cast<int64_t>(entries.back().id.ms);
       // Posted under mu_: after Unfollow (under mu_) nothing reaches the scene any more.
-      it->second->LogEntries(std::move(chunks), entries.back().id, bytes);
+      it->second->LogEntries(std::move(chunks), entries.back().id, bytes, std::move(owners));
       return;
     }
     // Not hosted (evicted while this round read it): stop following it.
@@ -422,7 +449,7 @@ void ClusterNode::OnSnapshot(std::string_view name, const cluster::SceneSnapshot
     if (auto it = scenes_.find(name); it != scenes_.end()) {
       Log("scene " + std::string(name) +
           ": entries trimmed before this node read them; merging the snapshot");
-      it->second->LogEntries({snapshot.data}, cluster::StreamId{}, snapshot.data.size());
+      it->second->LogEntries({snapshot.data}, cluster::StreamId{}, snapshot.data.size(), {});
       return;
     }
     posted_bytes_ -= std::min(posted_bytes_, snapshot.data.size());

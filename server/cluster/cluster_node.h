@@ -70,6 +70,9 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   void Submit(CommitJob job) override;
 
   // ---- SharedLog, any thread ----
+  // Claims of entity numbers (--authority owner|rules): decided by the append thread, in
+  // stream order, before the flushes of the same round (cluster_owners.h).
+  void Claim(ClaimJob job) override;
   // A scene this node hosts from now on: loaded from Redis, then followed.
   void Follow(LoggedScene& scene) override;
   // The registry evicted `scene` (quiescent): the read loop stops following it and nothing is
@@ -99,6 +102,11 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
  private:
   ClusterNode(const ServerConfig& server, cluster::RedisOptions redis, Metrics& metrics);
   void AppendLoop();
+  // The claims, and the flushes of `jobs` that carry owner rows (removed from `jobs`), each
+  // through its script (cluster_owners.cc); the append thread's.
+  void AppendOwned(std::vector<CommitJob>& jobs, std::vector<ClaimJob>& claims);
+  // The owner hash of scene `name` (control thread).
+  Result<OwnerRows> ReadSceneOwners(const std::string& name);
   void ControlLoop();
   void Load(LoggedScene* scene);
   void CompactAll();
@@ -110,6 +118,7 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   cluster::RedisOptions redis_;
   cluster::ClusterConfig config_;
   uint32_t compact_interval_ms_;
+  bool authority_;  // --authority owner|rules: owner rows travel in the stream
   Metrics& metrics_;
 
   cluster::RedisConnection append_connection_;
@@ -127,6 +136,7 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable append_cv_, control_cv_, posted_cv_;
   std::deque<CommitJob> jobs_;
+  std::deque<ClaimJob> claims_;
   std::deque<LoggedScene*> loads_;
   std::map<std::string, LoggedScene*, std::less<>> scenes_;
   std::map<std::string, int64_t, std::less<>> read_lag_ms_;     // per scene, last delivery

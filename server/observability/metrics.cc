@@ -267,6 +267,10 @@ std::string Metrics::RenderPrometheus() const {
           "Refused writes no correction can undo in the writer's replica (APPEND_VALUE, "
           "DELETE_ENTITY; docs/AUTHORITY.md).",
           Load(authority_uncorrectable));
+  counter("scenecrdt_authority_cluster_lost_claims_total",
+          "Writes of cluster claims the stream order gave to another principal, refused and "
+          "corrected (docs/AUTHORITY.md \"Cluster\").",
+          Load(authority_cluster_lost_claims));
   counter("scenecrdt_resync_bytes_total", "Bytes of the resync frames.", Load(resync_bytes));
   counter("scenecrdt_log_lines_suppressed_total",
           "Repeated refusal log lines of one session that were not written.",

@@ -193,6 +193,7 @@ class Metrics {
   // that no correction can undo in the writer's replica (APPEND_VALUE, DELETE_ENTITY).
   Counter authority_corrections{0};
   Counter authority_uncorrectable{0};
+  Counter authority_cluster_lost_claims{0};  // writes of claims the stream order refused
   Counter resync_bytes{0};
   Counter log_lines_suppressed{0};  // repeated refusal lines of one session, not logged
   // Storage and memory bounds (docs/SERVER.md "Storage failures", "Memory bounds").

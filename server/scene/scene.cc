@@ -200,7 +200,7 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
       return;
     }
     std::vector<RefusedWrite> refused;
-    if (authority_.enabled()) FilterByAuthority(*member, batch, refused);
+    if (authority_.enabled()) FilterByAuthority(*member, frame_sequence, batch, refused);
     const uint64_t before = store_.sequence();
     const uint32_t principal = member->principal;
     const ErrorCode refusal = store_.MergeAdmitted(
@@ -228,7 +228,7 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
       }
     }
     if (!refused.empty()) AnswerRefused(*member, frame_sequence, refused);
-    acks_.Add(store_.sequence(), member_id, frame_sequence);
+    AddAck(*member, frame_sequence);
     ScheduleFlush();
   });
 }
@@ -527,8 +527,6 @@ bool Scene::HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
   return true;
 }
 
-bool Scene::LogIdle() const { return !shared_log_ || (!load_requested_ && held_joins_.empty()); }
-
 void Scene::Retire(std::function<void()> then) {
   // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
   // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
@@ -536,8 +534,8 @@ void Scene::Retire(std::function<void()> then) {
   net::asio::post(strand_, std::move(then));
 }
 
-void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
-                      cluster::StreamId last) {
+void Scene::MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                             cluster::StreamId last) {
   net::asio::post(strand_, [this, chunks = std::move(chunks), ids = std::move(ids), last] {
     // What was loaded is in the log already: nothing to append, nothing to fan out yet. Its
     // size counts towards --max-scene-bytes (the bytes that rebuilt it: an upper bound).
@@ -563,8 +561,8 @@ void Scene::LogLoadFailed(std::string why) {
   });
 }
 
-void Scene::LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
-                       std::size_t posted_bytes) {
+void Scene::MergeLogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+                            std::size_t posted_bytes) {
   net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes] {
     if (retired_) {
       shared_log_->Consumed(posted_bytes);  // evicted: the entries are in the log

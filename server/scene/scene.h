@@ -150,11 +150,11 @@ class Scene final : public LoggedScene {
   // A resume from any of the loaded pieces' positions gets a delta, so clients of a dead node
   // resume on a node that did not host the scene yet.
   void LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
-                 cluster::StreamId last) override;
+                 cluster::StreamId last, OwnerRows owners) override;
   void LogLoadFailed(std::string why) override;
   // Other nodes' entries merge and fan out as local writes.
-  void LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
-                  std::size_t posted_bytes) override;
+  void LogEntries(std::vector<std::string> chunks, cluster::StreamId last, std::size_t posted_bytes,
+                  OwnerRows owners) override;
   void LogAppended(cluster::StreamId id) override;
   // On the strand, once the registry evicted the scene and its shared log stopped following
   // it: what the log posted before is ignored from now on, and `then` runs on the strand
@@ -178,6 +178,13 @@ class Scene final : public LoggedScene {
     uint32_t principal = 0;            // Authority::Intern of its principal (authority on)
     bool admin = false;                // role admin: writes anything
     bool ranged = false;               // holds range grants (JWT `entities`)
+    uint32_t claims_in_flight = 0;     // cluster claims not decided yet (ClaimJob)
+    uint64_t held_frame = 0;           // its last frame, acked once they are decided
+  };
+  // A cluster claim's refused write, corrected once the read loop passed `after`.
+  struct DueCorrection {
+    cluster::StreamId after;
+    RefusedWrite write;
   };
   // A join waiting for the shared log's load (bounded by max_sessions_per_scene).
   struct HeldJoin {
@@ -213,8 +220,27 @@ class Scene final : public LoggedScene {
   // whose copies are still alive (`zstd`: as zstd records).
   std::vector<SharedFrame> SnapshotFrames(bool raw, bool zstd);
   // Leaves out of `batch` what the authority refuses (into `refused`); kOk-only when off.
-  void FilterByAuthority(const Member& m, runtime::AdmittedBatch& batch,
+  // On a shared log, a write that would claim an unowned number is held back and claimed
+  // (ClaimJob; docs/AUTHORITY.md "Cluster"); the member's acks wait for the decision.
+  void FilterByAuthority(Member& m, uint64_t frame_sequence, runtime::AdmittedBatch& batch,
                          std::vector<RefusedWrite>& refused);
+  // The member's frame is acked with the next commit, or once its claims are decided.
+  void AddAck(Member& m, uint64_t frame_sequence);
+  // A claim's decision (scene_cluster_authority.cc): won writes merge, lost ones are refused
+  // and corrected once this node has read the stream up to the decision.
+  void OnClaimed(uint64_t member_id, const std::string& principal,
+                 std::vector<std::pair<uint32_t, std::vector<uint8_t>>> numbers,
+                 std::vector<RefusedWrite> writes, const ClaimResult& result);
+  // LogLoaded's and LogEntries' merges (posted to the strand; scene.cc).
+  void MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                        cluster::StreamId last);
+  void MergeLogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+                       std::size_t posted_bytes);
+  // Cluster: a correction of a number whose owner this node learned from a claim's answer
+  // waits (due_corrections_) until the read loop passed the winner's entry. True: deferred.
+  bool DeferCorrection(const RefusedWrite& write);
+  // The stream was read up to `last` (zero: unknown): its owner rows apply, due corrections run.
+  void AfterLogRead(const OwnerRows& owners, cluster::StreamId last);
   // Tells the member which writes of frame `frame_sequence` were refused and merges the
   // corrections that make them lose in its replica (docs/AUTHORITY.md).
   void AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<RefusedWrite>& refused);
@@ -266,6 +292,14 @@ class Scene final : public LoggedScene {
 
   Authority authority_;
   std::vector<OwnerRow> owners_in_flight_;  // the owner rows of the commit in flight
+  // Cluster claims' corrections waiting for the read loop (bounded by the held writes: one
+  // per refused register of a claim) and how far it has read.
+  std::vector<DueCorrection> due_corrections_;
+  cluster::StreamId read_through_;
+  // Numbers lost to another claim -> the decision's position, until the read loop passes it
+  // (bounded by the owned numbers).
+  std::unordered_map<uint32_t, cluster::StreamId> owner_unread_;
+  uint32_t claims_pending_ = 0;  // ClaimJobs submitted, not decided: the scene is not idle
 
   uint64_t durable_ = 0;
   bool commit_in_flight_ = false;

@@ -34,6 +34,22 @@ struct CommitJob {
   std::function<void(bool)> done;  // runs on the log's thread: post, do not block
 };
 
+// Cluster ownership (docs/AUTHORITY.md "Cluster"): a principal's first writes of entity numbers
+// nobody owns yet, held back from the scene until the shared log decided, in stream order,
+// whether the principal may own them. `numbers`: per entity number, the DCL messages held.
+struct ClaimResult {
+  bool ok = false;             // false: Redis failed, nothing decided (refuse all)
+  cluster::StreamId position;  // the decision's place: the claim entry, or the stream's end
+  std::vector<std::pair<uint32_t, std::string>> lost;  // numbers owned by someone else: owner
+};
+struct ClaimJob {
+  std::string scene;
+  std::string principal;
+  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> numbers;
+  std::function<void(ClaimResult)> done;  // runs on the log's thread: post, do not block
+};
+using OwnerRows = std::vector<std::pair<uint32_t, std::string>>;
+
 // A scene as a shared log sees it. Each call may come from any thread (the log's): the scene
 // posts to its strand. Positions are stream IDs of the shared log (cluster/stream_id.h).
 class LoggedScene {
@@ -42,14 +58,16 @@ class LoggedScene {
   // The scene's stored state: `chunks` (snapshot, then the tail) merge, everything up to
   // `last` is in them; `ids[i]` is the position chunk i covers (a resume from any of them
   // gets a delta). Joins held meanwhile are welcomed afterwards.
+  // `owners`: the scene's owner table (authority on; read after the state, so at least as new).
   virtual void LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
-                         cluster::StreamId last) = 0;
+                         cluster::StreamId last, OwnerRows owners) = 0;
   // The load failed: held joins are closed with kUnavailable; the next join loads again.
   virtual void LogLoadFailed(std::string why) = 0;
   // Other writers' entries (chunks), read up to position `last` (zero: a snapshot reload, no
   // position). `posted_bytes` go back to the log (SharedLog::Consumed) once merged.
+  // `owners`: the owner rows of every entry read (own ones too), in stream order.
   virtual void LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
-                          std::size_t posted_bytes) = 0;
+                          std::size_t posted_bytes, OwnerRows owners) = 0;
   // The flush in flight is in the log with (last) position `id` (called before its done).
   virtual void LogAppended(cluster::StreamId id) = 0;
 
@@ -86,6 +104,8 @@ class SharedLog : public CommitLog {
   virtual void Unfollow(LoggedScene& scene) = 0;
   // Loads `scene` again after a failed load (its next join asks).
   virtual void RequestLoad(LoggedScene& scene) = 0;
+  // Decides a scene's claims (ClaimJob) in stream order; `job.done` always runs.
+  virtual void Claim(ClaimJob job) = 0;
   // Entries handed to a scene (LogEntries' `posted_bytes`) were merged or dropped.
   virtual void Consumed(std::size_t posted_bytes) = 0;
   // Whether the log holds anything of `scene`; an error when it cannot tell now (`why` gets

@@ -373,13 +373,9 @@ TEST(AuthorityTest, BadEntityRangesRefuseTheToken) {
   EXPECT_EQ(ok->entities, (std::vector<std::pair<uint32_t, uint32_t>>{{600, 700}, {900, 900}}));
 }
 
-TEST(AuthorityTest, ServeRefusesOwnerModeWithRedisAndUnknownModes) {
+// (--authority owner|rules with --redis is built: tests/cluster/server_cluster_authority_test.cc.)
+TEST(AuthorityTest, ServeRefusesUnknownModes) {
   TempDir dir;
-  ServerProcess with_redis(dir.path(), {"--authority", "owner", "--redis", "redis://127.0.0.1:1"});
-  EXPECT_EQ(with_redis.WaitExit(20s), 2);
-  EXPECT_NE(with_redis.log().find("--authority owner|rules is not supported with --redis"),
-            std::string::npos)
-      << with_redis.log();
   ServerProcess bogus(dir.path(), {"--authority", "everyone"});
   EXPECT_EQ(bogus.WaitExit(20s), 2);
   EXPECT_NE(bogus.log().find("--authority must be open, owner or rules"), std::string::npos)

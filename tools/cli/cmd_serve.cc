@@ -172,14 +172,6 @@ int RunServe(Args args) {
     return kExitBadInput;
   }
   if (!LoadAuthorityRules(config)) return kExitBadInput;
-  if (config.authority != server::AuthorityMode::kOpen && !config.redis_url.empty()) {
-    // Ownership on a shared Redis stream must be decided from the stream order on every node;
-    // that is not built yet (docs/AUTHORITY.md "Cluster"), and a per-node table would differ.
-    PrintMessage("serve",
-                 "--authority owner|rules is not supported with --redis yet (ownership is per node "
-                 "there); run it without --redis (docs/AUTHORITY.md \"Cluster\")");
-    return kExitBadInput;
-  }
   if (print_config) {
     std::fputs(PrintServeConfig(settings).c_str(), stdout);
     return kExitOk;

@@ -96,6 +96,22 @@ void Authority::Note(uint32_t principal, const protocol::CrdtMessage& m,
   }
 }
 
+bool Authority::IsClaim(const protocol::CrdtMessage& m) const {
+  if (mode_ == AuthorityMode::kOpen || !IsPut(m.type)) return false;
+  const uint32_t number = protocol::EntityNumber(m.entity);
+  if (protocol::IsReservedEntityNumber(number) || owner_of_.count(number) != 0) return false;
+  return mode_ != AuthorityMode::kRules || rules_->For(m.component) == Writer::kOwner;
+}
+
+void Authority::SetOwner(uint32_t number, const std::string& principal) {
+  if (protocol::IsReservedEntityNumber(number)) return;
+  if (principal.empty()) {
+    owner_of_.erase(number);
+  } else {
+    owner_of_[number] = Intern(principal);
+  }
+}
+
 void Authority::NoteCorrection(const protocol::CrdtMessage& correction) {
   corrected_[Key(correction)] = correction.timestamp;
 }

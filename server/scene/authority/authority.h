@@ -78,6 +78,12 @@ class Authority {
   // the owner's concurrent writes (docs/AUTHORITY.md). True when `m.timestamp` was changed.
   bool RestampOverCorrection(const runtime::CrdtStore& store, protocol::CrdtMessage& m);
 
+  // Cluster (docs/AUTHORITY.md "Cluster"): whether allowed `m` would claim its entity (a PUT
+  // of an owner-rule component to a number nobody owns yet, not reserved).
+  bool IsClaim(const protocol::CrdtMessage& m) const;
+  // An owner row decided by the shared log ("": nobody), applied as is (not a change to commit).
+  void SetOwner(uint32_t number, const std::string& principal);
+
   // The owner of entity `number`, nullptr when nobody owns it.
   const std::string* OwnerOf(uint32_t number) const;
   std::size_t owned() const { return owner_of_.size(); }

@@ -3,21 +3,51 @@
 // batch, answering them (Refusal + correction), and an admin's ownership transfer. The rule
 // and the owner table are Authority's (authority.h).
 #include <algorithm>
+#include <map>
 #include <tuple>
 
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/server/scene/scene.h"
 
 namespace scenecrdt::server {
 
-void Scene::FilterByAuthority(const Member& m, runtime::AdmittedBatch& batch,
+void Scene::FilterByAuthority(Member& m, uint64_t frame_sequence, runtime::AdmittedBatch& batch,
                               std::vector<RefusedWrite>& refused) {
   bool restamped = false;
+  // A shared log decides claims (docs/AUTHORITY.md "Cluster"): held back per number.
+  std::map<uint32_t, std::vector<uint8_t>> claims;
+  std::vector<RefusedWrite> held;
   batch.RemoveIf([&](const protocol::CrdtMessage& msg) {
     const ErrorCode code = authority_.Check(m.principal, m.admin, m.ranged, msg);
-    if (code == ErrorCode::kOk) return false;
+    if (code == ErrorCode::kOk) {
+      if (shared_log_ == nullptr || !authority_.IsClaim(msg)) return false;
+      protocol::AppendMessage(msg, claims[protocol::EntityNumber(msg.entity)]);
+      held.push_back({msg.type, msg.entity, msg.component, msg.timestamp, ErrorCode::kNotOwner});
+      return true;
+    }
     refused.push_back({msg.type, msg.entity, msg.component, msg.timestamp, code});
     return true;
   });
+  if (!claims.empty()) {
+    ClaimJob job;
+    job.scene = name_;
+    job.principal = m.member->principal();
+    job.numbers.assign(std::make_move_iterator(claims.begin()),
+                       std::make_move_iterator(claims.end()));
+    ++m.claims_in_flight;
+    ++claims_pending_;
+    m.held_frame = std::max(m.held_frame, frame_sequence);
+    job.done = [this, id = m.id, principal = job.principal, numbers = job.numbers,
+                held = std::move(held)](ClaimResult r) mutable {
+      net::asio::post(strand_,
+                      [this, id, principal = std::move(principal), numbers = std::move(numbers),
+                       held = std::move(held), r = std::move(r)]() mutable {
+                        OnClaimed(id, principal, std::move(numbers), std::move(held), r);
+                      });
+    };
+    shared_log_->Claim(std::move(job));
+  }
   batch.RewriteTimestamps([&](protocol::CrdtMessage& msg) {
     restamped |= authority_.RestampOverCorrection(store_, msg);
   });
@@ -43,6 +73,7 @@ void Scene::AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<Refuse
   for (const RefusedWrite& r : refused) {
     m.member->PostWriteRefused(session::Refusal{frame_sequence, r.entity, r.component,
                                                 static_cast<uint8_t>(r.type), r.code});
+    if (DeferCorrection(r)) continue;  // cluster: the owner's value is not read yet
     const auto correction = Authority::Correction(store_, r, scratch);
     if (!correction) {
       const bool is_register = r.type != protocol::MessageType::kAppendValue &&

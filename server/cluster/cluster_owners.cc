@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the owner hash of a cluster scene and its scripts (docs/AUTHORITY.md "Cluster").
+#include "scenecrdt/server/cluster/cluster_owners.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "scenecrdt/cluster/stream_entry.h"
+#include "scenecrdt/server/cluster/cluster_node.h"
+#include "scenecrdt/server/cluster/owner_rows.h"
+
+namespace scenecrdt::server {
+
+namespace {
+
+// KEYS: log, owners. ARGV: node, o, row count, (number, principal)..., pieces...
+// Rows first (HSET, or HDEL for ""), then one XADD per piece, the last one carrying `o`.
+constexpr std::string_view kAppendScript = R"lua(
+local n = tonumber(ARGV[3])
+for i = 0, n - 1 do
+  local num, p = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
+  if p == '' then redis.call('HDEL', KEYS[2], num) else redis.call('HSET', KEYS[2], num, p) end
+end
+local first = 4 + 2 * n
+if #ARGV < first then
+  return redis.call('XADD', KEYS[1], '*', 'n', ARGV[1], 'd', '', 'o', ARGV[2])
+end
+local id
+for i = first, #ARGV do
+  if i == #ARGV then
+    id = redis.call('XADD', KEYS[1], '*', 'n', ARGV[1], 'd', ARGV[i], 'o', ARGV[2])
+  else
+    id = redis.call('XADD', KEYS[1], '*', 'n', ARGV[1], 'd', ARGV[i])
+  end
+end
+return id
+)lua";
+
+// KEYS: log, owners. ARGV: node, principal, (number, DCL chunk)...
+// The first claim of a number in stream order wins: this script is where the order is made.
+constexpr std::string_view kClaimScript = R"lua(
+local p = ARGV[2]
+local d, o, lost = {}, {}, {}
+for i = 3, #ARGV, 2 do
+  local num = ARGV[i]
+  local cur = redis.call('HGET', KEYS[2], num)
+  if (not cur) or cur == p then
+    if not cur then redis.call('HSET', KEYS[2], num, p) end
+    d[#d + 1] = ARGV[i + 1]
+    o[#o + 1] = num .. ',' .. #p .. ',' .. p
+  else
+    lost[#lost + 1] = num
+    lost[#lost + 1] = cur
+  end
+end
+local id
+if #d > 0 then
+  id = redis.call('XADD', KEYS[1], '*', 'n', ARGV[1], 'd', table.concat(d), 'o', table.concat(o))
+else
+  local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  if #last > 0 then id = last[1][1] else id = '0-0' end
+end
+return {id, lost}
+)lua";
+
+std::string_view Text(std::span<const uint8_t> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+}  // namespace
+
+std::string OwnersKey(const cluster::SceneKeys& keys) {
+  // "<prefix>:{scene}:log" -> "<prefix>:{scene}:owners": same hash slot.
+  std::string key = keys.log;
+  const std::size_t colon = key.rfind(':');
+  key.resize(colon == std::string::npos ? key.size() : colon + 1);
+  return key + "owners";
+}
+
+Result<cluster::StreamId> AppendWithOwners(cluster::RedisConnection& redis,
+                                           const cluster::SceneKeys& keys, std::string_view node_id,
+                                           std::span<const std::span<const uint8_t>> pieces,
+                                           const OwnerRows& rows) {
+  const std::string owners_key = OwnersKey(keys);
+  const std::string encoded = EncodeOwnerRows(rows);
+  const std::string count = std::to_string(rows.size());
+  std::vector<std::string> numbers;
+  numbers.reserve(rows.size());
+  for (const auto& row : rows) numbers.push_back(std::to_string(row.first));
+  cluster::RedisArgs args = {"EVAL",     kAppendScript, "2",     keys.log,
+                             owners_key, node_id,       encoded, count};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    args.push_back(numbers[i]);
+    args.push_back(rows[i].second);
+  }
+  for (const auto& piece : pieces) {
+    if (!piece.empty()) args.push_back(Text(piece));
+  }
+  auto reply = redis.Command(args);
+  if (!reply.has_value()) return reply.error();
+  if (reply->is_error()) return cluster::ErrorFromRedisError(reply->str);
+  if (!reply->is_string()) return MakeError(ErrorCode::kIo, "owner append answered no ID");
+  auto id = cluster::ParseStreamId(reply->str);
+  if (!id.has_value()) return MakeError(ErrorCode::kIo, "owner append did not answer an ID");
+  return *id;
+}
+
+ClaimResult RunClaim(cluster::RedisConnection& redis, const cluster::SceneKeys& keys,
+                     std::string_view node_id, const ClaimJob& job) {
+  ClaimResult result;
+  const std::string owners_key = OwnersKey(keys);
+  std::vector<std::string> numbers;
+  numbers.reserve(job.numbers.size());
+  for (const auto& n : job.numbers) numbers.push_back(std::to_string(n.first));
+  cluster::RedisArgs args = {"EVAL",     kClaimScript, "2",          keys.log,
+                             owners_key, node_id,      job.principal};
+  for (std::size_t i = 0; i < job.numbers.size(); ++i) {
+    args.push_back(numbers[i]);
+    args.push_back(Text(job.numbers[i].second));
+  }
+  auto reply = redis.Command(args);
+  if (!reply.has_value() || !reply->is_array() || reply->elements.size() != 2 ||
+      !reply->elements[0].is_string() || !reply->elements[1].is_array()) {
+    return result;  // not decided: ok = false
+  }
+  auto id = cluster::ParseStreamId(reply->elements[0].str);
+  if (!id.has_value()) return result;
+  const auto& lost = reply->elements[1].elements;
+  for (std::size_t i = 0; i + 1 < lost.size(); i += 2) {
+    uint32_t number = 0;
+    if (!ParseOwnerNumber(lost[i].str, number)) return result;
+    result.lost.emplace_back(number, lost[i + 1].str);
+  }
+  result.position = *id;
+  result.ok = true;
+  return result;
+}
+
+Result<OwnerRows> ReadOwners(cluster::RedisConnection& redis, const cluster::SceneKeys& keys) {
+  const std::string owners_key = OwnersKey(keys);
+  auto reply = redis.Command({"HGETALL", owners_key});
+  if (!reply.has_value()) return reply.error();
+  if (reply->is_error()) return cluster::ErrorFromRedisError(reply->str);
+  OwnerRows rows;
+  if (!reply->is_array()) return rows;
+  const auto& e = reply->elements;
+  for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
+    uint32_t number = 0;
+    if (!ParseOwnerNumber(e[i].str, number) || e[i + 1].str.size() > kMaxPrincipalBytes) continue;
+    rows.emplace_back(number, e[i + 1].str);
+  }
+  return rows;
+}
+
+// ---- ClusterNode's owner appends (cluster_node.h) ----
+
+void ClusterNode::Claim(ClaimJob job) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stop_) {
+      claims_.push_back(std::move(job));
+      job.done = nullptr;
+    }
+  }
+  if (job.done) {
+    job.done(ClaimResult{});  // stopping: nothing is decided any more
+    return;
+  }
+  append_cv_.notify_one();
+}
+
+Result<OwnerRows> ClusterNode::ReadSceneOwners(const std::string& name) {
+  auto keys = cluster::MakeSceneKeys(config_.key_prefix, name);
+  if (!keys.has_value()) return keys.error();
+  return ReadOwners(control_connection_, *keys);
+}
+
+void ClusterNode::AppendOwned(std::vector<CommitJob>& jobs, std::vector<ClaimJob>& claims) {
+  for (ClaimJob& job : claims) {
+    ClaimResult result;
+    auto keys = cluster::MakeSceneKeys(config_.key_prefix, job.scene);
+    if (keys.has_value()) {
+      // One script per piece of at most max_entry_bytes (a number's messages stay together).
+      result.ok = true;
+      ClaimJob piece;
+      piece.principal = job.principal;
+      std::size_t bytes = 0;
+      const auto run = [&] {
+        if (piece.numbers.empty()) return;
+        ClaimResult r = RunClaim(append_connection_, *keys, config_.node_id, piece);
+        result.ok = result.ok && r.ok;
+        result.position = std::max(result.position, r.position);
+        result.lost.insert(result.lost.end(), r.lost.begin(), r.lost.end());
+        piece.numbers.clear();
+        bytes = 0;
+      };
+      for (auto& n : job.numbers) {
+        if (bytes + n.second.size() > config_.max_entry_bytes) run();
+        bytes += n.second.size();
+        piece.numbers.push_back(std::move(n));
+      }
+      run();
+    }
+    if (!result.ok) {
+      append_failures_.fetch_add(1, std::memory_order_relaxed);
+      Log("claim in scene " + job.scene + " failed: " + append_connection_.last_error_text());
+    } else {
+      appends_.fetch_add(1, std::memory_order_relaxed);
+    }
+    job.done(std::move(result));
+  }
+  std::erase_if(jobs, [&](CommitJob& job) {
+    if (job.owners.empty()) return false;
+    bool ok = false;
+    cluster::StreamId last;
+    if (auto keys = cluster::MakeSceneKeys(config_.key_prefix, job.scene); keys.has_value()) {
+      const auto pieces = SplitChunk(job.dcl, config_.max_entry_bytes);
+      auto id = AppendWithOwners(append_connection_, *keys, config_.node_id, pieces, job.owners);
+      ok = id.has_value();
+      if (ok) {
+        last = *id;
+      } else {
+        Log("append to " + job.scene + " failed: " + id.error().detail);
+      }
+    }
+    if (ok) {
+      appends_.fetch_add(1, std::memory_order_relaxed);
+      std::lock_guard lock(mu_);
+      if (auto it = scenes_.find(job.scene); it != scenes_.end()) it->second->LogAppended(last);
+    } else {
+      append_failures_.fetch_add(1, std::memory_order_relaxed);
+    }
+    job.done(ok);
+    return true;
+  });
+}
+
+}  // namespace scenecrdt::server

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owns the scene strand's side of cluster ownership (docs/AUTHORITY.md "Cluster"): the
+// decision of a claim the shared log made in stream order (won writes merge, lost ones are
+// refused and corrected once this node has read the stream up to the decision), the owner
+// rows read from the stream, and acks that wait for a member's claims.
+#include <algorithm>
+#include <span>
+
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/entity_id.h"
+#include "scenecrdt/server/scene/scene.h"
+
+namespace scenecrdt::server {
+
+void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                      cluster::StreamId last, OwnerRows owners) {
+  // The owners first: nobody is welcomed before they apply (the merge welcomes held joins).
+  // authority_'s mode never changes: readable from any thread.
+  if (authority_.enabled())
+    net::asio::post(strand_, [this, last, owners = std::move(owners)] {
+      if (!retired_) AfterLogRead(owners, last);
+    });
+  MergeLoadedState(std::move(chunks), std::move(ids), last);
+}
+
+void Scene::LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+                       std::size_t posted_bytes, OwnerRows owners) {
+  MergeLogEntries(std::move(chunks), last, posted_bytes);
+  // After the merge: a due correction needs the values read up to `last`.
+  if (!authority_.enabled()) return;
+  net::asio::post(strand_, [this, last, owners = std::move(owners)] {
+    if (!retired_) AfterLogRead(owners, last);
+  });
+}
+
+bool Scene::LogIdle() const {
+  return !shared_log_ || (!load_requested_ && held_joins_.empty() && claims_pending_ == 0);
+}
+
+void Scene::AddAck(Member& m, uint64_t frame_sequence) {
+  if (m.claims_in_flight == 0) {
+    acks_.Add(store_.sequence(), m.id, frame_sequence);
+  } else {
+    m.held_frame = std::max(m.held_frame, frame_sequence);  // cumulative acks: hold them all
+  }
+}
+
+void Scene::OnClaimed(uint64_t member_id, const std::string& principal,
+                      std::vector<std::pair<uint32_t, std::vector<uint8_t>>> numbers,
+                      std::vector<RefusedWrite> writes, const ClaimResult& result) {
+  --claims_pending_;
+  if (retired_ || deleted_) return;
+  Metrics& metrics = ctx_.metrics();
+  Member* m = FindMember(member_id);
+  const auto lost = [&](uint32_t number) -> const std::string* {
+    for (const auto& [n, owner] : result.lost) {
+      if (n == number) return &owner;
+    }
+    return nullptr;
+  };
+  // Won: the writes are in the stream; they merge here as they do on every other node.
+  const protocol::DecodeOptions decode;
+  const uint64_t before = store_.sequence();
+  for (const auto& [number, dcl] : numbers) {
+    if (!result.ok || lost(number) != nullptr) continue;
+    authority_.SetOwner(number, principal);
+    auto merged =
+        store_.MergeStream(std::span<const uint8_t>(dcl), decode,
+                           [&](const protocol::CrdtMessage&, const runtime::MergeResult& r) {
+                             metrics.CountMerge(r.outcome);
+                           });
+    if (!merged.has_value()) {
+      ctx_.log().Write(LogLevel::kError, "authority", "scene=%s claim_merge_error=%s",
+                       name_.c_str(), merged.error().detail);
+    }
+  }
+  for (const auto& [number, owner] : result.lost) {
+    authority_.SetOwner(number, owner);
+    if (read_through_ < result.position) owner_unread_[number] = result.position;
+  }
+  if (store_.sequence() != before) mixed_writers_ = true;
+  // Lost (or not decided: Redis failed): refused like any write of a number someone owns,
+  // corrected once the read loop passed the decision (the winner's writes are merged then).
+  for (RefusedWrite& w : writes) {
+    const uint32_t number = protocol::EntityNumber(w.entity);
+    if (result.ok && lost(number) == nullptr) continue;
+    if (!result.ok) w.code = ErrorCode::kUnavailable;
+    if (m) {
+      m->member->PostWriteRefused(session::Refusal{m->held_frame, w.entity, w.component,
+                                                   static_cast<uint8_t>(w.type), w.code});
+    }
+    Metrics::Add(metrics.authority_cluster_lost_claims);
+    due_corrections_.push_back({result.position, w});
+  }
+  if (result.ok && !result.lost.empty()) {
+    ctx_.log().Write(LogLevel::kInfo, "authority", "scene=%s claims_lost=%zu principal=\"%s\"",
+                     name_.c_str(), result.lost.size(), principal.c_str());
+  }
+  if (m && m->claims_in_flight > 0 && --m->claims_in_flight == 0 && m->held_frame != 0) {
+    acks_.Add(store_.sequence(), m->id, m->held_frame);
+    m->held_frame = 0;
+  }
+  AfterLogRead({}, cluster::StreamId{});
+  ScheduleFlush();
+}
+
+bool Scene::DeferCorrection(const RefusedWrite& write) {
+  if (owner_unread_.empty()) return false;
+  const auto it = owner_unread_.find(protocol::EntityNumber(write.entity));
+  if (it == owner_unread_.end()) return false;
+  due_corrections_.push_back({it->second, write});
+  return true;
+}
+
+void Scene::AfterLogRead(const OwnerRows& owners, cluster::StreamId last) {
+  for (const auto& [number, principal] : owners) authority_.SetOwner(number, principal);
+  read_through_ = std::max(read_through_, last);
+  std::erase_if(owner_unread_, [&](const auto& entry) { return entry.second <= read_through_; });
+  if (due_corrections_.empty()) return;
+  Metrics& metrics = ctx_.metrics();
+  std::vector<uint8_t> scratch;
+  uint64_t corrected = 0;
+  std::erase_if(due_corrections_, [&](const DueCorrection& due) {
+    if (read_through_ < due.after) return false;
+    const auto correction = Authority::Correction(store_, due.write, scratch);
+    if (!correction) return true;
+    const runtime::MergeResult merged = store_.Merge(*correction);
+    metrics.CountMerge(merged.outcome);
+    if (runtime::ChangedState(merged.outcome)) {
+      authority_.NoteCorrection(*correction);
+      ++corrected;
+    }
+    return true;
+  });
+  if (corrected == 0) return;
+  Metrics::Add(metrics.authority_corrections, corrected);
+  mixed_writers_ = true;
+  ScheduleFlush();
+}
+
+}  // namespace scenecrdt::server

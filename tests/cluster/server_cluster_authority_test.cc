@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: Apache-2.0
+// Owner: server/cluster/cluster_owners.* and server/scene/authority/scene_cluster_authority.cc.
+// `serve --redis --authority owner|rules` on two in-process nodes and one real redis-server
+// (docs/AUTHORITY.md "Cluster"): two principals creating the same entities at once on
+// different nodes end with one owner per entity, the same on every node and on a node that
+// loads the scene later, the owner's value everywhere, and every replica converged; the owner
+// rows' encoding refuses what it cannot parse; rules mode works in a cluster.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/entity_id.h"
+#include "scenecrdt/server/cluster/cluster_owners.h"
+#include "scenecrdt/server/scene/authority/authority_rules.h"
+#include "tests/cluster/cluster_node_util.h"
+#include "tests/cluster/redis_test_server.h"
+#include "tests/server/server_test_util.h"
+#include "tests/wait_until.h"
+
+namespace scenecrdt::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char kScene[] = "race";
+constexpr uint32_t kFirst = 600;
+constexpr uint32_t kEntities = 48;
+
+std::string AuthFile(const TempDir& dir) {
+  const std::string path = dir.path() + "/auth.json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  EXPECT_NE(f, nullptr);
+  std::fputs(R"({"tokens":[
+    {"token":"ta","scenes":["*"],"role":"write","name":"alice"},
+    {"token":"tb","scenes":["*"],"role":"write","name":"bob"},
+    {"token":"tr","scenes":["*"],"role":"admin","name":"root"}]})",
+             f);
+  std::fclose(f);
+  return path;
+}
+
+server::ServerConfig AuthorityNode(const RedisTestServer& redis, const std::string& auth,
+                                   server::AuthorityMode mode = server::AuthorityMode::kOwner,
+                                   uint32_t compact_ms = 0) {
+  server::ServerConfig c = NodeConfig(redis, compact_ms, /*retain_ms=*/0);
+  c.access.auth_file = auth;
+  c.authority = mode;
+  return c;
+}
+
+protocol::Transform At(float x) {
+  protocol::Transform t = protocol::kIdentityTransform;
+  t.position.x = x;
+  return t;
+}
+
+// Both nodes hold one state (each merges the other's entries asynchronously).
+bool SameState(TestServer& a, TestServer& b) {
+  return WaitUntil([&] { return a.SceneHash(kScene) == b.SceneHash(kScene); }, 20s);
+}
+
+std::vector<server::OwnerRow> Owners(TestServer& node) {
+  return node.get().SceneOwners(kScene).value_or(std::vector<server::OwnerRow>{});
+}
+
+// Whose value an x is: alice writes 1000 + round, bob 2000 + round.
+std::string WriterOf(float x) { return x >= 2000.0f ? "bob" : x >= 1000.0f ? "alice" : "?"; }
+
+TEST(ClusterAuthorityTest, ConcurrentCreationsOnTwoNodesGetOneOwnerEverywhere) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.started()) << redis.log();
+  TempDir dir;
+  const std::string auth = AuthFile(dir);
+  TestServer a_node(AuthorityNode(redis, auth));
+  TestServer b_node(AuthorityNode(redis, auth));
+  auto alice = Join(a_node.tcp_url(), kScene, std::nullopt, "ta");
+  auto bob = Join(b_node.tcp_url(), kScene, std::nullopt, "tb");
+  // Both create the entities upwards, a few per frame, at the same time: each group of
+  // numbers is claimed by both, on different nodes, at about the same moment.
+  constexpr int kRounds = 3;
+  const auto writer = [&](client::Client& c, float base, bool up) {
+    for (int round = 0; round < kRounds; ++round) {
+      for (uint32_t i = 0; i < kEntities; ++i) {
+        const uint32_t number = up ? kFirst + i : kFirst + kEntities - 1 - i;
+        ASSERT_TRUE(c.WriteTransform(protocol::MakeEntityId(number, 0),
+                                     At(base + static_cast<float>(round)))
+                        .has_value());
+        if (i % 4 == 3) {
+          c.Flush();
+          c.Poll();
+        }
+      }
+    }
+    c.Flush();
+    EXPECT_TRUE(c.PollUntil([&] { return c.pending_frames() == 0; }, 30s));
+  };
+  std::thread ta([&] { writer(*alice, 1000.0f, true); });
+  std::thread tb([&] { writer(*bob, 2000.0f, true); });
+  ta.join();
+  tb.join();
+
+  // One owner per entity, the same on both nodes.
+  std::vector<server::OwnerRow> owners;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        owners = Owners(a_node);
+        return owners.size() == kEntities && owners == Owners(b_node);
+      },
+      20s))
+      << "owners: " << owners.size() << " on node a, " << Owners(b_node).size() << " on node b";
+  std::size_t alices = 0;
+  for (const auto& [number, principal] : owners) {
+    EXPECT_TRUE(principal == "alice" || principal == "bob") << principal;
+    alices += principal == "alice" ? 1 : 0;
+  }
+  // Both nodes and both replicas hold one state, and every entity holds its owner's value.
+  ASSERT_TRUE(SameState(a_node, b_node));
+  for (auto* c : {alice.get(), bob.get()}) {
+    ASSERT_TRUE(
+        c->PollUntil([&] { return c->store().StateHashHex() == a_node.SceneHash(kScene); }, 20s))
+        << "a replica did not converge";
+  }
+  ASSERT_TRUE(SameState(a_node, b_node));
+  for (const auto& [number, principal] : owners) {
+    const protocol::Transform* t = alice->store().FindTransform(protocol::MakeEntityId(number, 0));
+    ASSERT_NE(t, nullptr) << number;
+    EXPECT_EQ(WriterOf(t->position.x), principal) << "entity " << number << " x " << t->position.x;
+  }
+  const double lost = NodeMetric(a_node, "scenecrdt_authority_cluster_lost_claims_total") +
+                      NodeMetric(b_node, "scenecrdt_authority_cluster_lost_claims_total");
+  std::fprintf(stderr, "alice owns %zu of %u entities; refusals: alice %llu, bob %llu; lost %g\n",
+               alices, kEntities, static_cast<unsigned long long>(alice->stats().refused_writes),
+               static_cast<unsigned long long>(bob->stats().refused_writes), lost);
+  // Both wrote every entity: whoever does not own one was refused (typed refusals).
+  EXPECT_GT(alice->stats().refused_writes + bob->stats().refused_writes, 0u)
+      << "alice owns " << alices;
+
+  // A node that loads the scene from Redis later has the same owners and state.
+  TestServer late(AuthorityNode(redis, auth));
+  auto watcher = Join(late.tcp_url(), kScene, std::nullopt, "ta");
+  EXPECT_EQ(Owners(late), owners);
+  EXPECT_EQ(late.SceneHash(kScene), a_node.SceneHash(kScene));
+
+  // After the races, each owner's next write holds on every node and every replica.
+  for (const auto& [number, principal] : owners) {
+    client::Client& owner = principal == "alice" ? *alice : *bob;
+    ASSERT_TRUE(owner
+                    .WriteTransform(protocol::MakeEntityId(number, 0),
+                                    At(principal == "alice" ? 1500.0f : 2500.0f))
+                    .has_value());
+  }
+  alice->Flush();
+  bob->Flush();
+  ASSERT_TRUE(alice->PollUntil([&] { return alice->pending_frames() == 0; }, 20s));
+  ASSERT_TRUE(bob->PollUntil([&] { return bob->pending_frames() == 0; }, 20s));
+  EXPECT_TRUE(SameState(a_node, b_node));
+  EXPECT_TRUE(SameState(a_node, late));
+  const auto last_writes_hold = [&](client::Client& c) {
+    for (const auto& [number, principal] : owners) {
+      const protocol::Transform* t = c.store().FindTransform(protocol::MakeEntityId(number, 0));
+      if (!t || t->position.x != (principal == "alice" ? 1500.0f : 2500.0f)) return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(alice->PollUntil([&] { return last_writes_hold(*alice); }, 20s));
+  EXPECT_TRUE(bob->PollUntil([&] { return last_writes_hold(*bob); }, 20s));
+  EXPECT_TRUE(watcher->PollUntil([&] { return last_writes_hold(*watcher); }, 20s));
+
+  // An admin's transfer on node b reaches node a and the Redis hash (a node loading later).
+  auto root = Join(b_node.tcp_url(), kScene, std::nullopt, "tr");
+  const auto [number, principal] = owners.front();
+  const std::string other = principal == "alice" ? "bob" : "alice";
+  ASSERT_TRUE(root->TransferOwnership(protocol::MakeEntityId(number, 0), other).has_value());
+  ASSERT_TRUE(root->PollUntil([&] { return root->stats().ownership_transfers == 1; }, 20s));
+  auto moved = owners;
+  moved.front().second = other;
+  EXPECT_TRUE(WaitUntil([&] { return Owners(a_node) == moved; }, 20s));
+  TestServer later(AuthorityNode(redis, auth));
+  auto joiner = Join(later.tcp_url(), kScene, std::nullopt, "ta");
+  EXPECT_EQ(Owners(later), moved);
+}
+
+TEST(ClusterAuthorityTest, RulesModeRefusesServerOnlyComponentsOnEveryNode) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.started()) << redis.log();
+  TempDir dir;
+  const std::string auth = AuthFile(dir);
+  std::string why;
+  auto rules =
+      server::AuthorityRules::Parse(R"({"default": "owner", "components": {"1001": "none"}})", why);
+  ASSERT_TRUE(rules.has_value()) << why;
+  auto shared = std::make_shared<const server::AuthorityRules>(std::move(*rules));
+  // Compaction folds the stream into snapshots meanwhile: the owners live in their own hash.
+  server::ServerConfig config =
+      AuthorityNode(redis, auth, server::AuthorityMode::kRules, /*compact_ms=*/100);
+  config.authority_rules = shared;
+  TestServer a_node(config);
+  TestServer b_node(config);
+  auto alice = Join(a_node.tcp_url(), kScene, std::nullopt, "ta");
+  auto bob = Join(b_node.tcp_url(), kScene, std::nullopt, "tb");
+  const protocol::EntityId e = protocol::MakeEntityId(700, 0);
+  ASSERT_TRUE(alice->WriteTransform(e, At(1.0f)).has_value());
+  ASSERT_NE(alice->Flush(), 0u);
+  ASSERT_TRUE(alice->PollUntil([&] { return alice->pending_frames() == 0; }, 20s));
+  ASSERT_TRUE(WaitUntil([&] { return Owners(b_node).size() == 1; }, 20s));
+  EXPECT_EQ(Owners(b_node), (std::vector<server::OwnerRow>{{700, "alice"}}));
+  // Bob, on the other node, may not write Alice's entity; nobody may write component 1001.
+  ASSERT_TRUE(bob->PollUntil([&] { return bob->store().FindTransform(e) != nullptr; }, 20s));
+  ASSERT_TRUE(bob->WriteTransform(e, At(2.0f)).has_value());
+  const uint8_t blob[] = {1, 2, 3};
+  protocol::CrdtMessage m;
+  m.type = protocol::MessageType::kPutComponent;
+  m.entity = e;
+  m.component = 1001;
+  m.timestamp = 50;
+  m.data = blob;
+  std::vector<uint8_t> chunk;
+  protocol::AppendMessage(m, chunk);
+  bob->Flush();
+  ASSERT_NE(alice->SendCrdt(chunk), 0u);
+  ASSERT_TRUE(bob->PollUntil([&] { return bob->stats().refused_writes >= 1; }, 20s));
+  ASSERT_TRUE(alice->PollUntil([&] { return alice->stats().refused_writes >= 1; }, 20s));
+  ASSERT_TRUE(SameState(a_node, b_node));
+  ASSERT_TRUE(
+      bob->PollUntil([&] { return bob->store().StateHashHex() == a_node.SceneHash(kScene); }, 20s));
+  EXPECT_EQ(bob->store().FindTransform(e)->position.x, 1.0f);
+  // After compaction trimmed the stream, a node loading the scene has the same owner.
+  ASSERT_TRUE(WaitUntil([&] { return StreamLength(redis, kScene) <= 2; }, 20s))
+      << StreamLength(redis, kScene) << " entries left";
+  TestServer late(config);
+  auto carol = Join(late.tcp_url(), kScene, std::nullopt, "tb");
+  EXPECT_EQ(Owners(late), (std::vector<server::OwnerRow>{{700, "alice"}}));
+  EXPECT_EQ(late.SceneHash(kScene), a_node.SceneHash(kScene));
+}
+
+TEST(ClusterAuthorityTest, OwnerRowsRoundTripAndRefuseWhatDoesNotParse) {
+  const server::OwnerRows rows = {{600, "alice"}, {601, ""}, {65535, "a,b,c"}};
+  server::OwnerRows back;
+  ASSERT_TRUE(server::DecodeOwnerRows(server::EncodeOwnerRows(rows), back));
+  EXPECT_EQ(back, rows);
+  for (const char* bad :
+       {"600", "600,5", "600,5,abc", "x,1,a", "70000,1,a", "600,300,", "600,-1,a", ",1,a"}) {
+    server::OwnerRows out;
+    EXPECT_FALSE(server::DecodeOwnerRows(bad, out)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace scenecrdt::testing
