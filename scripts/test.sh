@@ -21,6 +21,15 @@ forget() {  # a finished background step: its pid may be reused
   for i in "${!background[@]}"; do [ "${background[$i]}" != "$1" ] || unset "background[$i]"; done
 }
 trap 'for pid in "${background[@]}"; do kill_tree "$pid"; done' EXIT
+# Waits for a background step, prints its log and stops the script when it failed.
+finish() {  # NAME PID LOG
+  local status=0
+  wait "$2" || status=$?
+  forget "$2"
+  cat "$3"
+  rm -f "$3"
+  [ "$status" -eq 0 ] || { echo "$1 failed" >&2; exit 1; }
+}
 
 step "dependencies of the C++ build (scripts/deps.sh --build); the rest installs meanwhile"
 bash scripts/deps.sh --build
@@ -37,12 +46,7 @@ cmake --preset asan
 cmake --build --preset asan
 
 step "the other dependencies (clang, emscripten, chromium, mono)"
-deps_status=0
-wait "$deps_pid" || deps_status=$?
-forget "$deps_pid"
-cat "$deps_log"
-rm -f "$deps_log"
-[ "$deps_status" -eq 0 ] || { echo "scripts/deps.sh failed" >&2; exit 1; }
+finish "scripts/deps.sh" "$deps_pid" "$deps_log"
 
 step "GoogleTest suites and the other ctest tests under ASan+UBSan (ctest --preset asan)"
 ctest --preset asan
@@ -79,12 +83,7 @@ corpus=$(mktemp -d)
 rm -rf "$corpus"
 
 step "bindings: C# and Python results"
-bindings_status=0
-wait "$bindings_pid" || bindings_status=$?
-forget "$bindings_pid"
-cat "$bindings_log"
-rm -f "$bindings_log"
-[ "$bindings_status" -eq 0 ] || { echo "bindings tests failed" >&2; exit 1; }
+finish "bindings tests" "$bindings_pid" "$bindings_log"
 
 step "fuzz targets (clang libFuzzer, ${FUZZ_SECONDS:-20}s each, $(nproc) at once)"
 bash scripts/fuzz_all.sh
@@ -99,12 +98,7 @@ step "docs snippets, the web ones included (tests/docs/run_snippets.sh --strict)
 bash tests/docs/run_snippets.sh build/asan --strict
 
 step "Debian packages: the background build's result"
-package_status=0
-wait "$package_pid" || package_status=$?
-forget "$package_pid"
-cat "$package_log"
-rm -f "$package_log"
-[ "$package_status" -eq 0 ] || { echo "scripts/package.sh failed" >&2; exit 1; }
+finish "scripts/package.sh" "$package_pid" "$package_log"
 
 step "Debian packages: extract, run (scripts/package_test.sh; own temporary folders and ports)"
 timeout 3600 bash scripts/package_test.sh --packages build/package
