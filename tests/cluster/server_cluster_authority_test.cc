@@ -16,6 +16,7 @@
 #include "scenecrdt/server/scene/authority/authority_rules.h"
 #include "tests/cluster/cluster_node_util.h"
 #include "tests/cluster/redis_test_server.h"
+#include "tests/server/authority_test_util.h"
 #include "tests/server/server_test_util.h"
 #include "tests/wait_until.h"
 
@@ -27,19 +28,6 @@ using namespace std::chrono_literals;
 constexpr char kScene[] = "race";
 constexpr uint32_t kFirst = 600;
 constexpr uint32_t kEntities = 48;
-
-std::string AuthFile(const TempDir& dir) {
-  const std::string path = dir.path() + "/auth.json";
-  FILE* f = std::fopen(path.c_str(), "w");
-  EXPECT_NE(f, nullptr);
-  std::fputs(R"({"tokens":[
-    {"token":"ta","scenes":["*"],"role":"write","name":"alice"},
-    {"token":"tb","scenes":["*"],"role":"write","name":"bob"},
-    {"token":"tr","scenes":["*"],"role":"admin","name":"root"}]})",
-             f);
-  std::fclose(f);
-  return path;
-}
 
 server::ServerConfig AuthorityNode(const RedisTestServer& redis, const std::string& auth,
                                    server::AuthorityMode mode = server::AuthorityMode::kOwner,
@@ -72,7 +60,7 @@ TEST(ClusterAuthorityTest, ConcurrentCreationsOnTwoNodesGetOneOwnerEverywhere) {
   RedisTestServer redis;
   ASSERT_TRUE(redis.started()) << redis.log();
   TempDir dir;
-  const std::string auth = AuthFile(dir);
+  const std::string auth = WritePrincipalsAuthFile(dir);
   TestServer a_node(AuthorityNode(redis, auth));
   TestServer b_node(AuthorityNode(redis, auth));
   auto alice = Join(a_node.tcp_url(), kScene, std::nullopt, "ta");
@@ -186,7 +174,7 @@ TEST(ClusterAuthorityTest, RulesModeRefusesServerOnlyComponentsOnEveryNode) {
   RedisTestServer redis;
   ASSERT_TRUE(redis.started()) << redis.log();
   TempDir dir;
-  const std::string auth = AuthFile(dir);
+  const std::string auth = WritePrincipalsAuthFile(dir);
   std::string why;
   auto rules =
       server::AuthorityRules::Parse(R"({"default": "owner", "components": {"1001": "none"}})", why);

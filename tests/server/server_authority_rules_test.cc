@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/scene/authority/authority.* (rules mode). `--authority rules` end to end on 127.0.0.1
-// (docs/AUTHORITY.md "Rules mode"): server-only components refused (even to admins) and never
-// relayed, admin-only entity ranges, the default for unknown components, `any` components
+// Owner: server/scene/authority/authority.* (rules mode). `--authority rules` end to end on
+// 127.0.0.1 (docs/AUTHORITY.md "Rules mode"): server-only components refused (even to admins) and
+// never relayed, admin-only entity ranges, the default for unknown components, `any` components
 // writable by everyone on owned entities, and `serve` refusing a missing or bad rules file.
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/server/scene/authority/authority_rules.h"
+#include "tests/server/authority_test_util.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {
@@ -40,11 +41,7 @@ void WriteFile(const std::string& path, const char* text) {
 }
 
 server::ServerConfig RulesConfig(const TempDir& dir) {
-  const std::string auth = dir.path() + "/auth.json";
-  WriteFile(auth, R"({"tokens":[
-    {"token":"ta","scenes":["*"],"role":"write","name":"alice"},
-    {"token":"tb","scenes":["*"],"role":"write","name":"bob"},
-    {"token":"tr","scenes":["*"],"role":"admin","name":"root"}]})");
+  const std::string auth = WritePrincipalsAuthFile(dir);
   server::ServerConfig c = TestServer::Config();
   c.access.auth_file = auth;
   c.authority = server::AuthorityMode::kRules;

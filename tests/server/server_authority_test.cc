@@ -14,6 +14,7 @@
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/server/auth/jwt_verifier.h"
+#include "tests/server/authority_test_util.h"
 #include "tests/server/jwt_test_util.h"
 #include "tests/server/server_test_util.h"
 
@@ -25,19 +26,6 @@ using protocol::MessageType;
 
 constexpr char kScene[] = "owned";
 const protocol::EntityId kEntity = protocol::MakeEntityId(600, 0);
-
-std::string WriteAuthFile(const TempDir& dir) {
-  const std::string path = dir.path() + "/auth.json";
-  FILE* f = std::fopen(path.c_str(), "w");
-  EXPECT_NE(f, nullptr);
-  std::fputs(R"({"tokens":[
-    {"token":"ta","scenes":["*"],"role":"write","name":"alice"},
-    {"token":"tb","scenes":["*"],"role":"write","name":"bob"},
-    {"token":"tr","scenes":["*"],"role":"admin","name":"root"}]})",
-             f);
-  std::fclose(f);
-  return path;
-}
 
 server::ServerConfig OwnerConfig(const std::string& auth_file) {
   server::ServerConfig c = TestServer::Config();
@@ -84,7 +72,7 @@ std::vector<server::OwnerRow> Owners(TestServer& s) {
 
 TEST(AuthorityTest, OwnerRefusesOthersAndTheirReplicasConverge) {
   TempDir dir;
-  TestServer server(OwnerConfig(WriteAuthFile(dir)));
+  TestServer server(OwnerConfig(WritePrincipalsAuthFile(dir)));
   auto alice = Join(server.tcp_url(), "ta");
   auto bob = Join(server.tcp_url(), "tb");
   WriteAcked(*alice, 1.0f);
@@ -151,7 +139,7 @@ TEST(AuthorityTest, OwnerRefusesOthersAndTheirReplicasConverge) {
 TEST(AuthorityTest, OwnershipSurvivesARestart) {
   TempDir dir;
   TempDir data;
-  const std::string auth = WriteAuthFile(dir);
+  const std::string auth = WritePrincipalsAuthFile(dir);
   {
     TestServer server(OwnerConfig(auth), data.path());
     auto alice = Join(server.tcp_url(), "ta");
@@ -188,7 +176,7 @@ TEST(AuthorityTest, WithoutAuthEachSessionIsItsOwnPrincipal) {
 
 TEST(AuthorityTest, OpenModeLetsEveryWriterWrite) {
   TempDir dir;
-  server::ServerConfig config = OwnerConfig(WriteAuthFile(dir));
+  server::ServerConfig config = OwnerConfig(WritePrincipalsAuthFile(dir));
   config.authority = server::AuthorityMode::kOpen;
   TestServer server(config);
   auto alice = Join(server.tcp_url(), "ta");
@@ -226,7 +214,7 @@ bool ReceiveUntil(DclSocket& socket, runtime::CrdtStore& replica,
 
 TEST(AuthorityTest, RawDclWriteIsCorrectedAboveItsTimestamp) {
   TempDir dir;
-  TestServer server(OwnerConfig(WriteAuthFile(dir)));
+  TestServer server(OwnerConfig(WritePrincipalsAuthFile(dir)));
   auto alice = Join(server.tcp_url(), "ta");
   WriteAcked(*alice, 1.0f);
   const uint32_t alice_ts =
@@ -267,7 +255,7 @@ TEST(AuthorityTest, RawDclWriteIsCorrectedAboveItsTimestamp) {
 
 TEST(AuthorityTest, AdminTransfersOwnershipAndOthersAreRefused) {
   TempDir dir;
-  TestServer server(OwnerConfig(WriteAuthFile(dir)));
+  TestServer server(OwnerConfig(WritePrincipalsAuthFile(dir)));
   auto alice = Join(server.tcp_url(), "ta");
   auto bob = Join(server.tcp_url(), "tb");
   auto root = Join(server.tcp_url(), "tr");
