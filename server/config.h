@@ -74,8 +74,8 @@ struct Limits {
 
 // Who may write an entity (docs/AUTHORITY.md): kOpen is plain last-writer-wins (every
 // writer may write everything); kOwner: the principal whose PUT creates an entity owns it;
-// kRules: per component (AuthorityRules, scene/authority/authority_rules.h), owner mode's rule where a
-// component's rule is "owner".
+// kRules: per component (AuthorityRules, scene/authority/authority_rules.h), owner mode's rule
+// where a component's rule is "owner".
 enum class AuthorityMode : uint8_t { kOpen, kOwner, kRules };
 struct AuthorityRules;
 

@@ -64,14 +64,14 @@
 #include "scenecrdt/server/scene/departures.h"
 #include "scenecrdt/server/scene/fan_out/fan_out_cache.h"
 #include "scenecrdt/server/scene/fan_out/frame_builder.h"
+#include "scenecrdt/server/scene/fan_out/shared_compression.h"
+#include "scenecrdt/server/scene/fan_out/snapshot_share.h"
 #include "scenecrdt/server/scene/interest/interest_index.h"
 #include "scenecrdt/server/scene/interest/member_view.h"
 #include "scenecrdt/server/scene/rate_limit.h"
 #include "scenecrdt/server/scene/scene_bytes.h"
 #include "scenecrdt/server/scene/scene_member.h"
 #include "scenecrdt/server/scene/scene_sequences.h"
-#include "scenecrdt/server/scene/fan_out/shared_compression.h"
-#include "scenecrdt/server/scene/fan_out/snapshot_share.h"
 #include "scenecrdt/server/storage/commit_log.h"
 
 namespace scenecrdt::server {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/scene/authority/authority_rules.*. The --authority-rules file: what it accepts, and that
-// every mistake (a typo in a key, a bad value, lo > hi, a number outside the entity-number
+// Owner: server/scene/authority/authority_rules.*. The --authority-rules file: what it accepts, and
+// that every mistake (a typo in a key, a bad value, lo > hi, a number outside the entity-number
 // space, a component id that is not a u32) is refused with a reason naming the key.
 #include "scenecrdt/server/scene/authority/authority_rules.h"
 

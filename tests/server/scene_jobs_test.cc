@@ -13,8 +13,8 @@
 #include "scenecrdt/server/scene/ack_book.h"
 #include "scenecrdt/server/scene/departures.h"
 #include "scenecrdt/server/scene/fan_out/fan_out_cache.h"
-#include "scenecrdt/server/scene/scene_sequences.h"
 #include "scenecrdt/server/scene/fan_out/snapshot_share.h"
+#include "scenecrdt/server/scene/scene_sequences.h"
 
 namespace scenecrdt::server {
 namespace {

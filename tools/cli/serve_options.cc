@@ -309,8 +309,7 @@ const ServeOption kOptions[] = {
           s.config.limits.client_budget_kbps = d;
           return nullptr;
         },
-        [](const ServeSettings& s) { return OptionValue(s.config.limits.client_budget_kbps); },
-        "N",
+        [](const ServeSettings& s) { return OptionValue(s.config.limits.client_budget_kbps); }, "N",
         "an interest member's byte budget in kbit/s: the farthest entities'\n"
         "changes are deferred, coalesced, never dropped (default 0: none)"},
     // memory bounds

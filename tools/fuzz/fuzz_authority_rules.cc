@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for the --authority-rules parser (server/scene/authority/authority_rules.h): any input
-// parses or fails with kInvalidArgument / kParse and a non-empty reason that names what is
+// Fuzz target for the --authority-rules parser (server/scene/authority/authority_rules.h): any
+// input parses or fails with kInvalidArgument / kParse and a non-empty reason that names what is
 // wrong; a parsed file's bounds hold (ranges lo <= hi <= 65534, at most kMaxComponents and
 // kMaxRanges entries) and For / AdminOnly answer for any component and number.
 #include <cstdint>
