@@ -89,6 +89,18 @@ uint64_t U64(const OptionValue& v) { return std::get<uint64_t>(v); }
         },                                                                       \
         [](const ServeSettings& s) { return OptionValue(FIELD); }, __VA_ARGS__   \
   }
+// A number in [LO, HI] (or 0 when ZERO_OK: "none"); WHY: the message when it is not.
+#define SCENECRDT_NUMBER_IN(NAME, FIELD, LO, HI, ZERO_OK, WHY, ...)            \
+  ServeOption {                                                                \
+    NAME, OptionKind::kNumber, 0,                                              \
+        [](ServeSettings& s, const OptionValue& v) -> const char* {            \
+          const double d = std::get<double>(v);                                \
+          if (!((ZERO_OK && d == 0) || (d >= LO && d <= HI))) return WHY;      \
+          FIELD = d;                                                           \
+          return nullptr;                                                      \
+        },                                                                     \
+        [](const ServeSettings& s) { return OptionValue(FIELD); }, __VA_ARGS__ \
+  }
 // A flag sets true; NEGATE: the field holds the opposite (--no-fsync sets fsync = false).
 #define SCENECRDT_FLAG(NAME, NEGATE, FIELD, ...)                                         \
   ServeOption {                                                                          \
@@ -281,37 +293,16 @@ const ServeOption kOptions[] = {
     SCENECRDT_U32("idle-timeout-ms", s.config.limits.idle_timeout_ms, "N",
                   "close a session silent this long; pinged at a third (default 60000)"),
     // interest management (docs/INTEREST.md "Bounds")
-    ServeOption{"interest-cell-m", OptionKind::kNumber, 0,
-                [](ServeSettings& s, const OptionValue& v) -> const char* {
-                  const double d = std::get<double>(v);
-                  if (!(d >= 0.5 && d <= 1e6)) return "must be between 0.5 and 1000000";
-                  s.config.limits.interest_cell_m = d;
-                  return nullptr;
-                },
-                [](const ServeSettings& s) { return OptionValue(s.config.limits.interest_cell_m); },
-                "M", "interest grid cell side in metres (default 16; docs/INTEREST.md)"},
-    ServeOption{
-        "max-interest-radius-m", OptionKind::kNumber, 0,
-        [](ServeSettings& s, const OptionValue& v) -> const char* {
-          const double d = std::get<double>(v);
-          if (!(d >= 1 && d <= 1e7)) return "must be between 1 and 10000000";
-          s.config.limits.max_interest_radius_m = d;
-          return nullptr;
-        },
-        [](const ServeSettings& s) { return OptionValue(s.config.limits.max_interest_radius_m); },
-        "M", "larger interest radii are clamped, the client told (default 1000)"},
-    ServeOption{
-        "client-budget-kbps", OptionKind::kNumber, 0,
-        [](ServeSettings& s, const OptionValue& v) -> const char* {
-          const double d = std::get<double>(v);
-          if (!(d == 0 || (d >= 1 && d <= 1e7)))
-            return "must be 0 (none) or between 1 and 10000000";
-          s.config.limits.client_budget_kbps = d;
-          return nullptr;
-        },
-        [](const ServeSettings& s) { return OptionValue(s.config.limits.client_budget_kbps); }, "N",
-        "an interest member's byte budget in kbit/s: the farthest entities'\n"
-        "changes are deferred, coalesced, never dropped (default 0: none)"},
+    SCENECRDT_NUMBER_IN("interest-cell-m", s.config.limits.interest_cell_m, 0.5, 1e6, false,
+                        "must be between 0.5 and 1000000", "M",
+                        "interest grid cell side in metres (default 16; docs/INTEREST.md)"),
+    SCENECRDT_NUMBER_IN("max-interest-radius-m", s.config.limits.max_interest_radius_m, 1, 1e7,
+                        false, "must be between 1 and 10000000", "M",
+                        "larger interest radii are clamped, the client told (default 1000)"),
+    SCENECRDT_NUMBER_IN("client-budget-kbps", s.config.limits.client_budget_kbps, 1, 1e7, true,
+                        "must be 0 (none) or between 1 and 10000000", "N",
+                        "an interest member's byte budget in kbit/s: the farthest entities'\n"
+                        "changes are deferred, coalesced, never dropped (default 0: none)"),
     // memory bounds
     SCENECRDT_U64("max-scene-bytes", s.config.limits.max_scene_bytes, "N",
                   "a scene's state (as a DCL snapshot) may not grow past N bytes;\n"
