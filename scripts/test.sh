@@ -20,7 +20,7 @@ forget() {  # a finished background step: its pid may be reused
   local i
   for i in "${!background[@]}"; do [ "${background[$i]}" != "$1" ] || unset "background[$i]"; done
 }
-trap 'for pid in "${background[@]}"; do kill -CONT -- "-$pid" 2>/dev/null; kill_tree "$pid"; done' EXIT
+trap 'for pid in "${background[@]}"; do pkill -CONT -s "$pid" 2>/dev/null; kill_tree "$pid"; done' EXIT
 # Waits for a background step, prints its log and stops the script when it failed.
 finish() {  # NAME PID LOG
   local status=0
@@ -57,7 +57,8 @@ step "Debian packages: viewer (scripts/build_web.sh), then the release build sta
 bash scripts/build_web.sh --quiet
 rm -rf build/package-web && cp -r build/web build/package-web  # the web step rebuilds build/web
 package_log=$(mktemp)
-# Its own process group (setsid), so that it can be paused as a whole (below).
+# Its own session (setsid), so that it can be paused as a whole (below): by session, not by
+# process group, since ninja starts every compile in a process group of its own.
 setsid nice -n 10 bash scripts/package.sh --build-dir build/package --web build/package-web \
   >"$package_log" 2>&1 &
 package_pid=$!
@@ -95,9 +96,9 @@ bash tests/interop/run.sh build/asan/tools/scenecrdt
 # The package build is paused meanwhile: the browser tests' allocation and frame-time checks
 # sample V8's heap and want the cores they had before (a compile beside them fails them).
 step "browser: wasm runtime, TypeScript client, viewer in headless chromium (package build paused)"
-kill -STOP -- "-$package_pid" 2>/dev/null || true
+pkill -STOP -s "$package_pid" 2>/dev/null || true
 bash tests/web/run.sh build/asan/tools/scenecrdt
-kill -CONT -- "-$package_pid" 2>/dev/null || true
+pkill -CONT -s "$package_pid" 2>/dev/null || true
 
 step "docs snippets, the web ones included (tests/docs/run_snippets.sh --strict)"
 bash tests/docs/run_snippets.sh build/asan --strict
