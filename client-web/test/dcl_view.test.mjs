@@ -294,32 +294,47 @@ test("DclSceneView.frame() with 10 000 entities: no allocation per frame, and it
       `median ${sorted[sorted.length >> 1].toFixed(2)} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)].toFixed(2)} ms, ` +
       `${(changed / times.length).toFixed(0)} changed per frame; engine.update() ${(updateMs / times.length).toFixed(2)} ms a frame`);
     assert.ok(changed > 0, "entities moved during the frames");
-    // Allocations under frame() (DclSceneView.frame and fillFrame, dist/client.js): a real one
-    // per frame (16 bytes or more, 200 frames) samples at least 3 200 bytes in every attempt;
-    // V8's one-off work samples some attempts only: the least of up to 6 must stay under that.
+    // Allocations under frame() (DclSceneView.frame and fillFrame, dist/client.js), counted as
+    // V8's sampled allocations: at a 32-byte mean sampling interval an allocation of 16 bytes
+    // or more in each of 200 frames is sampled about 80 times (each with probability
+    // 1 - e^(-16/32) = 0.39, or more for bigger ones) in every attempt, while V8's one-off work
+    // (installing optimised code, late on a busy machine) is a handful of samples whatever its
+    // bytes: the least of up to 6 attempts must stay under 40 samples (docs/TESTING.md).
     // Warm the code up (optimised tiers) back to back, as perf.test.mjs does.
     for (let k = 0; k < 2000; k++) view.frame(Math.round(performance.now() * 1000));
     const session = new Session();
     session.connect();
-    const sampled = [];
-    const under = (node, inside) => {
-      const here = inside || (node.callFrame.functionName === "frame" && node.callFrame.url.endsWith("dist/client.js"));
-      return (here ? node.selfSize : 0) + node.children.reduce((sum, c) => sum + under(c, here), 0);
+    const attempts = [];
+    const underFrame = (profile) => {
+      const nodes = new Set();
+      let bytes = 0;
+      const walk = (node, inside) => {
+        const here = inside || (node.callFrame.functionName === "frame" && node.callFrame.url.endsWith("dist/client.js"));
+        if (here) {
+          nodes.add(node.id);
+          bytes += node.selfSize;
+        }
+        for (const c of node.children) walk(c, here);
+      };
+      walk(profile.head, false);
+      return { bytes, samples: profile.samples.filter((x) => nodes.has(x.nodeId)).length };
     };
     const memory = [rt.mod.HEAPU8.byteLength];
-    for (let attempt = 0; attempt < 6 && sampled.at(-1) !== 0; attempt++) {
+    for (let attempt = 0; attempt < 6 && attempts.at(-1)?.samples !== 0; attempt++) {
       await session.post("HeapProfiler.startSampling", { samplingInterval: 32, includeObjectsCollectedByMajorGC: true,
         includeObjectsCollectedByMinorGC: true });
       await frames(200, false);
       const { profile } = await session.post("HeapProfiler.stopSampling");
-      sampled.push(under(profile.head, false));
+      attempts.push(underFrame(profile));
       memory.push(rt.mod.HEAPU8.byteLength);
       if (process.env.SCENECRDT_ALLOC_STACKS) printStacks(profile.head);
     }
     session.disconnect();
-    console.log(`allocations: bytes sampled under DclSceneView.frame(renderUs) in 200 frames of ${N} entities: ${sampled.join(", then ")} ` +
+    console.log(`allocations: sampled under DclSceneView.frame(renderUs) in 200 frames of ${N} entities: ` +
+      `${attempts.map((a) => `${a.samples} samples (${a.bytes} bytes)`).join(", then ")} ` +
       `(wasm memory before and after each: ${memory.map((b) => (b / 1048576).toFixed(0)).join(", ")} MiB)`);
-    assert.ok(Math.min(...sampled) < 16 * 200, `frame() allocates nothing (least sample ${Math.min(...sampled)} bytes)`);
+    const least = Math.min(...attempts.map((a) => a.samples));
+    assert.ok(least < 40, `frame() allocates nothing per frame (least: ${least} sampled allocations in 200 frames)`);
   } finally {
     clearInterval(timer);
     view.close();
