@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Owns the install rules of the server package (component server, the Debian package
 # scenecrdt; docs/PACKAGING.md): the viewer's assets in share/scenecrdt/web, where an
-# installed `scenecrdt serve` looks by default (tools/cli/cmd_serve.cc DefaultWebRoot), the
+# installed `scenecrdt serve` looks by default (tools/cli/serve/cmd_serve.cc DefaultWebRoot), the
 # systemd units (deploy/systemd/), the sysusers.d file of their system user and the config
 # file deploy/scenecrdt.toml (/etc/scenecrdt/scenecrdt.toml for the /usr prefix of the
 # package, a conffile; PREFIX/etc/scenecrdt otherwise). The command

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: tools/cli/cmd_pull.cc (--owners), server/web/admin_routes.cc (GET
+// Owner: tools/cli/remote/cmd_pull.cc (--owners), server/web/admin_routes.cc (GET
 // /admin/scenes/<name>/owners) and server/storage/db_salvage.cc (the owners table): the owner
 // table of --authority owner as the tools show and keep it (docs/AUTHORITY.md "Showing
 // owners", "Durability").

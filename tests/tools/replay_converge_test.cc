@@ -11,7 +11,7 @@
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/testing/bench_streams.h"
 #include "tests/tools/subprocess.h"
-#include "tools/cli/schedule_shrink.h"
+#include "tools/cli/stream/schedule_shrink.h"
 
 namespace scenecrdt::tools::test {
 namespace {

@@ -66,7 +66,7 @@ TEST(ServeConfigTest, EveryFlagOfHelpHasAKeyAndEveryKeyAFlag) {
   }
   for (const std::string& flag : flags) {
     EXPECT_TRUE(keys.count(flag.substr(2))) << flag << " is in serve --help but has no config key: "
-                                            << "declare it in tools/cli/serve_options.cc";
+                                            << "declare it in tools/cli/serve/serve_options.cc";
   }
   for (const std::string& key : keys) {
     EXPECT_TRUE(flags.count("--" + key)) << key << " is a key but serve --help has no --" << key;
@@ -74,7 +74,7 @@ TEST(ServeConfigTest, EveryFlagOfHelpHasAKeyAndEveryKeyAFlag) {
 }
 
 TEST(ServeConfigTest, EveryOptionOfTheTableHasHelpText) {
-  // An entry of tools/cli/serve_options.cc without its meta and help (the two last fields)
+  // An entry of tools/cli/serve/serve_options.cc without its meta and help (the two last fields)
   // prints a bare "  --name" line in serve --help.
   ScratchDir scratch;
   const RunResult help = RunProcess(kCli, {"serve", "--help"}, scratch);
@@ -91,7 +91,7 @@ TEST(ServeConfigTest, EveryOptionOfTheTableHasHelpText) {
                          lines[i + 1].find_first_not_of(' ') == 24;
     EXPECT_TRUE((text != std::string::npos && lines[i].find("  ", 2) != std::string::npos) ||
                 on_next)
-        << flag << " has no help text: give its entry in tools/cli/serve_options.cc a meta "
+        << flag << " has no help text: give its entry in tools/cli/serve/serve_options.cc a meta "
         << "and a help string";
   }
   EXPECT_GT(options, 30u);
@@ -101,7 +101,7 @@ TEST(ServeConfigTest, EveryFlagTheServeSourceReadsHasAKey) {
   // A flag read the old way ("one parse branch") in cmd_serve.cc without a declaration.
   ScratchDir scratch;
   const std::set<std::string> keys = DefaultKeys(scratch);
-  const std::string source = ReadText(kSourceDir + "/tools/cli/cmd_serve.cc");
+  const std::string source = ReadText(kSourceDir + "/tools/cli/serve/cmd_serve.cc");
   // Every "--name" literal of the file: scan.Value("--x"), scan.U64("--x"), ...
   std::size_t checked = 0;
   for (std::size_t at = source.find("(\"--"); at != std::string::npos;
@@ -111,7 +111,7 @@ TEST(ServeConfigTest, EveryFlagTheServeSourceReadsHasAKey) {
     ++checked;
     EXPECT_TRUE(keys.count(flag.substr(2)))
         << "cmd_serve.cc reads " << flag << " but it has no config key: declare it in "
-        << "tools/cli/serve_options.cc";
+        << "tools/cli/serve/serve_options.cc";
   }
   EXPECT_EQ(checked, 0u) << "cmd_serve.cc reads flags of its own: declare them instead";
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests the bounded-memory reading of stream files (tools/cli/stream_reader.h, MergeFiles in
+// Tests the bounded-memory reading of stream files (tools/cli/stream/stream_reader.h, MergeFiles in
 // stream_files.h): windows cut at every offset of a small stream, through mmap and through
 // read(), give exactly what a whole-buffer decode and merge give; truncated and corrupt tails
 // fail with the offset of the faulty message; and the --max-memory-mb bound of the commands
@@ -14,8 +14,8 @@
 #include "scenecrdt/replay/state_json.h"
 #include "scenecrdt/runtime/crdt_store.h"
 #include "tests/tools/subprocess.h"
-#include "tools/cli/stream_files.h"
-#include "tools/cli/stream_reader.h"
+#include "tools/cli/stream/stream_files.h"
+#include "tools/cli/stream/stream_reader.h"
 
 namespace scenecrdt::tools::test {
 namespace {

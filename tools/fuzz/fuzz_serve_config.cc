@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for `serve --config FILE` (tools/cli/serve_options.h): any text reads or fails
+// Fuzz target for `serve --config FILE` (tools/cli/serve/serve_options.h): any text reads or fails
 // with a message naming "FILE:LINE:COL" (or the size bound); an accepted file prints
 // (--print-config) to a file that reads back to the same configuration and prints
 // identically; the print never carries a redis password.
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "tools/cli/serve_options.h"
+#include "tools/cli/serve/serve_options.h"
 
 using scenecrdt::cli::PrintServeConfig;
 using scenecrdt::cli::ReadServeConfigText;

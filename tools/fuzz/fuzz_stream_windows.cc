@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fuzz target for the windowed reading of stream files (tools/cli/stream_reader.h): the input,
-// as a file, read through windows of a size the input chooses (mmap or read()), must give the
-// same messages and the same error (code and offset) as decoding it as one buffer.
+// Fuzz target for the windowed reading of stream files (tools/cli/stream/stream_reader.h): the
+// input, as a file, read through windows of a size the input chooses (mmap or read()), must give
+// the same messages and the same error (code and offset) as decoding it as one buffer.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "scenecrdt/protocol/crdt_codec.h"
-#include "tools/cli/stream_reader.h"
+#include "tools/cli/stream/stream_reader.h"
 
 using scenecrdt::ErrorCode;
 using scenecrdt::protocol::AppendMessage;

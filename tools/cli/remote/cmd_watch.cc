@@ -9,8 +9,8 @@
 #include <map>
 
 #include "tools/cli/cli_app.h"
-#include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/remote/client_common.h"
 
 namespace scenecrdt::cli {
 

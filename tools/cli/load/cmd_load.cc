@@ -5,7 +5,7 @@
 // handed to its connection to the moment the bytes completing another client's frame reached its
 // socket (the kernel's SO_TIMESTAMPNS on tcp://; the decode time on ws://): the (entity,
 // timestamp) pair of every send is kept in a small ring per mover, so no stamp travels in the
-// payload. The run's state and measurements: tools/cli/load_run.h.
+// payload. The run's state and measurements: tools/cli/load/load_run.h.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -17,11 +17,11 @@
 
 #include "scenecrdt/client/internal/connection.h"
 #include "tools/cli/cli_app.h"
-#include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/load_failover.h"
-#include "tools/cli/load_run.h"
+#include "tools/cli/load/load_failover.h"
+#include "tools/cli/load/load_run.h"
 #include "tools/cli/progress.h"
+#include "tools/cli/remote/client_common.h"
 
 namespace scenecrdt::cli {
 

@@ -13,8 +13,8 @@
 #include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/progress.h"
-#include "tools/cli/schedule_shrink.h"
-#include "tools/cli/stream_files.h"
+#include "tools/cli/stream/schedule_shrink.h"
+#include "tools/cli/stream/stream_files.h"
 
 namespace scenecrdt::cli {
 

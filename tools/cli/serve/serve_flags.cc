@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "tools/cli/cli_app.h"
-#include "tools/cli/serve_options.h"
+#include "tools/cli/serve/serve_options.h"
 
 namespace scenecrdt::cli {
 namespace {

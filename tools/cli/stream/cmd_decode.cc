@@ -7,7 +7,7 @@
 #include "scenecrdt/replay/message_json.h"
 #include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/stream_files.h"
+#include "tools/cli/stream/stream_files.h"
 
 namespace scenecrdt::cli {
 

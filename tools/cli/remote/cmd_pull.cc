@@ -13,8 +13,8 @@
 #include "scenecrdt/replay/state_json.h"
 #include "scenecrdt/replay/world_json.h"
 #include "tools/cli/cli_app.h"
-#include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/remote/client_common.h"
 
 namespace scenecrdt::cli {
 

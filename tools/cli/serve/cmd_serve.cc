@@ -18,7 +18,7 @@
 #include "scenecrdt/server/server.h"
 #include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/serve_options.h"
+#include "tools/cli/serve/serve_options.h"
 
 namespace scenecrdt::cli {
 
@@ -27,7 +27,7 @@ constexpr const char* kAbout =
     R"(Runs the scene server: clients join scenes (created on first join), send DCL CRDT writes,
 and receive every winning change at once. State is kept in SQLite under --data and restored
 on restart; a write is acknowledged only once it is durable. See docs/SERVER.md. Every
-option below is also a key of the --config file (tools/cli/serve_options.cc declares both).
+option below is also a key of the --config file (tools/cli/serve/serve_options.cc declares both).
 )";
 constexpr const char* kFooter =
     R"(SIGINT/SIGTERM: stop accepting, commit, acknowledge, close sessions, exit 0.

@@ -2,7 +2,7 @@
 // Owns the table of `scenecrdt serve`'s options and two of its readers: the TOML config file
 // (toml++) and --print-config (docs/OPERATIONS.md "The config file"); the flags are
 // serve_flags.cc.
-#include "tools/cli/serve_options.h"
+#include "tools/cli/serve/serve_options.h"
 
 #include <chrono>
 #include <cinttypes>

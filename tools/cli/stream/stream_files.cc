@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns reading and strictly decoding stream files for replay-like commands, and telling a
 // JSON file given in place of a DCL stream; or merging them in order window by window.
-#include "tools/cli/stream_files.h"
+#include "tools/cli/stream/stream_files.h"
 
 #include <algorithm>
 

@@ -10,10 +10,10 @@
 
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/testing/bench_streams.h"
+#include "tools/cli/bench/cmd_bench_propagate.h"
 #include "tools/cli/cli_app.h"
-#include "tools/cli/cmd_bench_propagate.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/stream_files.h"
+#include "tools/cli/stream/stream_files.h"
 
 namespace scenecrdt::cli {
 

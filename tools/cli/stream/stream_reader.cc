@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the windowed reading of DCL stream files (mmap for regular files, read() otherwise).
-#include "tools/cli/stream_reader.h"
+#include "tools/cli/stream/stream_reader.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

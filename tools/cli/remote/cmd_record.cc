@@ -15,9 +15,9 @@
 
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "tools/cli/cli_app.h"
-#include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/progress.h"
+#include "tools/cli/remote/client_common.h"
 
 namespace scenecrdt::cli {
 

@@ -5,7 +5,7 @@
 // from the moment the client saw its connection end) to the moment it was welcomed again on
 // another node with its state applied, and whether that was a resume delta or a snapshot.
 // Then it waits until every write is acknowledged (unacknowledged frames are resent).
-#include "tools/cli/load_failover.h"
+#include "tools/cli/load/load_failover.h"
 
 #include <signal.h>
 
@@ -20,8 +20,8 @@
 
 #include "scenecrdt/client/client.h"
 #include "scenecrdt/client/url.h"
-#include "tools/cli/client_common.h"
 #include "tools/cli/progress.h"
+#include "tools/cli/remote/client_common.h"
 
 namespace scenecrdt::cli {
 

@@ -9,7 +9,7 @@
 #include "scenecrdt/runtime/runtime.h"
 #include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/stream_files.h"
+#include "tools/cli/stream/stream_files.h"
 
 namespace scenecrdt::cli {
 

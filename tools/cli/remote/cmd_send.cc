@@ -9,10 +9,10 @@
 
 #include "scenecrdt/protocol/session/crdt_split.h"
 #include "tools/cli/cli_app.h"
-#include "tools/cli/client_common.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/progress.h"
-#include "tools/cli/stream_files.h"
+#include "tools/cli/remote/client_common.h"
+#include "tools/cli/stream/stream_files.h"
 
 namespace scenecrdt::cli {
 

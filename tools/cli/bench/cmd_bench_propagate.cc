@@ -2,7 +2,7 @@
 // Owns `scenecrdt bench propagate`: one propagation configuration (scene shape, size, threads,
 // dirty fraction) timed on the user's machine without Google Benchmark; prints the median time
 // per TransformSystem::Update (docs/PROPAGATION.md, "Measurements").
-#include "tools/cli/cmd_bench_propagate.h"
+#include "tools/cli/bench/cmd_bench_propagate.h"
 
 #include <algorithm>
 #include <chrono>

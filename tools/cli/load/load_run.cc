@@ -2,7 +2,7 @@
 // Owns what one `scenecrdt load` run measures and sends: receipts stamped against the movers'
 // rings, one Transform per mover per tick, the latency percentiles, CPU times, and the source
 // address of each client.
-#include "tools/cli/load_run.h"
+#include "tools/cli/load/load_run.h"
 
 #include <arpa/inet.h>
 #include <sys/resource.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the shared flags and the join sequence of the network commands.
-#include "tools/cli/client_common.h"
+#include "tools/cli/remote/client_common.h"
 
 #include <charconv>
 #include <cmath>

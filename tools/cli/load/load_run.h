@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the state of one `scenecrdt load` run (tools/cli/cmd_load.cc drives it): the clients
+// Owns the state of one `scenecrdt load` run (tools/cli/load/cmd_load.cc drives it): the clients
 // and the shards (a thread and an io_context each) that drive them, the movers with their
 // rings of send stamps, the latency histogram and counters, and where each client connects
 // from (source addresses spread over 127.0.0.0/8 so no address meets a server's per-address

@@ -15,7 +15,7 @@
 
 #include "scenecrdt/protocol/crdt_message.h"
 #include "scenecrdt/protocol/result.h"
-#include "tools/cli/stream_reader.h"
+#include "tools/cli/stream/stream_reader.h"
 
 namespace scenecrdt::cli {
 
