@@ -13,7 +13,11 @@ Client::Impl::Impl(Client& owner, ClientOptions options)
     : owner_(owner),
       options_(std::move(options)),
       runtime_(options_.limits),
-      backoff_(options_.reconnect.backoff) {}
+      backoff_(options_.reconnect.backoff),
+      outbox_(options_, runtime_, stats_,
+              internal::Outbox::Hooks{
+                  [this](internal::Outbox::PendingFrame& p) { return Transmit(p); },
+                  [this](const std::string& line) { Log(line); }, [this] { return Now(); }}) {}
 
 Client::Impl::TimePoint Client::Impl::Now() const {
   return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
@@ -221,7 +225,7 @@ Result<void> Client::TransferOwnership(protocol::EntityId entity, const std::str
   return {};
 }
 std::size_t Client::max_crdt_bytes() const {
-  return session::MaxCrdtDataBytes(impl_->server_frame_bytes_);
+  return session::MaxCrdtDataBytes(impl_->outbox_.server_frame_bytes());
 }
 
 bool Client::welcomed() const { return impl_->welcome_.has_value(); }
@@ -264,10 +268,10 @@ const Error& Client::close_error() const { return impl_->close_error_; }
 const std::vector<std::string>& Client::servers() const { return impl_->servers_; }
 std::size_t Client::current_server() const { return impl_->server_; }
 uint64_t Client::scene_sequence() const { return impl_->scene_sequence_; }
-uint64_t Client::acked_frame_sequence() const { return impl_->acked_; }
-uint64_t Client::last_frame_sequence() const { return impl_->next_frame_sequence_ - 1; }
-std::size_t Client::pending_frames() const { return impl_->pending_.size(); }
-std::size_t Client::unsent_writes() const { return impl_->unsent_.size(); }
+uint64_t Client::acked_frame_sequence() const { return impl_->outbox_.acked(); }
+uint64_t Client::last_frame_sequence() const { return impl_->outbox_.last_frame_sequence(); }
+std::size_t Client::pending_frames() const { return impl_->outbox_.pending_frames(); }
+std::size_t Client::unsent_writes() const { return impl_->outbox_.unsent_writes(); }
 
 std::vector<Refusal> Client::TakeRefusals() {
   std::vector<Refusal> out;

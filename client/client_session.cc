@@ -281,27 +281,20 @@ void Client::Impl::OnCrdt(const session::Crdt& c, const InboxItem& item) {
 }
 
 void Client::Impl::OnAck(const session::Ack& a) {
-  acked_ = std::max(acked_, a.frame_sequence);
-  while (!pending_.empty() && pending_.front().frame_sequence <= acked_) {
-    pending_bytes_ -= pending_.front().dcl.size();
-    pending_.pop_front();
-    ++stats_.acked_frames;
-  }
-  rate_limit_pauses_ = 0;
-  if (resync_after_frame_ != 0 && acked_ >= resync_after_frame_ && connection_) {
+  outbox_.OnAck(a.frame_sequence);
+  if (resync_after_frame_ != 0 && outbox_.acked() >= resync_after_frame_ && connection_) {
     resync_after_frame_ = 0;
     snapshot_next_ = true;
     Log("an own entity deletion was refused: rejoining for a snapshot");
     connection_->Close();
   }
-  if (owner_.on_ack) owner_.on_ack(acked_);
+  if (owner_.on_ack) owner_.on_ack(outbox_.acked());
 }
 
 void Client::Impl::OnWelcome(const session::Welcome& welcome) {
-  server_frame_bytes_ = session::ServerMaxFrameBytes(welcome);
-  frame_limit_logged_ = false;
+  outbox_.OnWelcome(session::ServerMaxFrameBytes(welcome));
   welcome_ = Welcome{welcome.session_id, welcome.scene_sequence, welcome.resumed, welcome.can_write,
-                     server_frame_bytes_};
+                     outbox_.server_frame_bytes()};
   synced_ = false;
   connection_state_bytes_ = 0;
   ++stats_.connects;
@@ -331,7 +324,7 @@ void Client::Impl::OnStateApplied(uint64_t scene_sequence) {
     rebuild_.reset();
     ++stats_.resyncs;
     // Our unacknowledged frames are on their way again: the replica shows them, as before.
-    for (const PendingFrame& p : pending_) (void)runtime_.ApplyCrdt(p.dcl);
+    outbox_.ReapplyPending(runtime_);
   }
   scene_sequence_ = scene_sequence;
   state_ready_ = true;
@@ -352,23 +345,10 @@ void Client::Impl::OnStateApplied(uint64_t scene_sequence) {
       Ull(connection_state_bytes_)));
   // 1. Unacknowledged frames, as they are and in frame order: every frame at or below a
   //    cumulative Ack of this connection has then been sent on it.
-  const uint64_t resent_before = stats_.resent_frames;
-  const uint64_t resent_bytes_before = stats_.resent_bytes;
-  bool sent_all = true;
-  for (PendingFrame& p : pending_) {
-    if (!Transmit(p)) {
-      sent_all = false;  // the connection is ending: the next one resends
-      break;
-    }
-  }
-  if (stats_.resent_frames > resent_before) {
-    Log(Format("resent %llu unacknowledged frames (%llu bytes)",
-               Ull(stats_.resent_frames - resent_before),
-               Ull(stats_.resent_bytes - resent_bytes_before)));
-  }
+  const bool sent_all = outbox_.ResendPending();
   // 2. Writes never sent: stamp the held ones, re-stamp the offline ones the state overtook.
-  StampUnsent();
-  flush_paused_until_.reset();
+  outbox_.StampUnsent();
+  outbox_.ResumeFlush();
   if (sent_all) Flush();
 }
 
@@ -378,20 +358,9 @@ void Client::Impl::OnRefusal(const session::ErrorFrame& e) {
     last_error_ = ClientError{e.code, e.text, true, failed_attempts_};
   }
   bool report = true;
-  if (e.frame_sequence != 0 && !e.fatal) {
-    auto it = std::find_if(pending_.begin(), pending_.end(), [&](const PendingFrame& p) {
-      return p.frame_sequence == e.frame_sequence;
-    });
-    if (it != pending_.end()) {
-      if (e.code == ErrorCode::kRateLimited && it->owned) {
-        // Refused whole, nothing merged: our writes go back to the unsent buffer (unless a
-        // newer write of the entity is there) and Flush pauses, so they coalesce meanwhile.
-        Requeue(*it);
-        report = false;
-      }
-      pending_bytes_ -= it->dcl.size();
-      pending_.erase(it);
-    }
+  if (e.frame_sequence != 0 && !e.fatal &&
+      outbox_.OnFrameRefused(e.frame_sequence, e.code == ErrorCode::kRateLimited)) {
+    report = false;  // our writes are back in the unsent buffer: not the caller's concern
   }
   if (report) {
     if (refusals_.size() >= kMaxRefusalsKept) refusals_.erase(refusals_.begin());
@@ -401,7 +370,7 @@ void Client::Impl::OnRefusal(const session::ErrorFrame& e) {
 
 void Client::Impl::OnWriteRefused(const session::Refusal& r) {
   ++stats_.refused_writes;
-  unsent_.erase(r.entity);
+  outbox_.DropUnsent(r.entity);
   const auto type = static_cast<protocol::MessageType>(r.message_type);
   if ((type == protocol::MessageType::kDeleteEntity ||
        type == protocol::MessageType::kDeleteEntityNetwork) &&
@@ -487,11 +456,11 @@ void Client::Impl::OnDisconnected(const Error& error) {
   if (server_ != previous) ++stats_.failovers;
   const auto delay = backoff_.Next();
   reconnect_at_ = Now() + delay;
-  Log(
-      Format("connection to %s lost (%s); reconnecting to %s in %lld ms (%zu unacked frames, %zu "
-             "unsent writes kept)",
-             servers_[previous].c_str(), reason.c_str(), servers_[server_].c_str(),
-             static_cast<long long>(delay.count()), pending_.size(), unsent_.size()));
+  Log(Format(
+      "connection to %s lost (%s); reconnecting to %s in %lld ms (%zu unacked frames, %zu "
+      "unsent writes kept)",
+      servers_[previous].c_str(), reason.c_str(), servers_[server_].c_str(),
+      static_cast<long long>(delay.count()), outbox_.pending_frames(), outbox_.unsent_writes()));
 }
 
 ClientStats Client::Impl::stats() const {
@@ -503,6 +472,38 @@ ClientStats Client::Impl::stats() const {
     s.bytes_received += connection_->bytes_received();
   }
   return s;
+}
+
+Result<void> Client::Impl::Write(protocol::EntityId entity, const UnsentWrite& write) {
+  if (closed_) return MakeError(ErrorCode::kIo, "the client is closed");
+  return outbox_.Write(entity, write, state_ready_, synced_);
+}
+
+uint64_t Client::Impl::SendCrdt(std::span<const uint8_t> dcl) {
+  if (closed_ || stopped_) return 0;
+  return outbox_.SendCrdt(dcl, synced_);
+}
+
+bool Client::Impl::Transmit(internal::Outbox::PendingFrame& p) {
+  if (!connection_ || !connection_active_) return false;
+  session::Crdt crdt;
+  crdt.frame_sequence = p.frame_sequence;
+  crdt.data = p.dcl;
+  if (!connection_->Send(session::BuildFrame(crdt))) {
+    // Closed meanwhile, or its queue is full: either way this connection can no longer carry
+    // every frame in order, so end it; the next one resends everything unacknowledged.
+    connection_->Close();
+    return false;
+  }
+  const bool resend = p.sent_on != 0;
+  p.sent_on = connection_id_;
+  ++stats_.frames_sent;
+  if (resend) {
+    ++stats_.resent_frames;
+    stats_.resent_bytes += p.dcl.size();
+  }
+  if (owner_.on_send) owner_.on_send(p.frame_sequence, p.dcl, resend);
+  return true;
 }
 
 }  // namespace scenecrdt::client

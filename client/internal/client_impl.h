@@ -3,7 +3,8 @@
 // side (an io_context on the client's thread, the current Connection), the inbox between them
 // and the caller's thread, and everything the caller's thread decides (the replica, resume,
 // resend, re-stamp, when and where to reconnect). client.cc has the lifecycle and the public
-// forwarding, client_session.cc the connection events and frames, client_writes.cc the writes.
+// forwarding, client_session.cc the connection events and frames; the writes are the
+// Outbox's (client/internal/outbox.h).
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,7 @@
 #include "scenecrdt/client/backoff.h"
 #include "scenecrdt/client/client.h"
 #include "scenecrdt/client/internal/connection.h"
+#include "scenecrdt/client/internal/outbox.h"
 #include "scenecrdt/client/url.h"
 #include "scenecrdt/net/net.h"
 #include "scenecrdt/protocol/session/envelope.h"
@@ -43,20 +45,8 @@ struct Client::Impl {
     TimePoint received{};
     std::chrono::system_clock::time_point received_wall{};
   };
-  struct PendingFrame {
-    uint64_t frame_sequence = 0;
-    std::vector<uint8_t> dcl;
-    bool owned = false;    // built from the unsent buffer (not SendCrdt)
-    uint64_t sent_on = 0;  // connection it was last handed to (0: never)
-  };
-  // The latest local write of one entity that is not in a frame yet.
-  enum class WriteKind : uint8_t { kTransform, kDeleteTransform, kDeleteEntity };
-  struct UnsentWrite {
-    WriteKind kind = WriteKind::kTransform;
-    protocol::Transform value;  // kTransform
-    uint32_t timestamp = 0;     // the local stamp (when stamped; 0 for kDeleteEntity)
-    bool stamped = false;       // false: held before the first snapshot
-  };
+  using UnsentWrite = internal::Outbox::UnsentWrite;
+  using WriteKind = internal::Outbox::WriteKind;
 
   Impl(Client& owner, ClientOptions options);
 
@@ -87,20 +77,12 @@ struct Client::Impl {
   void OnWriteRefused(const session::Refusal& r);
   ClientStats stats() const;
 
-  // client_writes.cc: the unsent buffer, frames and resends.
+  // The writes (the Outbox decides; these check the client's state and send).
   Result<void> Write(protocol::EntityId entity, const UnsentWrite& write);
-  // Merges `w` into the replica with a fresh stamp; the message goes to scratch_.
-  Result<runtime::MergeOutcome> StampLocally(protocol::EntityId entity, const UnsentWrite& w);
-  void StampUnsent();
-  // True when the replica still holds exactly what the stamped write `w` wrote.
-  bool StillOurs(protocol::EntityId entity, const UnsentWrite& w) const;
-  void AppendUnsent(protocol::EntityId entity, const UnsentWrite& w, std::vector<uint8_t>& out);
-  // A frame of own writes refused as rate_limited: its writes go back to the unsent buffer.
-  void Requeue(const PendingFrame& frame);
-  uint64_t Flush();
+  uint64_t Flush() { return outbox_.Flush(synced_); }
   uint64_t SendCrdt(std::span<const uint8_t> dcl);
-  bool Transmit(PendingFrame& frame);
-  void AddPending(std::vector<uint8_t> dcl, bool owned);
+  // The Outbox's transmit hook: one frame on the current connection.
+  bool Transmit(internal::Outbox::PendingFrame& frame);
   // Turns interpolation on in `rt` when it is on for the client (a rebuilt replica).
   void CarryInterpolation(runtime::Runtime& rt);
 
@@ -153,17 +135,6 @@ struct Client::Impl {
   bool closed_ = false;
   Error close_error_{};
   uint64_t scene_sequence_ = 0;
-  uint64_t next_frame_sequence_ = 1;
-  uint64_t acked_ = 0;
-  std::deque<PendingFrame> pending_;  // unacked, ascending frame sequence
-  std::size_t pending_bytes_ = 0;
-  std::map<protocol::EntityId, UnsentWrite> unsent_;
-  // The server's frame limit (the latest Welcome's; the documented default before one).
-  uint32_t server_frame_bytes_ = session::kDefaultServerMaxFrameBytes;
-  bool frame_limit_logged_ = false;              // Flush said that no write fits it
-  std::optional<TimePoint> flush_paused_until_;  // after a rate_limited refusal
-  uint32_t rate_limit_pauses_ = 0;
-  std::vector<uint8_t> scratch_;
   std::vector<Refusal> refusals_;
   // A refused own DELETE_ENTITY (OnWriteRefused): once this frame is acked, the connection is
   // closed and the next Hello asks for a snapshot (snapshot_next_).
@@ -172,6 +143,8 @@ struct Client::Impl {
   ClientStats stats_;
   std::optional<InterestAck> interest_ack_;
   std::vector<protocol::EntityId> leaving_;  // OutOfView's entities, reused
+  // Last: it refers to options_, runtime_ and stats_.
+  internal::Outbox outbox_;
 };
 
 namespace internal {

@@ -1,23 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the replica client's writes: the unsent buffer (the latest write per entity: a
-// Transform, a Transform deletion or an entity deletion), held writes stamped on top of the
-// first snapshot and offline writes re-stamped over newer state, Crdt frames kept until
-// acknowledged, their (re)transmission, frames cut under the server's frame limit
-// (docs/PROTOCOL.md section 2, "Frame limit"), and frames refused as rate_limited going back
-// into the buffer.
+// Owns Outbox (client/internal/outbox.h): the replica client's unsent buffer, its stamping,
+// the frames kept until acknowledged, their (re)transmission through the client's hook, frames
+// cut under the server's frame limit (docs/PROTOCOL.md section 2, "Frame limit"), and frames
+// refused as rate_limited going back into the buffer.
+#include "scenecrdt/client/internal/outbox.h"
+
 #include <algorithm>
 
-#include "scenecrdt/client/internal/client_impl.h"
 #include "scenecrdt/client/internal/format.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/session/crdt_split.h"
+#include "scenecrdt/protocol/session/envelope.h"
 
-namespace scenecrdt::client {
+namespace scenecrdt::client::internal {
 
 namespace {
-
-using internal::Format;
-using internal::Ull;
 
 // Messages per frame built by Flush: the server's default message burst. Fewer when the
 // server's frame limit holds fewer of the largest write (a Transform PUT, 68 bytes).
@@ -27,16 +24,52 @@ constexpr std::size_t kMaxMessageBytes = 24 + protocol::Transform::kSize;
 constexpr int64_t kRateLimitPauseMs = 100;
 constexpr int64_t kRateLimitPauseCapMs = 2000;
 
+// AppendMessage for one unsent write.
+void AppendUnsent(protocol::EntityId entity, const Outbox::UnsentWrite& w,
+                  std::vector<uint8_t>& out) {
+  switch (w.kind) {
+    case Outbox::WriteKind::kTransform:
+      protocol::AppendTransformPut(entity, w.timestamp, w.value, out);
+      return;
+    case Outbox::WriteKind::kDeleteTransform:
+    case Outbox::WriteKind::kDeleteEntity: {
+      protocol::CrdtMessage m;
+      m.entity = entity;
+      if (w.kind == Outbox::WriteKind::kDeleteEntity) {
+        m.type = protocol::MessageType::kDeleteEntity;
+      } else {
+        m.type = protocol::MessageType::kDeleteComponent;
+        m.component = protocol::kTransformComponentId;
+        m.timestamp = w.timestamp;
+      }
+      protocol::AppendMessage(m, out);
+      return;
+    }
+  }
+}
+
 }  // namespace
 
-Result<void> Client::Impl::Write(protocol::EntityId entity, const UnsentWrite& write) {
-  if (closed_) return MakeError(ErrorCode::kIo, "the client is closed");
+Outbox::Outbox(const ClientOptions& options, runtime::Runtime& replica, ClientStats& stats,
+               Hooks hooks)
+    : options_(options),
+      replica_(replica),
+      stats_(stats),
+      hooks_(std::move(hooks)),
+      server_frame_bytes_(session::kDefaultServerMaxFrameBytes) {}
+
+void Outbox::Log(const std::string& line) const {
+  if (hooks_.log) hooks_.log(line);
+}
+
+Result<void> Outbox::Write(protocol::EntityId entity, const UnsentWrite& write, bool state_ready,
+                           bool synced) {
   auto it = unsent_.find(entity);
   if (it == unsent_.end() && unsent_.size() >= options_.max_unsent_writes) {
     return MakeError(ErrorCode::kRateLimited,
                      "the unsent-write buffer is full (ClientOptions::max_unsent_writes)");
   }
-  if (!state_ready_) {
+  if (!state_ready) {
     // Held unstamped: a stamp now (1, or our replica's + 1) could lose to, or silently
     // override, state we have not seen yet. StampUnsent() stamps it on top of the snapshot.
     if (it != unsent_.end() && it->second.kind == WriteKind::kDeleteEntity) {
@@ -52,41 +85,41 @@ Result<void> Client::Impl::Write(protocol::EntityId entity, const UnsentWrite& w
   stamped.stamped = true;
   if (write.kind != WriteKind::kDeleteEntity) {
     stamped.timestamp =
-        runtime_.store().FindRegister(protocol::kTransformComponentId, entity)->timestamp;
+        replica_.store().FindRegister(protocol::kTransformComponentId, entity)->timestamp;
   }
   unsent_.insert_or_assign(entity, stamped);
-  if (!synced_) ++stats_.offline_writes;
+  if (!synced) ++stats_.offline_writes;
   return {};
 }
 
-Result<runtime::MergeOutcome> Client::Impl::StampLocally(protocol::EntityId entity,
-                                                         const UnsentWrite& w) {
+Result<runtime::MergeOutcome> Outbox::StampLocally(protocol::EntityId entity,
+                                                   const UnsentWrite& w) {
   scratch_.clear();
   switch (w.kind) {
     case WriteKind::kTransform:
-      return runtime_.WriteTransform(entity, w.value, scratch_);
+      return replica_.WriteTransform(entity, w.value, scratch_);
     case WriteKind::kDeleteTransform:
-      return runtime_.WriteDeleteComponent(entity, protocol::kTransformComponentId, scratch_);
+      return replica_.WriteDeleteComponent(entity, protocol::kTransformComponentId, scratch_);
     case WriteKind::kDeleteEntity:
       break;
   }
-  return runtime_.WriteDeleteEntity(entity, scratch_);
+  return replica_.WriteDeleteEntity(entity, scratch_);
 }
 
-bool Client::Impl::StillOurs(protocol::EntityId entity, const UnsentWrite& w) const {
+bool Outbox::StillOurs(protocol::EntityId entity, const UnsentWrite& w) const {
   if (w.kind == WriteKind::kDeleteEntity) {
     // A deletion has no stamp and cannot be overtaken: once merged it stays.
-    const auto deleted = runtime_.store().DeletedVersion(protocol::EntityNumber(entity));
+    const auto deleted = replica_.store().DeletedVersion(protocol::EntityNumber(entity));
     return deleted && *deleted >= protocol::EntityVersion(entity);
   }
-  const auto r = runtime_.store().FindRegister(protocol::kTransformComponentId, entity);
+  const auto r = replica_.store().FindRegister(protocol::kTransformComponentId, entity);
   if (!r || r->timestamp != w.timestamp) return false;
   if (w.kind == WriteKind::kDeleteTransform) return !r->has_data;
   return r->has_data && r->transform &&
          protocol::StoreTransform(*r->transform) == protocol::StoreTransform(w.value);
 }
 
-void Client::Impl::StampUnsent() {
+void Outbox::StampUnsent() {
   uint64_t held = 0;
   uint64_t restamped = 0;
   for (auto it = unsent_.begin(); it != unsent_.end();) {
@@ -115,7 +148,7 @@ void Client::Impl::StampUnsent() {
     }
     if (w.kind != WriteKind::kDeleteEntity) {
       w.timestamp =
-          runtime_.store().FindRegister(protocol::kTransformComponentId, entity)->timestamp;
+          replica_.store().FindRegister(protocol::kTransformComponentId, entity)->timestamp;
     }
     w.stamped = true;
     ++it;
@@ -128,30 +161,7 @@ void Client::Impl::StampUnsent() {
   }
 }
 
-void Client::Impl::AppendUnsent(protocol::EntityId entity, const UnsentWrite& w,
-                                std::vector<uint8_t>& out) {
-  switch (w.kind) {
-    case WriteKind::kTransform:
-      protocol::AppendTransformPut(entity, w.timestamp, w.value, out);
-      return;
-    case WriteKind::kDeleteTransform:
-    case WriteKind::kDeleteEntity: {
-      protocol::CrdtMessage m;
-      m.entity = entity;
-      if (w.kind == WriteKind::kDeleteEntity) {
-        m.type = protocol::MessageType::kDeleteEntity;
-      } else {
-        m.type = protocol::MessageType::kDeleteComponent;
-        m.component = protocol::kTransformComponentId;
-        m.timestamp = w.timestamp;
-      }
-      protocol::AppendMessage(m, out);
-      return;
-    }
-  }
-}
-
-void Client::Impl::Requeue(const PendingFrame& frame) {
+void Outbox::Requeue(const PendingFrame& frame) {
   (void)protocol::DecodeStream(frame.dcl, {}, [&](const protocol::CrdtMessage& m) {
     UnsentWrite w;
     w.timestamp = m.timestamp;
@@ -175,13 +185,13 @@ void Client::Impl::Requeue(const PendingFrame& frame) {
   const int64_t pause_ms =
       std::min(kRateLimitPauseCapMs, kRateLimitPauseMs << std::min(rate_limit_pauses_, 5u));
   ++rate_limit_pauses_;
-  flush_paused_until_ = Now() + std::chrono::milliseconds(pause_ms);
+  flush_paused_until_ = hooks_.now() + std::chrono::milliseconds(pause_ms);
 }
 
-uint64_t Client::Impl::Flush() {
-  if (!synced_ || unsent_.empty()) return 0;
+uint64_t Outbox::Flush(bool synced) {
+  if (!synced || unsent_.empty()) return 0;
   if (flush_paused_until_) {
-    if (Now() < *flush_paused_until_) return 0;
+    if (hooks_.now() < *flush_paused_until_) return 0;
     flush_paused_until_.reset();
   }
   const std::size_t per_frame = std::min(
@@ -211,13 +221,12 @@ uint64_t Client::Impl::Flush() {
     }
     AddPending(dcl, /*owned=*/true);
     last = pending_.back().frame_sequence;
-    if (!Transmit(pending_.back())) break;
+    if (!hooks_.transmit(pending_.back())) break;
   }
   return last;
 }
 
-uint64_t Client::Impl::SendCrdt(std::span<const uint8_t> dcl) {
-  if (closed_ || stopped_) return 0;
+uint64_t Outbox::SendCrdt(std::span<const uint8_t> dcl, bool synced) {
   if (pending_bytes_ + dcl.size() > options_.max_unacked_bytes) return 0;
   // Frames above the server's limit are fatal there: cut at message boundaries under it.
   const std::size_t max_bytes = session::MaxCrdtDataBytes(server_frame_bytes_);
@@ -236,21 +245,21 @@ uint64_t Client::Impl::SendCrdt(std::span<const uint8_t> dcl) {
     parts = std::move(split.value());
   }
   // Merged locally too: the server does not echo a session's own changes back to it.
-  (void)runtime_.ApplyCrdt(dcl);
-  bool transmit = synced_;
+  (void)replica_.ApplyCrdt(dcl);
+  bool transmit = synced;
   uint64_t last = 0;
   for (const session::CrdtPart& part : parts) {
     const std::span<const uint8_t> bytes = dcl.subspan(part.offset, part.bytes);
     AddPending(std::vector<uint8_t>(bytes.begin(), bytes.end()), /*owned=*/false);
     PendingFrame& p = pending_.back();
     // After a failed transmit the connection is ending: the next one sends the rest in order.
-    if (transmit) transmit = Transmit(p);
+    if (transmit) transmit = hooks_.transmit(p);
     last = p.frame_sequence;
   }
   return last;
 }
 
-void Client::Impl::AddPending(std::vector<uint8_t> dcl, bool owned) {
+void Outbox::AddPending(std::vector<uint8_t> dcl, bool owned) {
   PendingFrame p;
   p.frame_sequence = next_frame_sequence_++;
   p.owned = owned;
@@ -259,26 +268,54 @@ void Client::Impl::AddPending(std::vector<uint8_t> dcl, bool owned) {
   pending_.push_back(std::move(p));
 }
 
-bool Client::Impl::Transmit(PendingFrame& p) {
-  if (!connection_ || !connection_active_) return false;
-  session::Crdt crdt;
-  crdt.frame_sequence = p.frame_sequence;
-  crdt.data = p.dcl;
-  if (!connection_->Send(session::BuildFrame(crdt))) {
-    // Closed meanwhile, or its queue is full: either way this connection can no longer carry
-    // every frame in order, so end it; the next one resends everything unacknowledged.
-    connection_->Close();
-    return false;
+void Outbox::OnAck(uint64_t frame_sequence) {
+  acked_ = std::max(acked_, frame_sequence);
+  while (!pending_.empty() && pending_.front().frame_sequence <= acked_) {
+    pending_bytes_ -= pending_.front().dcl.size();
+    pending_.pop_front();
+    ++stats_.acked_frames;
   }
-  const bool resend = p.sent_on != 0;
-  p.sent_on = connection_id_;
-  ++stats_.frames_sent;
-  if (resend) {
-    ++stats_.resent_frames;
-    stats_.resent_bytes += p.dcl.size();
-  }
-  if (owner_.on_send) owner_.on_send(p.frame_sequence, p.dcl, resend);
-  return true;
+  rate_limit_pauses_ = 0;
 }
 
-}  // namespace scenecrdt::client
+void Outbox::OnWelcome(uint32_t server_frame_bytes) {
+  server_frame_bytes_ = server_frame_bytes;
+  frame_limit_logged_ = false;
+}
+
+bool Outbox::ResendPending() {
+  const uint64_t resent_before = stats_.resent_frames;
+  const uint64_t resent_bytes_before = stats_.resent_bytes;
+  bool sent_all = true;
+  for (PendingFrame& p : pending_) {
+    if (!hooks_.transmit(p)) {
+      sent_all = false;  // the connection is ending: the next one resends
+      break;
+    }
+  }
+  if (stats_.resent_frames > resent_before) {
+    Log(Format("resent %llu unacknowledged frames (%llu bytes)",
+               Ull(stats_.resent_frames - resent_before),
+               Ull(stats_.resent_bytes - resent_bytes_before)));
+  }
+  return sent_all;
+}
+
+void Outbox::ReapplyPending(runtime::Runtime& replica) const {
+  for (const PendingFrame& p : pending_) (void)replica.ApplyCrdt(p.dcl);
+}
+
+bool Outbox::OnFrameRefused(uint64_t frame_sequence, bool rate_limited) {
+  auto it = std::find_if(pending_.begin(), pending_.end(),
+                         [&](const PendingFrame& p) { return p.frame_sequence == frame_sequence; });
+  if (it == pending_.end()) return false;
+  const bool requeue = rate_limited && it->owned;
+  // Refused whole, nothing merged: our writes go back to the unsent buffer (unless a newer
+  // write of the entity is there) and Flush pauses, so they coalesce meanwhile.
+  if (requeue) Requeue(*it);
+  pending_bytes_ -= it->dcl.size();
+  pending_.erase(it);
+  return requeue;
+}
+
+}  // namespace scenecrdt::client::internal
