@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the Client's lifecycle (checking the server list, starting the network thread, Join,
-// Stop) and the public methods, which forward to Client::Impl on the caller's thread.
+// Owns the public Client: its lifecycle (starting the network thread, Join, Stop) and the
+// methods, which forward to Client::Impl (client_impl.cc) on the caller's thread.
 #include "scenecrdt/client/client.h"
 
 #include <cmath>
@@ -8,88 +8,6 @@
 #include "scenecrdt/client/internal/client_impl.h"
 
 namespace scenecrdt::client {
-
-Client::Impl::Impl(Client& owner, ClientOptions options)
-    : owner_(owner),
-      options_(std::move(options)),
-      runtime_(options_.limits),
-      backoff_(options_.reconnect.backoff),
-      outbox_(options_, runtime_, stats_,
-              internal::Outbox::Hooks{
-                  [this](internal::Outbox::PendingFrame& p) { return Transmit(p); },
-                  [this](const std::string& line) { Log(line); }, [this] { return Now(); }}) {}
-
-Client::Impl::TimePoint Client::Impl::Now() const {
-  return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
-}
-
-void Client::Impl::Log(const std::string& line) const {
-  if (options_.log) options_.log(line);
-}
-
-Result<void> Client::Impl::ParseServers() {
-  servers_ = SplitServerList(options_.url);
-  for (const std::string& u : options_.urls) {
-    for (std::string& one : SplitServerList(u)) servers_.push_back(std::move(one));
-  }
-  if (servers_.empty()) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "no server URL: set ClientOptions::url (tcp://HOST:PORT or ws://HOST:PORT)");
-  }
-  urls_.clear();
-  std::string url_scene;
-  for (const std::string& text : servers_) {
-    auto url = ParseServerUrl(text);
-    if (!url.has_value()) return url.error();
-    // A ws://HOST:PORT/scene/NAME URL fills an empty options.scene; every URL that names a
-    // scene must name the same one, and agree with a given options.scene.
-    if (!url->scene.empty()) {
-      if (!url_scene.empty() && url_scene != url->scene) {
-        return MakeError(ErrorCode::kInvalidArgument, "the server URLs name different scenes");
-      }
-      url_scene = url->scene;
-    }
-    urls_.push_back(std::move(url).value());
-  }
-  if (options_.scene.empty()) options_.scene = url_scene;
-  if (!url_scene.empty() && url_scene != options_.scene) {
-    return MakeError(ErrorCode::kInvalidArgument, "the server URL names another scene");
-  }
-  if (!session::IsValidSceneName(options_.scene)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "scene names are 1..64 characters of A-Z a-z 0-9 _ . -");
-  }
-  if (!options_.connection.local_address.empty()) {
-    net::error_code ec;
-    (void)net::asio::ip::make_address(options_.connection.local_address, ec);
-    if (ec) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "ConnectionOptions::local_address is not an IP address");
-    }
-  }
-  return {};
-}
-
-void Client::Impl::Stop() {
-  stopped_ = true;
-  reconnect_at_.reset();
-  if (connection_ && connection_active_ && options_.goodbye_timeout_ms != 0) {
-    // The goodbye: the server counts `client_closed` (docs/PROTOCOL.md, the Error frame).
-    session::ErrorFrame bye;
-    bye.text = "goodbye";
-    bye.fatal = true;
-    connection_->CloseAfter(session::BuildFrame(bye),
-                            std::chrono::milliseconds(options_.goodbye_timeout_ms));
-  } else if (connection_) {
-    connection_->Close();
-  }
-  work_.reset();
-  if (thread_.joinable()) {
-    // Closing cancels every pending operation and the work guard is gone, so run() returns
-    // once their handlers ran: nothing referencing the Connection outlives the io_context.
-    thread_.join();
-  }
-}
 
 Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(*this, std::move(options))) {}
 

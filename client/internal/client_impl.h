@@ -1,20 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns Client::Impl (internal: not installed), the state behind the public Client: the network
 // side (an io_context on the client's thread, the current Connection), the inbox between them
-// and the caller's thread, and everything the caller's thread decides (the replica, resume,
-// resend, re-stamp, when and where to reconnect). client.cc has the lifecycle and the public
-// forwarding, client_session.cc the connection events and frames; the writes are the
-// Outbox's (client/internal/outbox.h).
+// and the caller's thread (inbox.h), and everything the caller's thread decides (the replica,
+// resume, when and where to reconnect), in client_impl.cc; the writes, their resends and
+// re-stamps are the Outbox's (outbox.h). client.cc is the public Client over it.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -23,6 +18,7 @@
 #include "scenecrdt/client/backoff.h"
 #include "scenecrdt/client/client.h"
 #include "scenecrdt/client/internal/connection.h"
+#include "scenecrdt/client/internal/inbox.h"
 #include "scenecrdt/client/internal/outbox.h"
 #include "scenecrdt/client/url.h"
 #include "scenecrdt/net/net.h"
@@ -32,19 +28,7 @@ namespace scenecrdt::client {
 
 struct Client::Impl {
   using TimePoint = std::chrono::steady_clock::time_point;
-  // A frame as the connection verified and decoded it (one decode per frame: Poll does not
-  // read it again). A Crdt frame's DCL bytes are copied into `dcl` (its `data` is re-pointed
-  // there when handled); the other frames own their fields.
-  struct InboxItem {
-    uint64_t connection = 0;
-    session::Frame frame;         // unused when `closed`
-    std::vector<uint8_t> dcl;     // a Crdt frame's data
-    std::size_t frame_bytes = 0;  // the frame's size on the wire (the inbox's byte bound)
-    bool closed = false;
-    Error error{};
-    TimePoint received{};
-    std::chrono::system_clock::time_point received_wall{};
-  };
+  using InboxItem = internal::InboxItem;
   using UnsentWrite = internal::Outbox::UnsentWrite;
   using WriteKind = internal::Outbox::WriteKind;
 
@@ -53,11 +37,10 @@ struct Client::Impl {
   TimePoint Now() const;
   void Log(const std::string& line) const;
 
-  // client.cc
   Result<void> ParseServers();
   void Stop();
 
-  // client_session.cc: connections, the inbox and the frames.
+  // Connections, the inbox and the frames.
   void Connect();
   void Push(InboxItem item, const std::shared_ptr<std::weak_ptr<Connection>>& link);
   std::size_t Poll();
@@ -100,12 +83,7 @@ struct Client::Impl {
   std::shared_ptr<Connection> connection_;
   std::thread thread_;
 
-  // Inbox (network strand -> caller's thread).
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<InboxItem> inbox_;
-  std::size_t inbox_bytes_ = 0;
-  bool paused_ = false;
+  internal::Inbox inbox_;  // network strand -> caller's thread
 
   // Caller's thread: connection lifecycle.
   uint64_t connection_id_ = 0;  // the current (or last) connection; 0 before Start

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the replica client's connections: Hello (with the resume position), the inbox between
-// the network strand and the caller's thread, applying state and live frames, acks and
-// refusals, reconnecting with backoff to the next server of the list (fail-over).
+// Owns Client::Impl, the replica client's caller-thread side: the server list, connections
+// and their Hello (with the resume position), taking the inbox (client/internal/inbox.h),
+// applying state and live frames, acks and refusals, reconnecting with backoff to the next
+// server of the list (fail-over), Stop; the writes go through the Outbox
+// (client/internal/outbox.h).
 //
 // Why the caller's thread decides everything: the resume position, the unacked frames and the
 // replica all live there, so a reconnect started from Poll() sends exactly the last applied
 // sequence and resends in frame order without any lock beyond the inbox's.
-#include <algorithm>
-
 #include "scenecrdt/client/internal/client_impl.h"
+
+#include <algorithm>
+#include <deque>
+
 #include "scenecrdt/client/internal/format.h"
 #include "scenecrdt/protocol/session/sequence.h"
 
@@ -60,6 +64,89 @@ int64_t Microseconds(std::chrono::steady_clock::time_point t) {
 }
 
 }  // namespace
+
+Client::Impl::Impl(Client& owner, ClientOptions options)
+    : owner_(owner),
+      options_(std::move(options)),
+      runtime_(options_.limits),
+      inbox_(options_.max_inbox_bytes),
+      backoff_(options_.reconnect.backoff),
+      outbox_(options_, runtime_, stats_,
+              internal::Outbox::Hooks{
+                  [this](internal::Outbox::PendingFrame& p) { return Transmit(p); },
+                  [this](const std::string& line) { Log(line); }, [this] { return Now(); }}) {}
+
+Client::Impl::TimePoint Client::Impl::Now() const {
+  return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
+}
+
+void Client::Impl::Log(const std::string& line) const {
+  if (options_.log) options_.log(line);
+}
+
+Result<void> Client::Impl::ParseServers() {
+  servers_ = SplitServerList(options_.url);
+  for (const std::string& u : options_.urls) {
+    for (std::string& one : SplitServerList(u)) servers_.push_back(std::move(one));
+  }
+  if (servers_.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "no server URL: set ClientOptions::url (tcp://HOST:PORT or ws://HOST:PORT)");
+  }
+  urls_.clear();
+  std::string url_scene;
+  for (const std::string& text : servers_) {
+    auto url = ParseServerUrl(text);
+    if (!url.has_value()) return url.error();
+    // A ws://HOST:PORT/scene/NAME URL fills an empty options.scene; every URL that names a
+    // scene must name the same one, and agree with a given options.scene.
+    if (!url->scene.empty()) {
+      if (!url_scene.empty() && url_scene != url->scene) {
+        return MakeError(ErrorCode::kInvalidArgument, "the server URLs name different scenes");
+      }
+      url_scene = url->scene;
+    }
+    urls_.push_back(std::move(url).value());
+  }
+  if (options_.scene.empty()) options_.scene = url_scene;
+  if (!url_scene.empty() && url_scene != options_.scene) {
+    return MakeError(ErrorCode::kInvalidArgument, "the server URL names another scene");
+  }
+  if (!session::IsValidSceneName(options_.scene)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "scene names are 1..64 characters of A-Z a-z 0-9 _ . -");
+  }
+  if (!options_.connection.local_address.empty()) {
+    net::error_code ec;
+    (void)net::asio::ip::make_address(options_.connection.local_address, ec);
+    if (ec) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "ConnectionOptions::local_address is not an IP address");
+    }
+  }
+  return {};
+}
+
+void Client::Impl::Stop() {
+  stopped_ = true;
+  reconnect_at_.reset();
+  if (connection_ && connection_active_ && options_.goodbye_timeout_ms != 0) {
+    // The goodbye: the server counts `client_closed` (docs/PROTOCOL.md, the Error frame).
+    session::ErrorFrame bye;
+    bye.text = "goodbye";
+    bye.fatal = true;
+    connection_->CloseAfter(session::BuildFrame(bye),
+                            std::chrono::milliseconds(options_.goodbye_timeout_ms));
+  } else if (connection_) {
+    connection_->Close();
+  }
+  work_.reset();
+  if (thread_.joinable()) {
+    // Closing cancels every pending operation and the work guard is gone, so run() returns
+    // once their handlers ran: nothing referencing the Connection outlives the io_context.
+    thread_.join();
+  }
+}
 
 void Client::Impl::Connect() {
   ++connection_id_;
@@ -163,17 +250,10 @@ void Client::Impl::OnOutOfView(const session::OutOfView& o) {
 void Client::Impl::Push(InboxItem item, const std::shared_ptr<std::weak_ptr<Connection>>& link) {
   item.received = Now();
   item.received_wall = std::chrono::system_clock::now();
-  bool pause = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    inbox_bytes_ += item.frame_bytes;
-    inbox_.push_back(std::move(item));
-    if (!paused_ && inbox_bytes_ > options_.max_inbox_bytes) pause = paused_ = true;
-  }
-  if (pause) {
+  // Paused on the strand now; a resume from Poll is dispatched to the strand, so after this.
+  if (inbox_.Push(std::move(item))) {
     if (auto c = link->lock()) c->SetReading(false);
   }
-  cv_.notify_all();
 }
 
 void Client::Impl::WaitForInput(std::chrono::milliseconds timeout) {
@@ -183,24 +263,13 @@ void Client::Impl::WaitForInput(std::chrono::milliseconds timeout) {
         std::chrono::duration_cast<std::chrono::milliseconds>(*reconnect_at_ - Now());
     wait = std::clamp(until, std::chrono::milliseconds(0), timeout);
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, wait, [&] { return !inbox_.empty(); });
+  inbox_.WaitFor(wait);
 }
 
 std::size_t Client::Impl::Poll() {
   if (!started_) return 0;
   std::deque<InboxItem> items;
-  bool resume_reading = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    items.swap(inbox_);
-    inbox_bytes_ = 0;
-    if (paused_) {
-      paused_ = false;
-      resume_reading = true;
-    }
-  }
-  if (resume_reading && connection_) connection_->SetReading(true);
+  if (inbox_.TakeAll(items) && connection_) connection_->SetReading(true);
   for (InboxItem& item : items) {
     if (item.connection != connection_id_ || !connection_active_) continue;  // an old one
     if (item.closed) {
