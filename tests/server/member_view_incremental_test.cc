@@ -219,5 +219,51 @@ TEST(MemberViewIncrementalTest, AMemberWhoseCentreStaysIsUpdatedIncrementally) {
   EXPECT_EQ(view.incremental_updates(), 2u);
 }
 
+TEST(MemberViewIncrementalTest, AMemberOlderThanTheJournalRecomputesFromTheGrid) {
+  // 100 entities around the centre leave the view at once; then 2 000 far entities move 33
+  // times (66 000 journal entries: more than InterestIndex::kMaxJournal), so the leaving
+  // moves are no longer in the journal when the member is next updated.
+  runtime::CrdtStore store;
+  std::vector<uint8_t> scratch;
+  protocol::Transform t;
+  const auto put = [&](EntityId e, float x) {
+    t.position = {x, 0.0f, 0.0f};
+    scratch.clear();
+    ASSERT_TRUE(store.WriteTransform(e, t, scratch).has_value());
+  };
+  for (EntityId e = 512; e < 612; ++e) put(e, static_cast<float>(e - 512) * 0.2f);
+  for (EntityId e = 1000; e < 3000; ++e) put(e, 1000.0f + static_cast<float>(e));
+  InterestIndex index(store, 16);
+  InterestSpec spec;
+  spec.mode = session::InterestMode::kPoint;
+  spec.radius = 30;
+  spec.hysteresis = 3;
+  Twin twin(spec, store);
+  ChangeBatch batch;
+  MemberView::Delivery a;
+  MemberView::Delivery b;
+  batch.Build(store, index, twin.cursor);
+  twin.fast.Update(index, store, batch, false, a);
+  twin.full.Update(index, store, batch, false, b);
+  ASSERT_EQ(twin.fast.size(), 100u);
+  for (EntityId e = 512; e < 612; ++e) put(e, 500.0f);
+  index.Sync();
+  for (int round = 1; round <= 33; ++round) {
+    for (EntityId e = 1000; e < 3000; ++e) put(e, 1000.0f + static_cast<float>(e + round));
+    index.Sync();
+  }
+  batch.Build(store, index, twin.cursor);
+  a = {};
+  b = {};
+  twin.fast.Update(index, store, batch, false, a);
+  twin.full.Update(index, store, batch, false, b);
+  EXPECT_EQ(a.leaving.size(), 100u);
+  EXPECT_EQ(a.leaving, b.leaving);
+  EXPECT_EQ(a.dcl, b.dcl);
+  EXPECT_EQ(twin.fast.view(), twin.full.view());
+  EXPECT_EQ(twin.fast.full_updates(), 2u);  // the journal no longer reached back
+  EXPECT_EQ(twin.fast.incremental_updates(), 0u);
+}
+
 }  // namespace
 }  // namespace scenecrdt::server
