@@ -6,9 +6,12 @@
 // does for its interest members: InterestIndex::Sync (the transform side on dirty subtrees
 // and the grid), ChangeBatch::Build (the batch exported and classified once), the cell
 // lookup that picks the members to visit, and MemberView::Update of each visited member.
-// Members hold point interests spread over the square. Plain main (a timing, not a test):
+// Members hold point interests spread over the square. Each member count runs twice on the
+// same seeded schedule: with the incremental view update and with every update forced to
+// recompute the view from the grid (--mode picks one); the bytes sent must match. Plain main
+// (a timing, not a test):
 //   interest_bench [--static N] [--movers M] [--members K[,K...]] [--flushes F]
-//                  [--world S] [--radius R] [--cell C]
+//                  [--world S] [--radius R] [--cell C] [--mode both|incremental|full]
 // Build with the release preset for figures.
 #include <algorithm>
 #include <chrono>
@@ -42,6 +45,8 @@ struct Options {
   double world = 1000;
   double radius = 50;
   double cell = 16;
+  bool incremental = true;
+  bool full = true;
 };
 
 double Us(Clock::time_point a, Clock::time_point b) {
@@ -62,7 +67,8 @@ struct Series {
   }
 };
 
-void Run(const Options& o, uint32_t members) {
+// Returns the bytes sent to the members over the run.
+double Run(const Options& o, uint32_t members, bool incremental) {
   std::mt19937 rng(20261128);
   std::uniform_real_distribution<float> where(0.0f, static_cast<float>(o.world));
   std::uniform_real_distribution<float> near(-2.0f, 2.0f);
@@ -107,6 +113,7 @@ void Run(const Options& o, uint32_t members) {
     spec.radius = o.radius;
     spec.hysteresis = std::max(1.0, 0.1 * o.radius);
     views.emplace_back(spec, false);
+    views.back().set_incremental(incremental);
     MemberView::Delivery d;
     views.back().Update(index, store, none, true, d);
     view_sum += static_cast<double>(views.back().size());
@@ -158,20 +165,32 @@ void Run(const Options& o, uint32_t members) {
     visited.v.push_back(static_cast<double>(visit.size()));
     bytes.v.push_back(static_cast<double>(sent));
   }
+  uint64_t full_updates = 0;
+  uint64_t incremental_updates = 0;
+  for (const MemberView& v : views) {
+    full_updates += v.full_updates();
+    incremental_updates += v.incremental_updates();
+  }
   std::printf(
-      "entities %zu (static %u, movers %u) members %u: index built in %.0f us, view mean %.1f "
-      "entities\n",
-      index.size(), o.statics, o.movers, members, build_us, view_sum / members);
+      "[%s] entities %zu (static %u, movers %u) members %u: index built in %.0f us, view mean "
+      "%.1f entities; updates: %llu incremental, %llu from the grid\n",
+      incremental ? "incremental" : "full", index.size(), o.statics, o.movers, members, build_us,
+      view_sum / members, static_cast<unsigned long long>(incremental_updates),
+      static_cast<unsigned long long>(full_updates));
   std::printf(
       "  per flush (us, mean / p50 / p99): sync (transforms + grid) %.0f / %.0f / %.0f; "
       "batch %.0f / %.0f / %.0f; visit pick %.0f / %.0f / %.0f\n",
       sync.Mean(), sync.P(0.5), sync.P(0.99), batch.Mean(), batch.P(0.5), batch.P(0.99),
       pick.Mean(), pick.P(0.5), pick.P(0.99));
   std::printf(
-      "  members visited %.0f (%.1f %%), their updates %.0f us (%.2f us each), "
-      "total %.0f us / flush, %.0f bytes to members\n",
+      "  members visited %.0f (%.1f %%), their updates %.0f us (%.2f us each; p50 flush %.0f "
+      "us), total %.0f us / flush, %.0f bytes to members\n",
       visited.Mean(), 100.0 * visited.Mean() / members, update.Mean(),
-      visited.Mean() > 0 ? update.Mean() / visited.Mean() : 0.0, total.Mean(), bytes.Mean());
+      visited.Mean() > 0 ? update.Mean() / visited.Mean() : 0.0, update.P(0.5), total.Mean(),
+      bytes.Mean());
+  double sum = 0;
+  for (const double b : bytes.v) sum += b;
+  return sum;
 }
 
 bool Arg(int argc, char** argv, int& i, const char* name, std::string& value) {
@@ -204,10 +223,15 @@ int main(int argc, char** argv) {
       o.radius = std::strtod(v.c_str(), nullptr);
     } else if (Arg(argc, argv, i, "--cell", v)) {
       o.cell = std::strtod(v.c_str(), nullptr);
+    } else if (Arg(argc, argv, i, "--mode", v) &&
+               (v == "both" || v == "incremental" || v == "full")) {
+      o.incremental = v != "full";
+      o.full = v != "incremental";
     } else {
       std::fprintf(stderr,
                    "usage: interest_bench [--static N] [--movers M] [--members K,...] "
-                   "[--flushes F] [--world S] [--radius R] [--cell C]\n");
+                   "[--flushes F] [--world S] [--radius R] [--cell C] "
+                   "[--mode both|incremental|full]\n");
       return 2;
     }
   }
@@ -220,8 +244,16 @@ int main(int argc, char** argv) {
                  scenecrdt::protocol::kSceneEntityNumbers);
     return 2;
   }
+  int status = 0;
   for (const uint32_t k : o.members) {
-    if (k != 0) Run(o, k);
+    if (k == 0) continue;
+    const double a = o.incremental ? Run(o, k, true) : 0;
+    const double b = o.full ? Run(o, k, false) : 0;
+    if (o.incremental && o.full) {
+      std::printf("  bytes to members, incremental vs full: %.0f vs %.0f (%s)\n", a, b,
+                  a == b ? "equal" : "DIFFERENT");
+      if (a != b) status = 1;
+    }
   }
-  return 0;
+  return status;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the interest index's upkeep: the Transform feed into the TransformSystem, world
-// positions of the entities it recomputed, and their grid cells.
+// positions of the entities it recomputed, their grid cells, the journal of those changes and
+// the child counts that say when a change touches the effective tree.
 #include "scenecrdt/server/scene/interest/interest_index.h"
 
 #include <algorithm>
@@ -10,8 +11,10 @@ namespace scenecrdt::server {
 InterestIndex::InterestIndex(runtime::CrdtStore& store, double cell_m)
     : store_(store), cell_m_(cell_m) {
   for (const runtime::TransformRegister& r : store_.transform_registers()) {
-    if (r.has_data && r.entity != protocol::kRootEntity)
+    if (r.has_data && r.entity != protocol::kRootEntity) {
       transforms_.SetTransform(r.entity, r.value);
+      CountChild(r.value.parent, 1);
+    }
   }
   store_.ClearTransformChanges();
   store_.set_track_transform_changes(true);
@@ -61,6 +64,35 @@ std::optional<glm::vec3> InterestIndex::Position(protocol::EntityId e) const {
   return it->second.position;
 }
 
+void InterestIndex::CountChild(protocol::EntityId parent, int delta) {
+  if (parent == protocol::kRootEntity) return;
+  if (delta > 0) {
+    ++children_[parent];
+    return;
+  }
+  const auto it = children_.find(parent);
+  if (it != children_.end() && --it->second == 0) children_.erase(it);
+}
+
+bool InterestIndex::MovedSince(uint64_t version, std::span<const Moved>& out) const {
+  if (version < journal_base_) return false;
+  const auto first = std::upper_bound(journal_.begin(), journal_.end(), version,
+                                      [](uint64_t v, const Moved& m) { return v < m.version; });
+  const auto at = static_cast<std::size_t>(first - journal_.begin());
+  out = std::span<const Moved>(journal_.data() + at, journal_.size() - at);
+  return true;
+}
+
+void InterestIndex::TrimJournal() {
+  if (journal_.size() <= kMaxJournal) return;
+  // Drops the oldest Syncs, whole, until at most half the bound is left.
+  std::size_t cut = journal_.size() - kMaxJournal / 2;
+  const uint64_t v = journal_[cut].version;
+  while (cut < journal_.size() && journal_[cut].version == v) ++cut;
+  journal_base_ = v;
+  journal_.erase(journal_.begin(), journal_.begin() + static_cast<std::ptrdiff_t>(cut));
+}
+
 uint64_t InterestIndex::GainedAt(protocol::EntityId e) const {
   const auto it = entries_.find(e);
   return it == entries_.end() ? 0 : it->second.gained_at;
@@ -70,11 +102,23 @@ bool InterestIndex::Sync() {
   const std::span<const protocol::EntityId> changes = store_.transform_changes();
   if (changes.empty()) return false;
   const uint64_t seq = store_.sequence();
+  const uint64_t version = version_ + 1;
   // The feed may name an entity several times: its current register is what counts.
   std::vector<protocol::EntityId> gained;
   for (const protocol::EntityId e : changes) {
     if (e == protocol::kRootEntity) continue;
-    if (const protocol::Transform* t = store_.FindTransform(e)) {
+    const protocol::Transform* before = transforms_.GetTransform(e);
+    const bool had = before != nullptr;
+    const protocol::EntityId old_parent = had ? before->parent : protocol::kRootEntity;
+    const protocol::Transform* t = store_.FindTransform(e);
+    const protocol::EntityId new_parent = t ? t->parent : protocol::kRootEntity;
+    if (old_parent != new_parent ||
+        (had != (t != nullptr) && (old_parent != protocol::kRootEntity || ChildCount(e) != 0))) {
+      structure_version_ = version;
+    }
+    if (had) CountChild(old_parent, -1);
+    if (t) CountChild(new_parent, 1);
+    if (t) {
       transforms_.SetTransform(e, *t);
       if (entries_.count(e) == 0) {
         Entry& entry = entries_[e];
@@ -87,6 +131,7 @@ bool InterestIndex::Sync() {
       const auto it = entries_.find(e);
       if (it != entries_.end()) {
         touched_.push_back(it->second.cell);
+        journal_.push_back({version, e, it->second.cell, kNoCell});
         Unplace(it->second);
         entries_.erase(it);
       }
@@ -102,6 +147,7 @@ bool InterestIndex::Sync() {
     const uint64_t cell = CellKey(CellCoord(p.x), CellCoord(p.z));
     touched_.push_back(entry.cell);
     if (cell != entry.cell) touched_.push_back(cell);
+    journal_.push_back({version, e, entry.cell, cell});
     if (cell == entry.cell) {
       entry.position = p;
       return;
@@ -111,7 +157,8 @@ bool InterestIndex::Sync() {
   };
   for (const protocol::EntityId e : transforms_.changed_entities()) reposition(e);
   for (const protocol::EntityId e : gained) reposition(e);
-  ++version_;
+  version_ = version;
+  TrimJournal();
   return true;
 }
 

@@ -5,14 +5,18 @@
 // Transform registers, fed by the store's Transform change feed, and keeps every entity with a
 // live Transform in a uniform grid of square cells over x and z (the cell side is
 // --interest-cell-m). Per Sync its work grows with the entities whose Transform changed and
-// the subtrees under them, not with the members. Created when a scene's first interest member
-// arrives, dropped with its last one; used on the scene's strand only.
+// the subtrees under them, not with the members. It also keeps a bounded journal of the
+// entities each Sync placed, moved or removed (MemberView's incremental update reads it) and
+// the version of the last change to the tree a view's closure depends on. Created when a
+// scene's first interest member arrives, dropped with its last one; used on the scene's strand
+// only.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <glm/vec3.hpp>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -78,17 +82,27 @@ class InterestIndex {
   struct CellRect {
     int64_t x0 = 0, x1 = -1, z0 = 0, z1 = -1;  // empty by default
     bool operator==(const CellRect&) const = default;
+    bool Contains(uint64_t key) const {
+      const int64_t cx = static_cast<int64_t>(key >> 32) - kMaxCell;
+      const int64_t cz = static_cast<int64_t>(key & 0xFFFFFFFFu) - kMaxCell;
+      return cx >= x0 && cx <= x1 && cz >= z0 && cz <= z1;
+    }
     double count() const {
       return x1 < x0 || z1 < z0
                  ? 0.0
                  : static_cast<double>(x1 - x0 + 1) * static_cast<double>(z1 - z0 + 1);
     }
   };
+  // A superset of the cells of every point within `radius` of `center` by WithinRadius: the
+  // bounds are widened by 1e-6 x (|centre| + radius), more than the float rounding of p - c
+  // and of the bound itself (docs/INTEREST.md "Server work and bounds").
   CellRect RectNear(const glm::vec3& center, double radius) const {
-    return {CellCoord(static_cast<float>(center.x - radius)),
-            CellCoord(static_cast<float>(center.x + radius)),
-            CellCoord(static_cast<float>(center.z - radius)),
-            CellCoord(static_cast<float>(center.z + radius))};
+    const double sx = 1e-6 * (std::abs(static_cast<double>(center.x)) + radius);
+    const double sz = 1e-6 * (std::abs(static_cast<double>(center.z)) + radius);
+    return {CellCoord(static_cast<float>(center.x - radius - sx)),
+            CellCoord(static_cast<float>(center.x + radius + sx)),
+            CellCoord(static_cast<float>(center.z - radius - sz)),
+            CellCoord(static_cast<float>(center.z + radius + sz))};
   }
   static uint64_t Key(int64_t cx, int64_t cz) { return CellKey(cx, cz); }
 
@@ -96,6 +110,30 @@ class InterestIndex {
   // hold points within `radius` of `center` (a superset: callers test WithinRadius).
   template <class F>
   void ForEachNear(const glm::vec3& center, double radius, F&& f) const;
+  // The journal: an entity a Sync placed, moved (even within its cell) or removed, its cell
+  // before and after (kNoCell: none), and that Sync's version. It holds the entries of the
+  // newest Syncs, at most kMaxJournal entries plus one Sync's (older Syncs are dropped whole).
+  static constexpr uint64_t kNoCell = ~uint64_t{0};
+  static constexpr std::size_t kMaxJournal = std::size_t{1} << 16;
+  struct Moved {
+    uint64_t version = 0;
+    protocol::EntityId entity = 0;
+    uint64_t from_cell = kNoCell;
+    uint64_t to_cell = kNoCell;
+  };
+  // The journal entries of the Syncs after `version` into `out`; false when some of them were
+  // dropped (the caller recomputes from the grid instead).
+  bool MovedSince(uint64_t version, std::span<const Moved>& out) const;
+  // The version of the last Sync that changed a Transform's parent, or gave or took the
+  // Transform of an entity with a parent or with children: the effective tree, parked loops
+  // and placeholders change only then.
+  uint64_t structure_version() const { return structure_version_; }
+  // The entities with a live Transform whose Transform names `e` as its parent.
+  uint32_t ChildCount(protocol::EntityId e) const {
+    const auto it = children_.find(e);
+    return it == children_.end() ? 0 : it->second;
+  }
+
   // Calls f(entity) for every entity with a live Transform.
   template <class F>
   void ForEach(F&& f) const {
@@ -117,6 +155,9 @@ class InterestIndex {
   }
   void Place(protocol::EntityId e, Entry& entry, const glm::vec3& p);
   void Unplace(const Entry& entry);
+  // Counts `parent`'s children up (+1) or down (-1); the root is not counted.
+  void CountChild(protocol::EntityId parent, int delta);
+  void TrimJournal();
 
   runtime::CrdtStore& store_;
   const double cell_m_;
@@ -125,24 +166,24 @@ class InterestIndex {
   std::unordered_map<uint64_t, std::vector<protocol::EntityId>> cells_;
   uint64_t version_ = 0;
   std::vector<uint64_t> touched_;
+  std::unordered_map<protocol::EntityId, uint32_t> children_;  // parent -> children (> 0)
+  std::vector<Moved> journal_;                                 // by version
+  uint64_t journal_base_ = 0;  // every entry after this version is in journal_
+  uint64_t structure_version_ = 0;
 };
 
 template <class F>
 void InterestIndex::ForEachNear(const glm::vec3& center, double radius, F&& f) const {
-  const int64_t x0 = CellCoord(static_cast<float>(center.x - radius));
-  const int64_t x1 = CellCoord(static_cast<float>(center.x + radius));
-  const int64_t z0 = CellCoord(static_cast<float>(center.z - radius));
-  const int64_t z1 = CellCoord(static_cast<float>(center.z + radius));
-  const double columns = static_cast<double>(x1 - x0 + 1) * static_cast<double>(z1 - z0 + 1);
-  if (columns >= static_cast<double>(cells_.size())) {
+  const CellRect r = RectNear(center, radius);
+  if (r.count() >= static_cast<double>(cells_.size())) {
     // Fewer occupied cells than columns to look at: visit the occupied ones.
     for (const auto& kv : cells_) {
       for (protocol::EntityId e : kv.second) f(e, entries_.at(e).position);
     }
     return;
   }
-  for (int64_t x = x0; x <= x1; ++x) {
-    for (int64_t z = z0; z <= z1; ++z) {
+  for (int64_t x = r.x0; x <= r.x1; ++x) {
+    for (int64_t z = r.z0; z <= r.z1; ++z) {
       const auto it = cells_.find(CellKey(x, z));
       if (it == cells_.end()) continue;
       for (protocol::EntityId e : it->second) f(e, entries_.at(e).position);

@@ -78,28 +78,7 @@ void MemberView::Recompute(const InterestIndex& index, View& next) const {
       core.push_back(e);
     }
   });
-  // Closure: effective ancestors, and the members of a loop a held entity is parked in.
-  const runtime::TransformSystem& ts = index.transforms();
-  const std::size_t max_steps = index.size() + 1;
-  const auto add_loop = [&](protocol::EntityId x) {
-    std::size_t steps = 0;
-    const protocol::Transform* t = ts.GetTransform(x);
-    for (protocol::EntityId d = t ? t->parent : 0; d != x && d != 0 && steps < max_steps; ++steps) {
-      if (!index.HasTransform(d)) break;
-      next.emplace(d, false);
-      d = ts.GetTransform(d)->parent;
-    }
-  };
-  for (const protocol::EntityId e : core) {
-    protocol::EntityId x = e;
-    for (std::size_t steps = 0; steps < max_steps; ++steps) {
-      if (ts.IsParked(x)) add_loop(x);
-      const protocol::EntityId p = ts.EffectiveParent(x);
-      if (p == 0 || !index.HasTransform(p)) break;  // root, or a placeholder (sent to all)
-      if (!next.emplace(p, false).second) break;    // its chain is (or will be) walked already
-      x = p;
-    }
-  }
+  AddClosure(index, core, next, nullptr);
 }
 
 void ChangeBatch::Build(const runtime::CrdtStore& store, const InterestIndex& index,
@@ -141,8 +120,14 @@ void ChangeBatch::Build(const runtime::CrdtStore& store, const InterestIndex& in
 
 void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& store,
                         const ChangeBatch& changes, bool own_changes, Delivery& out) {
-  View next;
-  Recompute(index, next);
+  ViewChange change;
+  Refresh(index, change);
+  const View& next = view_;
+  // Whether the client held `e` before this update.
+  const auto held_before = [&](protocol::EntityId e) {
+    if (holds_all_ || change.removed.count(e) != 0) return true;
+    return next.count(e) != 0 && change.added.count(e) == 0;
+  };
   std::unordered_set<protocol::EntityId> leaving;
   // 1. Held with a Transform before, not now (or purged without a tombstone: retired by a
   //    newer version, which the client would not hear of).
@@ -151,9 +136,7 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
       if (next.count(e) == 0) leaving.insert(e);
     });
   } else {
-    for (const auto& kv : view_) {
-      const protocol::EntityId e = kv.first;
-      if (next.count(e) != 0) continue;
+    for (const protocol::EntityId e : change.removed) {
       if (index.HasTransform(e) || !store.HoldsEntity(e)) leaving.insert(e);
     }
   }
@@ -162,11 +145,10 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   //    now and is sent whole unless it was in view.
   std::unordered_set<protocol::EntityId> entering;
   for (const protocol::EntityId e : changes.gained) {
-    const bool was_in_view = holds_all_ || view_.count(e) != 0;
-    if (!was_in_view && next.count(e) == 0) leaving.insert(e);
+    if (!held_before(e) && next.count(e) == 0) leaving.insert(e);
   }
   for (const protocol::EntityId e : changes.lost) {
-    if (!(holds_all_ || view_.count(e) != 0)) entering.insert(e);
+    if (!held_before(e)) entering.insert(e);
   }
   // 3. The member's own writes of entities it does not hold.
   for (const protocol::EntityId e : written_) {
@@ -174,9 +156,7 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   }
   written_.clear();
   // 4. New in the view: sent whole.
-  for (const auto& kv : next) {
-    if (!holds_all_ && view_.count(kv.first) == 0) entering.insert(kv.first);
-  }
+  for (const protocol::EntityId e : change.added) entering.insert(e);
   // 5. Deferred entities (a byte budget) out of the view now: leaving, or held by everyone
   //    (their Transform is gone): their whole state goes now.
   for (auto it = deferred_.begin(); it != deferred_.end();) {
@@ -188,6 +168,9 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
     if (leaving.count(e) == 0 && store.HoldsEntity(e)) entering.insert(e);
     it = deferred_.erase(it);
   }
+  // Whole states go in entity order (the same bytes whichever way the view was updated).
+  std::vector<protocol::EntityId> entering_sorted(entering.begin(), entering.end());
+  std::sort(entering_sorted.begin(), entering_sorted.end());
   std::vector<uint32_t> picked;
   if (!own_changes) {
     // The slice of the batch this member holds, in the batch's order: tombstones and
@@ -206,7 +189,7 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
     // Everything to everyone, and entering entities without a Transform, go regardless.
     std::size_t mandatory = 0;
     for (const uint32_t i : picked) mandatory += changes.msgs[i].size;
-    for (const protocol::EntityId e : entering) {
+    for (const protocol::EntityId e : entering_sorted) {
       if (!index.HasTransform(e)) store.ExportEntity(e, whole);
     }
     mandatory += whole.size();
@@ -226,7 +209,7 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
         for (const auto& kv : changes.by_entity) take(kv.first, kv.second);
       }
     }
-    for (const protocol::EntityId e : entering) store.ExportEntity(e, whole);
+    for (const protocol::EntityId e : entering_sorted) store.ExportEntity(e, whole);
   }
   std::sort(picked.begin(), picked.end());
   for (const uint32_t i : picked) {
@@ -238,8 +221,6 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   out.entering = entering.size();
   out.leaving.assign(leaving.begin(), leaving.end());
   std::sort(out.leaving.begin(), out.leaving.end());
-  view_.swap(next);
-  Settle(index);
   holds_all_ = false;
   dirty_ = false;
 }
@@ -254,6 +235,7 @@ void MemberView::Snapshot(const InterestIndex& index, std::span<const uint8_t> s
       out);
   view_.swap(next);
   Settle(index);
+  ++full_updates_;
   written_.clear();
   deferred_.clear();
   holds_all_ = false;
@@ -344,6 +326,8 @@ void MemberView::Settle(const InterestIndex& index) {
   if (spec_.mode == session::InterestMode::kFollow) center_ = index.Position(spec_.follow);
   far_ = 0;
   for (const auto& kv : view_) far_ += kv.second ? 0 : 1;
+  seen_version_ = index.version();
+  spec_changed_ = false;
 }
 
 }  // namespace scenecrdt::server

@@ -11,7 +11,9 @@
 // the nearest entities' changes first and defers the rest: only their ids are kept, and their
 // newest whole state goes later. Memory: one hash entry per entity in the view, plus the
 // entities the member wrote since its last delivery, plus the deferred entities (a subset of
-// the view). Used on the scene's strand only.
+// the view). An update is incremental (member_view_incremental.cc) when the centre, the interest
+// and the effective tree did not change since the last one: only the entities the index's
+// journal names in the member's cells are looked at. Used on the scene's strand only.
 #pragma once
 
 #include <cstdint>
@@ -80,7 +82,16 @@ class MemberView {
   void SetSpec(const InterestSpec& spec) {
     spec_ = spec;
     dirty_ = true;
+    spec_changed_ = true;
   }
+  // Off: every update recomputes the view from the grid (the reference the incremental update
+  // is tested against; interest_bench --full). On by default.
+  void set_incremental(bool on) { incremental_ = on; }
+  // Updates that recomputed the view from the grid, and incremental ones (tests, bench).
+  uint64_t full_updates() const { return full_updates_; }
+  uint64_t incremental_updates() const { return incremental_updates_; }
+  using View = std::unordered_map<protocol::EntityId, bool>;  // true: core (within the radius)
+  const View& view() const { return view_; }
   // The member needs a delivery even if the store did not change: a new interest, a write
   // (the view must be recomputed), or deferred changes (a byte budget).
   bool dirty() const { return dirty_ || !deferred_.empty(); }
@@ -128,8 +139,23 @@ class MemberView {
                 std::vector<uint8_t>& out);
 
  private:
-  using View = std::unordered_map<protocol::EntityId, bool>;  // true: core (within the radius)
+  // The entities an update added to or removed from the view.
+  struct ViewChange {
+    std::unordered_set<protocol::EntityId> added;
+    std::unordered_set<protocol::EntityId> removed;
+  };
   void Recompute(const InterestIndex& index, View& next) const;
+  // Adds to `view` the closure of the `core` entities (their effective ancestors and the loops
+  // they are parked in) as non-core entries; appends the new ones to `added` when given.
+  // Returns how many it added.
+  static std::size_t AddClosure(const InterestIndex& index,
+                                std::span<const protocol::EntityId> core, View& view,
+                                std::unordered_set<protocol::EntityId>* added);
+  // Brings view_ up to the index (Advance, else from the grid) and fills `change` (left
+  // empty while the client holds everything).
+  void Refresh(const InterestIndex& index, ViewChange& change);
+  // The incremental update: false (nothing changed) when it does not apply.
+  bool Advance(const InterestIndex& index, ViewChange& change);
   // The centre of the view now (nullopt: following an entity without a Transform).
   std::optional<glm::vec3> CenterNow(const InterestIndex& index) const;
   // Under a budget: appends to `picked` the batch messages of the changed held entities that
@@ -139,7 +165,8 @@ class MemberView {
                 const ChangeBatch& changes, bool own_changes, const View& next,
                 const std::unordered_set<protocol::EntityId>& entering, std::size_t mandatory,
                 std::vector<uint32_t>& picked, std::vector<uint8_t>& whole, Delivery& out);
-  // After a view change: the centre and the count of non-core entities.
+  // After a view recomputed from the grid: the centre, the count of non-core entities and
+  // the index version it reflects.
   void Settle(const InterestIndex& index);
   // Appends the messages of `stream` whose entity passes `keep` (tombstones always).
   template <class Keep>
@@ -152,6 +179,11 @@ class MemberView {
   bool dirty_ = true;
   std::optional<glm::vec3> center_;
   std::size_t far_ = 0;  // entities of view_ outside the core
+  bool incremental_ = true;
+  bool spec_changed_ = true;   // the view was not computed for spec_ yet
+  uint64_t seen_version_ = 0;  // the index version view_ reflects (when !spec_changed_)
+  uint64_t full_updates_ = 0;
+  uint64_t incremental_updates_ = 0;
   std::optional<ByteBudget> budget_;
   // Entities of the view whose changes the budget deferred -> deliveries deferred so far.
   std::unordered_map<protocol::EntityId, uint32_t> deferred_;
