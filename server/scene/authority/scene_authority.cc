@@ -85,7 +85,7 @@ void Scene::AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<Refuse
     const runtime::MergeResult merged = store_.Merge(*correction);
     metrics.CountMerge(merged.outcome);
     if (runtime::ChangedState(merged.outcome)) {
-      authority_.NoteCorrection(*correction);
+      authority_.NoteCorrection(*correction, store_.sequence());
       ++corrected;
     }
   }
