@@ -189,6 +189,7 @@ TEST(ClusterAuthorityTest, AnotherNodesCorrectionNeverUndoesAnAckedOwnerWrite) {
   auto bob = Join(b_node.tcp_url(), kScene, std::nullopt, "tb");
   auto watch_a = Join(a_node.tcp_url(), kScene, std::nullopt, "tr");
   auto watch_b = Join(b_node.tcp_url(), kScene, std::nullopt, "tr");
+  auto bob_a = Join(a_node.tcp_url(), kScene, std::nullopt, "tb");  // bob on node a too
   const protocol::EntityId e = protocol::MakeEntityId(800, 0);
   const auto x_of = [&](client::Client& c) {
     const protocol::Transform* t = c.store().FindTransform(e);
@@ -196,7 +197,7 @@ TEST(ClusterAuthorityTest, AnotherNodesCorrectionNeverUndoesAnAckedOwnerWrite) {
   };
   // Every node and replica at one state, holding alice's value `x`.
   const auto converged = [&](float x) {
-    for (auto* c : {alice.get(), bob.get(), watch_a.get(), watch_b.get()}) {
+    for (auto* c : {alice.get(), bob.get(), watch_a.get(), watch_b.get(), bob_a.get()}) {
       const bool ok = c->PollUntil(
           [&] {
             const std::string hash = a_node.SceneHash(kScene);
@@ -266,6 +267,41 @@ TEST(ClusterAuthorityTest, AnotherNodesCorrectionNeverUndoesAnAckedOwnerWrite) {
     protocol::AppendMessage(m, chunk);
     ASSERT_NE(alice->SendCrdt(chunk), 0u);
     ASSERT_TRUE(alice->PollUntil([&] { return alice->pending_frames() == 0; }, 5s));
+    ASSERT_TRUE(converged(acked)) << "round " << round;
+  }
+  // Node a re-stamps alice's write itself first (bob's refused write on node a: a correction
+  // carrying her value), then node b's correction, stamped higher, arrives with her previous
+  // value: the correction of node a's still carries her admitted write and is countered.
+  {
+    const int round = kRounds + 3;
+    const float acked = 1000.0f + static_cast<float>(round);
+    const float before = acked - 1.0f;
+    const uint32_t now = bob->store().FindRegister(protocol::kTransformComponentId, e)->timestamp;
+    a_cluster.HoldEntriesForTest(true);
+    const uint64_t refused = bob->stats().refused_writes;
+    protocol::CrdtMessage m;
+    m.type = protocol::MessageType::kPutComponent;
+    m.entity = e;
+    m.component = protocol::kTransformComponentId;
+    m.timestamp = now + 10;
+    const protocol::TransformBytes bytes = protocol::StoreTransform(At(3000.0f));
+    m.data = bytes;
+    std::vector<uint8_t> chunk;
+    protocol::AppendMessage(m, chunk);
+    ASSERT_NE(bob->SendCrdt(chunk), 0u);
+    const bool corrected_b = bob->PollUntil(
+        [&] { return bob->stats().refused_writes > refused && x_of(*bob) == before; }, 5s);
+    ASSERT_TRUE(alice->WriteTransform(e, At(acked)).has_value());
+    alice->Flush();
+    const bool acked_a = alice->PollUntil([&] { return alice->pending_frames() == 0; }, 5s);
+    const bool seen = bob_a->PollUntil([&] { return x_of(*bob_a) == acked; }, 5s);
+    const uint64_t refused_a = bob_a->stats().refused_writes;
+    ASSERT_TRUE(bob_a->WriteTransform(e, At(3001.0f)).has_value());
+    bob_a->Flush();
+    const bool corrected_a = bob_a->PollUntil(
+        [&] { return bob_a->stats().refused_writes > refused_a && x_of(*bob_a) == acked; }, 5s);
+    a_cluster.HoldEntriesForTest(false);
+    ASSERT_TRUE(corrected_b && acked_a && seen && corrected_a);
     ASSERT_TRUE(converged(acked)) << "round " << round;
   }
 }

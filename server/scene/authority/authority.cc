@@ -124,9 +124,14 @@ void Authority::SetOwner(uint32_t number, const std::string& principal) {
   }
 }
 
-void Authority::NoteCorrection(const protocol::CrdtMessage& correction, uint64_t sequence) {
+void Authority::NoteCorrection(const protocol::CrdtMessage& correction, uint64_t sequence,
+                               std::optional<uint32_t> replaced) {
   corrected_[Key(correction)] = correction.timestamp;
   if (track_admitted_) {
+    const auto it = admitted_.find(Key(correction));
+    if (it != admitted_.end() && replaced && it->second == *replaced) {
+      it->second = correction.timestamp;  // it re-stamps this node's admitted value
+    }
     marks_.push_back(
         {{correction.component, correction.entity, correction.timestamp, 0}, sequence});
   }
@@ -173,15 +178,18 @@ void Authority::CaptureBeaten(const runtime::CrdtStore& store,
 
 std::optional<protocol::CrdtMessage> Authority::CounterCorrection(const runtime::CrdtStore& store,
                                                                   const Beaten& b) {
+  const uint64_t key = (uint64_t{b.mark.component} << 32) | b.mark.entity;
   if (b.mark.timestamp == std::numeric_limits<uint32_t>::max()) return std::nullopt;
   const auto current = store.FindRegister(b.mark.component, b.mark.entity);
   // The correction lost (or something newer holds the register): nothing was undone.
   if (!current || current->timestamp != b.mark.timestamp) return std::nullopt;
   if (current->has_data == b.has_data) {
-    if (!b.has_data) return std::nullopt;
     std::vector<uint8_t> now;
-    CopyValue(*current, now);
-    if (now == b.value) return std::nullopt;  // it carried the admitted value itself
+    if (b.has_data) CopyValue(*current, now);
+    if (now == b.value) {
+      admitted_[key] = b.mark.timestamp;  // it carries the admitted value itself
+      return std::nullopt;
+    }
   }
   protocol::CrdtMessage m;
   m.entity = b.mark.entity;

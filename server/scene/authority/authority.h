@@ -71,10 +71,12 @@ class Authority {
   // the state ends its ownership.
   void Note(uint32_t principal, const protocol::CrdtMessage& m, runtime::MergeOutcome outcome);
 
-  // A correction merged (Correction below), the store at `sequence` after it: the register is
-  // marked until an allowed write wins it again. On a shared log it is also marked for the
-  // stream (TakeChanges).
-  void NoteCorrection(const protocol::CrdtMessage& correction, uint64_t sequence);
+  // A correction merged (Correction below), the store at `sequence` after it, over the value
+  // stamped `replaced` (nullopt: none): the register is marked until an allowed write wins it
+  // again. On a shared log it is also marked for the stream (TakeChanges), and when the value
+  // it re-stamps is one this node admitted, so is the correction (it carries that value).
+  void NoteCorrection(const protocol::CrdtMessage& correction, uint64_t sequence,
+                      std::optional<uint32_t> replaced);
   // An allowed register write that would lose only to a timestamp the server stamped (a
   // correction, or an earlier re-stamp: its writer had not seen it yet) is re-stamped just
   // above it, and the mark moves with it, so that a refused writer's correction never undoes
@@ -105,9 +107,10 @@ class Authority {
   void CaptureBeaten(const runtime::CrdtStore& store, std::span<const CorrectionMark> marks,
                      std::vector<Beaten>& out) const;
   // After that chunk merged: when the correction won with another value, the write that undoes
-  // it, `b`'s value stamped just above the correction (its data points into b.value).
-  static std::optional<protocol::CrdtMessage> CounterCorrection(const runtime::CrdtStore& store,
-                                                                const Beaten& b);
+  // it, `b`'s value stamped just above the correction (its data points into b.value). When it
+  // won with `b`'s own value, it is admitted here from now on (it carries that value).
+  std::optional<protocol::CrdtMessage> CounterCorrection(const runtime::CrdtStore& store,
+                                                         const Beaten& b);
   // Another node's correction `mark` merged here: while it holds the register, the owner's
   // writes through this node stamped at or below it are re-stamped over it, as after a
   // correction of this node's own (RestampOverCorrection). Not marked again for the stream.
@@ -163,8 +166,9 @@ class Authority {
   // (bounded by the scene's registers).
   std::unordered_map<uint64_t, uint32_t> corrected_;
   // Cluster (TrackAdmitted): (component << 32 | entity) -> the timestamp of the last allowed
-  // write merged here, and the corrections merged and not known committed, with the store
-  // sequence after each (bounded by the registers changed since the durable point).
+  // write merged here (or correction carrying its value), and the corrections merged and not
+  // known committed, with the store sequence after each (bounded by the refused writes since
+  // the durable point).
   bool track_admitted_ = false;
   std::unordered_map<uint64_t, uint32_t> admitted_;
   std::vector<std::pair<CorrectionMark, uint64_t>> marks_;

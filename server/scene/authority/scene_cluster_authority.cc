@@ -61,7 +61,7 @@ void Scene::MergeCorrectedEntries(std::span<const std::string> chunks, cluster::
     }
     uint64_t countered = 0;
     for (const Authority::Beaten& b : beaten) {
-      const auto counter = Authority::CounterCorrection(store_, b);
+      const auto counter = authority_.CounterCorrection(store_, b);
       if (!counter) continue;
       const runtime::MergeResult merged = store_.Merge(*counter);
       metrics.CountMerge(merged.outcome);
@@ -173,10 +173,13 @@ void Scene::AfterLogRead(const OwnerRows& owners, cluster::StreamId last) {
     if (read_through_ < due.after) return false;
     const auto correction = Authority::Correction(store_, due.write, scratch);
     if (!correction) return true;
+    const auto replaced = store_.FindRegister(correction->component, correction->entity);
+    const std::optional<uint32_t> replaced_at =
+        replaced ? std::optional<uint32_t>(replaced->timestamp) : std::nullopt;
     const runtime::MergeResult merged = store_.Merge(*correction);
     metrics.CountMerge(merged.outcome);
     if (runtime::ChangedState(merged.outcome)) {
-      authority_.NoteCorrection(*correction, store_.sequence());
+      authority_.NoteCorrection(*correction, store_.sequence(), replaced_at);
       ++corrected;
     }
     return true;
