@@ -35,15 +35,17 @@ StreamEntry ParseFields(StreamId id, RedisReply&& fields, const protocol::Decode
   RedisReply* data = nullptr;
   RedisReply* trimmed = nullptr;
   RedisReply* owners = nullptr;
+  RedisReply* corrections = nullptr;
   for (std::size_t i = 0; i < fields.elements.size(); i += 2) {
     RedisReply& name = fields.elements[i];
     RedisReply& value = fields.elements[i + 1];
     if (!name.is_string() || !value.is_string()) return Bad(id, "entry field is not a string");
-    RedisReply** slot = name.str == kFieldNode      ? &node
-                        : name.str == kFieldData    ? &data
-                        : name.str == kFieldTrimmed ? &trimmed
-                        : name.str == kFieldOwners  ? &owners
-                                                    : nullptr;
+    RedisReply** slot = name.str == kFieldNode          ? &node
+                        : name.str == kFieldData        ? &data
+                        : name.str == kFieldTrimmed     ? &trimmed
+                        : name.str == kFieldOwners      ? &owners
+                        : name.str == kFieldCorrections ? &corrections
+                                                        : nullptr;
     if (slot == nullptr) continue;
     if (*slot != nullptr) return Bad(id, "entry repeats a field");
     *slot = &value;
@@ -65,6 +67,7 @@ StreamEntry ParseFields(StreamId id, RedisReply&& fields, const protocol::Decode
   e.kind = StreamEntry::Kind::kData;
   e.chunk = std::move(data->str);
   if (owners != nullptr) e.owners = std::move(owners->str);
+  if (corrections != nullptr) e.corrections = std::move(corrections->str);
   if (e.chunk.empty() && e.owners.empty()) return Bad(id, "entry with an empty chunk");
   Error error;
   if (!Decodes(e.bytes(), decode, error)) {

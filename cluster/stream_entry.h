@@ -27,6 +27,9 @@ inline constexpr std::string_view kFieldTrimmed = "t";
 // Owner rows (docs/AUTHORITY.md "Cluster"): written only under --authority owner|rules, by the
 // append scripts of server/cluster/cluster_owners.cc; a data entry may then have an empty chunk.
 inline constexpr std::string_view kFieldOwners = "o";
+// Correction marks (docs/AUTHORITY.md "Cluster"): the registers of the chunk that are a node's
+// corrections of refused writes (server/cluster/owner_rows.h encodes them); authority only.
+inline constexpr std::string_view kFieldCorrections = "k";
 
 struct StreamEntry {
   enum class Kind : uint8_t {
@@ -39,6 +42,7 @@ struct StreamEntry {
   std::string node;          // kData, kTrim: the writer's node id
   std::string chunk;         // kData
   std::string owners;        // kData: the `o` field (owner rows, encoded), usually empty
+  std::string corrections;   // kData: the `k` field (correction marks, encoded), usually empty
   StreamId trimmed_through;  // kTrim
   Error error;               // kBad
 

@@ -404,6 +404,14 @@ void ClusterNode::Reserve(std::size_t bytes) {
   posted_bytes_ += bytes;
 }
 
+void ClusterNode::HoldEntriesForTest(bool hold) {
+  {
+    std::lock_guard lock(mu_);
+    hold_entries_ = hold;
+  }
+  posted_cv_.notify_all();
+}
+
 void ClusterNode::Consumed(std::size_t bytes) {
   {
     std::lock_guard lock(mu_);
@@ -417,13 +425,26 @@ void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::Stre
   std::vector<std::string> chunks;
   std::size_t bytes = 0;
   OwnerRows owners;
+  std::vector<CorrectionMark> corrections;
   for (const cluster::StreamEntry& e : entries) {
     if (!e.owners.empty() && authority_ && !DecodeOwnerRows(e.owners, owners)) {
       Log("scene " + std::string(name) + ": entry " + e.id.ToString() + " has bad owner rows");
     }
     if (e.node == config_.node_id) continue;  // merged before it was appended
+    if (!e.corrections.empty() && authority_ &&
+        !DecodeCorrectionMarks(e.corrections, static_cast<uint32_t>(chunks.size()), corrections)) {
+      // Merged all the same: only its corrections are not recognised as such.
+      Metrics::Add(metrics_.authority_bad_correction_marks);
+      Log("scene " + std::string(name) + ": entry " + e.id.ToString() +
+          " has bad correction marks");
+    }
     chunks.push_back(e.chunk);
     bytes += e.chunk.size();
+  }
+  {
+    // Test hook (HoldEntriesForTest): the entries wait here, the read loop with them.
+    std::unique_lock lock(mu_);
+    posted_cv_.wait(lock, [&] { return stop_ || !hold_entries_; });
   }
   Reserve(bytes);
   {
@@ -432,7 +453,8 @@ void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::Stre
       entries_applied_.fetch_add(chunks.size(), std::memory_order_relaxed);
       read_lag_ms_[std::string(name)] = WallMs() - static_cast<int64_t>(entries.back().id.ms);
       // Posted under mu_: after Unfollow (under mu_) nothing reaches the scene any more.
-      it->second->LogEntries(std::move(chunks), entries.back().id, bytes, std::move(owners));
+      it->second->LogEntries(std::move(chunks), entries.back().id, bytes, std::move(owners),
+                             std::move(corrections));
       return;
     }
     // Not hosted (evicted while this round read it): stop following it.
@@ -449,7 +471,7 @@ void ClusterNode::OnSnapshot(std::string_view name, const cluster::SceneSnapshot
     if (auto it = scenes_.find(name); it != scenes_.end()) {
       Log("scene " + std::string(name) +
           ": entries trimmed before this node read them; merging the snapshot");
-      it->second->LogEntries({snapshot.data}, cluster::StreamId{}, snapshot.data.size(), {});
+      it->second->LogEntries({snapshot.data}, cluster::StreamId{}, snapshot.data.size(), {}, {});
       return;
     }
     posted_bytes_ -= std::min(posted_bytes_, snapshot.data.size());

@@ -92,6 +92,10 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   void OnSnapshot(std::string_view scene, const cluster::SceneSnapshot& snapshot) override;
   void OnFault(std::string_view scene, const cluster::SceneFault& fault) override;
 
+  // Tests only: while held, the read loop delivers nothing to the scenes (it waits with the
+  // entries it read), so a test can widen the window between two nodes' views of a stream.
+  void HoldEntriesForTest(bool hold);
+
   const std::string& node_id() const { return config_.node_id; }
   const std::string& key_prefix() const { return config_.key_prefix; }
   std::string redis_url_for_logs() const;
@@ -144,6 +148,7 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   std::size_t posted_bytes_ = 0;
   bool stop_ = false;
   bool started_ = false;
+  bool hold_entries_ = false;  // HoldEntriesForTest
   std::thread append_thread_, control_thread_;
 
   static constexpr std::size_t kAppendBuckets = 10;

@@ -13,26 +13,25 @@ namespace scenecrdt::server {
 
 namespace {
 
-// KEYS: log, owners. ARGV: node, o, row count, (number, principal)..., pieces...
-// Rows first (HSET, or HDEL for ""), then one XADD per piece, the last one carrying `o`.
+// KEYS: log, owners. ARGV: node, o, k, row count, (number, principal)..., pieces...
+// Rows first (HSET, or HDEL for ""), then one XADD per piece, the last one carrying `o` (when
+// there are rows), every one carrying `k` (when there are correction marks).
 constexpr std::string_view kAppendScript = R"lua(
-local n = tonumber(ARGV[3])
+local n = tonumber(ARGV[4])
 for i = 0, n - 1 do
-  local num, p = ARGV[4 + 2 * i], ARGV[5 + 2 * i]
+  local num, p = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
   if p == '' then redis.call('HDEL', KEYS[2], num) else redis.call('HSET', KEYS[2], num, p) end
 end
-local first = 4 + 2 * n
-if #ARGV < first then
-  return redis.call('XADD', KEYS[1], '*', 'n', ARGV[1], 'd', '', 'o', ARGV[2])
+local function add(d, last)
+  local f = {'XADD', KEYS[1], '*', 'n', ARGV[1], 'd', d}
+  if last and ARGV[2] ~= '' then f[#f + 1] = 'o'; f[#f + 1] = ARGV[2] end
+  if ARGV[3] ~= '' then f[#f + 1] = 'k'; f[#f + 1] = ARGV[3] end
+  return redis.call(unpack(f))
 end
+local first = 5 + 2 * n
+if #ARGV < first then return add('', true) end
 local id
-for i = first, #ARGV do
-  if i == #ARGV then
-    id = redis.call('XADD', KEYS[1], '*', 'n', ARGV[1], 'd', ARGV[i], 'o', ARGV[2])
-  else
-    id = redis.call('XADD', KEYS[1], '*', 'n', ARGV[1], 'd', ARGV[i])
-  end
-end
+for i = first, #ARGV do id = add(ARGV[i], i == #ARGV) end
 return id
 )lua";
 
@@ -80,15 +79,17 @@ std::string OwnersKey(const cluster::SceneKeys& keys) {
 Result<cluster::StreamId> AppendWithOwners(cluster::RedisConnection& redis,
                                            const cluster::SceneKeys& keys, std::string_view node_id,
                                            std::span<const std::span<const uint8_t>> pieces,
-                                           const OwnerRows& rows) {
+                                           const OwnerRows& rows,
+                                           const std::vector<CorrectionMark>& corrections) {
   const std::string owners_key = OwnersKey(keys);
   const std::string encoded = EncodeOwnerRows(rows);
+  const std::string marks = EncodeCorrectionMarks(corrections);
   const std::string count = std::to_string(rows.size());
   std::vector<std::string> numbers;
   numbers.reserve(rows.size());
   for (const auto& row : rows) numbers.push_back(std::to_string(row.first));
-  cluster::RedisArgs args = {"EVAL",     kAppendScript, "2",     keys.log,
-                             owners_key, node_id,       encoded, count};
+  cluster::RedisArgs args = {"EVAL",  kAppendScript, "2",   keys.log, owners_key,
+                             node_id, encoded,       marks, count};
   for (std::size_t i = 0; i < rows.size(); ++i) {
     args.push_back(numbers[i]);
     args.push_back(rows[i].second);
@@ -210,12 +211,14 @@ void ClusterNode::AppendOwned(std::vector<CommitJob>& jobs, std::vector<ClaimJob
     job.done(std::move(result));
   }
   std::erase_if(jobs, [&](CommitJob& job) {
-    if (job.owners.empty()) return false;
+    // Owner rows and correction marks need the script (an entry's extra fields).
+    if (job.owners.empty() && job.corrections.empty()) return false;
     bool ok = false;
     cluster::StreamId last;
     if (auto keys = cluster::MakeSceneKeys(config_.key_prefix, job.scene); keys.has_value()) {
       const auto pieces = SplitChunk(job.dcl, config_.max_entry_bytes);
-      auto id = AppendWithOwners(append_connection_, *keys, config_.node_id, pieces, job.owners);
+      auto id = AppendWithOwners(append_connection_, *keys, config_.node_id, pieces, job.owners,
+                                 job.corrections);
       ok = id.has_value();
       if (ok) {
         last = *id;

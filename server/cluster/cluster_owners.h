@@ -28,12 +28,14 @@ std::vector<std::span<const uint8_t>> SplitChunk(std::span<const uint8_t> dcl, s
 // The owner hash's key of a scene whose keys are `keys` (same hash slot as its stream).
 std::string OwnersKey(const cluster::SceneKeys& keys);
 
-// A flush that changes owner rows (releases, transfers): its pieces appended as entries, the
-// last carrying `rows`, and the hash changed, in one script. The last entry's ID.
+// A flush that changes owner rows (releases, transfers) or carries corrections: its pieces
+// appended as entries, the last carrying `rows`, each carrying `corrections` (field `k`), and
+// the hash changed, in one script. The last entry's ID.
 Result<cluster::StreamId> AppendWithOwners(cluster::RedisConnection& redis,
                                            const cluster::SceneKeys& keys, std::string_view node_id,
                                            std::span<const std::span<const uint8_t>> pieces,
-                                           const OwnerRows& rows);
+                                           const OwnerRows& rows,
+                                           const std::vector<CorrectionMark>& corrections);
 
 // Decides `job`'s claims in one script: a number nobody owns (or `job.principal` owns) is won
 // (the hash set, its messages and row appended in one entry), any other is lost (its owner

@@ -50,4 +50,39 @@ bool DecodeOwnerRows(std::string_view text, OwnerRows& out) {
   return true;
 }
 
+namespace {
+
+void PutU32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+uint32_t GetU32(std::string_view text, std::size_t pos) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t{static_cast<uint8_t>(text[pos + i])} << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+std::string EncodeCorrectionMarks(const std::vector<CorrectionMark>& marks) {
+  std::string out;
+  out.reserve(marks.size() * kCorrectionMarkBytes);
+  for (const CorrectionMark& m : marks) {
+    PutU32(out, m.component);
+    PutU32(out, m.entity);
+    PutU32(out, m.timestamp);
+  }
+  return out;
+}
+
+bool DecodeCorrectionMarks(std::string_view text, uint32_t chunk,
+                           std::vector<CorrectionMark>& out) {
+  if (text.size() % kCorrectionMarkBytes != 0) return false;
+  out.reserve(out.size() + text.size() / kCorrectionMarkBytes);
+  for (std::size_t pos = 0; pos < text.size(); pos += kCorrectionMarkBytes) {
+    out.push_back({GetU32(text, pos), GetU32(text, pos + 4), GetU32(text, pos + 8), chunk});
+  }
+  return true;
+}
+
 }  // namespace scenecrdt::server

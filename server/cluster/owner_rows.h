@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the encoding of owner rows in a scene stream's `o` field (docs/AUTHORITY.md "Cluster"):
-// `<number>,<principal length>,<principal>` one after the other ("" : released). Standard
-// library only (fuzzed by tools/fuzz/fuzz_owner_rows.cc). Entries come from Redis, which
-// anyone with access can write: nothing is trusted.
+// `<number>,<principal length>,<principal>` one after the other ("" : released), and of the
+// correction marks in its `k` field: 12 bytes per mark, the component, entity and timestamp as
+// little-endian u32s. Standard library only (fuzzed by tools/fuzz/fuzz_owner_rows.cc). Entries come
+// from Redis, which anyone with access can write: nothing is trusted.
 #pragma once
 
 #include <cstddef>
@@ -23,5 +24,22 @@ std::string EncodeOwnerRows(const OwnerRows& rows);
 // Appends the rows of `text` to `out`; false (rows up to the bad one kept) when it does not
 // parse: a number past 65535, a principal longer than kMaxPrincipalBytes or than what is left.
 bool DecodeOwnerRows(std::string_view text, OwnerRows& out);
+
+// A correction a scene merged (docs/AUTHORITY.md "Cluster"): its register and timestamp, so
+// that the stream entry carrying it says so (field `k`) and the node that admitted an owner's
+// write it beats can re-stamp that write above it. `chunk`: in LoggedScene::LogEntries, the
+// index of the chunk that carries it (not encoded).
+struct CorrectionMark {
+  uint32_t component = 0;
+  uint32_t entity = 0;
+  uint32_t timestamp = 0;
+  uint32_t chunk = 0;
+  bool operator==(const CorrectionMark&) const = default;
+};
+inline constexpr std::size_t kCorrectionMarkBytes = 12;
+std::string EncodeCorrectionMarks(const std::vector<CorrectionMark>& marks);
+// Appends the marks of `text` to `out` with chunk index `chunk`; false (nothing appended) when
+// its size is not a multiple of kCorrectionMarkBytes.
+bool DecodeCorrectionMarks(std::string_view text, uint32_t chunk, std::vector<CorrectionMark>& out);
 
 }  // namespace scenecrdt::server

@@ -271,6 +271,13 @@ std::string Metrics::RenderPrometheus() const {
           "Writes of cluster claims the stream order gave to another principal, refused and "
           "corrected (docs/AUTHORITY.md \"Cluster\").",
           Load(authority_cluster_lost_claims));
+  counter("scenecrdt_authority_counter_corrections_total",
+          "Writes this node admitted, re-stamped above another node's correction that beat them "
+          "(docs/AUTHORITY.md \"Cluster\").",
+          Load(authority_counter_corrections));
+  counter("scenecrdt_authority_bad_correction_marks_total",
+          "Cluster entries whose correction marks (field k) did not parse; merged without them.",
+          Load(authority_bad_correction_marks));
   counter("scenecrdt_resync_bytes_total", "Bytes of the resync frames.", Load(resync_bytes));
   counter("scenecrdt_log_lines_suppressed_total",
           "Repeated refusal log lines of one session that were not written.",

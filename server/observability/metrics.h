@@ -194,6 +194,10 @@ class Metrics {
   Counter authority_corrections{0};
   Counter authority_uncorrectable{0};
   Counter authority_cluster_lost_claims{0};  // writes of claims the stream order refused
+  // Cluster: owner writes re-stamped over another node's correction that beat them, and
+  // entries whose correction marks did not parse (docs/AUTHORITY.md "Cluster").
+  Counter authority_counter_corrections{0};
+  Counter authority_bad_correction_marks{0};
   Counter resync_bytes{0};
   Counter log_lines_suppressed{0};  // repeated refusal lines of one session, not logged
   // Storage and memory bounds (docs/SERVER.md "Storage failures", "Memory bounds").

@@ -51,9 +51,8 @@ uint64_t MergeLoaded(runtime::CrdtStore& store, ClusterSceneSync& marks,
   return loaded_bytes;
 }
 
-void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes,
-                 const std::vector<std::string>& chunks, uint64_t cap, Metrics& metrics,
-                 const EventLog& log, const std::string& scene) {
+void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes, std::span<const std::string> chunks,
+                 uint64_t cap, Metrics& metrics, const EventLog& log, const std::string& scene) {
   const protocol::DecodeOptions decode;
   const uint64_t bytes_before = bytes.bytes();
   std::vector<protocol::CrdtMessage> messages;

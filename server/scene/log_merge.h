@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,7 @@ uint64_t MergeLoaded(runtime::CrdtStore& store, ClusterSceneSync& marks,
 // Merges other writers' `chunks` into `store`, counting each merge in `metrics` and each
 // chunk's growth in `bytes` (other writers' growth counts towards `cap`, --max-scene-bytes,
 // like local writes, but is never refused; passing the cap is logged once per crossing).
-void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes,
-                 const std::vector<std::string>& chunks, uint64_t cap, Metrics& metrics,
-                 const EventLog& log, const std::string& scene);
+void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes, std::span<const std::string> chunks,
+                 uint64_t cap, Metrics& metrics, const EventLog& log, const std::string& scene);
 
 }  // namespace scenecrdt::server

@@ -447,7 +447,7 @@ void Scene::MaybeCommit() {
   CommitJob job;
   job.scene = name_;
   job.dcl = std::move(dcl);
-  owners_in_flight_ = authority_.TakeChanges();
+  owners_in_flight_ = authority_.TakeChanges(durable_, job.corrections);
   job.owners = owners_in_flight_;
   job.done = [this, seq](bool ok) {
     net::asio::post(strand_, [this, ok, seq] { OnCommitted(ok, seq); });
@@ -561,28 +561,26 @@ void Scene::LogLoadFailed(std::string why) {
   });
 }
 
-void Scene::MergeLogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+void Scene::MergeLogEntries(std::span<const std::string> chunks, cluster::StreamId last,
                             std::size_t posted_bytes) {
-  net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes] {
-    if (retired_) {
-      shared_log_->Consumed(posted_bytes);  // evicted: the entries are in the log
-      return;
-    }
-    // Nothing of ours is waiting to be appended: the merged entries are in the log already, so
-    // the durable point moves with them. Otherwise the next flush carries them again, which
-    // last-write-wins makes harmless.
-    const bool idle = !commit_in_flight_ && durable_ == store_.sequence();
-    const uint64_t before = store_.sequence();
-    MergeRemote(store_, bytes_, chunks, ctx_.config().limits.max_scene_bytes, ctx_.metrics(),
-                ctx_.log(), name_);
-    if (idle) durable_ = store_.sequence();
-    if (!last.is_zero() && loaded_) sequences_.marks().NoteRead(last, store_.sequence(), durable_);
-    if (store_.sequence() != before) {
-      mixed_writers_ = true;
-      ScheduleFlush();
-    }
-    shared_log_->Consumed(posted_bytes);
-  });
+  if (retired_) {
+    shared_log_->Consumed(posted_bytes);  // evicted: the entries are in the log
+    return;
+  }
+  // Nothing of ours is waiting to be appended: the merged entries are in the log already, so
+  // the durable point moves with them. Otherwise the next flush carries them again, which
+  // last-write-wins makes harmless.
+  const bool idle = !commit_in_flight_ && durable_ == store_.sequence();
+  const uint64_t before = store_.sequence();
+  MergeRemote(store_, bytes_, chunks, ctx_.config().limits.max_scene_bytes, ctx_.metrics(),
+              ctx_.log(), name_);
+  if (idle) durable_ = store_.sequence();
+  if (!last.is_zero() && loaded_) sequences_.marks().NoteRead(last, store_.sequence(), durable_);
+  if (store_.sequence() != before) {
+    mixed_writers_ = true;
+    ScheduleFlush();
+  }
+  shared_log_->Consumed(posted_bytes);
 }
 
 void Scene::LogAppended(cluster::StreamId id) {

@@ -153,8 +153,10 @@ class Scene final : public LoggedScene {
                  cluster::StreamId last, OwnerRows owners) override;
   void LogLoadFailed(std::string why) override;
   // Other nodes' entries merge and fan out as local writes.
+  // Corrections another node made that beat a write this node admitted are countered
+  // (docs/AUTHORITY.md "Cluster").
   void LogEntries(std::vector<std::string> chunks, cluster::StreamId last, std::size_t posted_bytes,
-                  OwnerRows owners) override;
+                  OwnerRows owners, std::vector<CorrectionMark> corrections) override;
   void LogAppended(cluster::StreamId id) override;
   // On the strand, once the registry evicted the scene and its shared log stopped following
   // it: what the log posted before is ignored from now on, and `then` runs on the strand
@@ -231,11 +233,16 @@ class Scene final : public LoggedScene {
   void OnClaimed(uint64_t member_id, const std::string& principal,
                  std::vector<std::pair<uint32_t, std::vector<uint8_t>>> numbers,
                  std::vector<RefusedWrite> writes, const ClaimResult& result);
-  // LogLoaded's and LogEntries' merges (posted to the strand; scene.cc).
+  // LogLoaded's merge (posted to the strand) and LogEntries' (on the strand; scene.cc).
   void MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
                         cluster::StreamId last);
-  void MergeLogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+  void MergeLogEntries(std::span<const std::string> chunks, cluster::StreamId last,
                        std::size_t posted_bytes);
+  // MergeLogEntries chunk by chunk around the chunks that carry corrections (`marks`, by chunk
+  // index, in order): a correction that beat a value this node admitted is countered, that
+  // value stamped just above it (scene_cluster_authority.cc).
+  void MergeCorrectedEntries(std::span<const std::string> chunks, cluster::StreamId last,
+                             std::size_t posted_bytes, std::span<const CorrectionMark> marks);
   // Cluster: a correction of a number whose owner this node learned from a claim's answer
   // waits (due_corrections_) until the read loop passed the winner's entry. True: deferred.
   bool DeferCorrection(const RefusedWrite& write);

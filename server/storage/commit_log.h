@@ -22,6 +22,7 @@
 
 #include "scenecrdt/cluster/stream_id.h"
 #include "scenecrdt/protocol/result.h"
+#include "scenecrdt/server/cluster/owner_rows.h"
 
 namespace scenecrdt::server {
 
@@ -31,6 +32,8 @@ struct CommitJob {
   // Owner rows changed since the last commit (docs/AUTHORITY.md): (entity number, principal),
   // "" = no owner any more. Written in the same transaction as `dcl`.
   std::vector<std::pair<uint32_t, std::string>> owners;
+  // The corrections `dcl` carries (a shared log marks them; SQLite ignores them).
+  std::vector<CorrectionMark> corrections;
   std::function<void(bool)> done;  // runs on the log's thread: post, do not block
 };
 
@@ -66,8 +69,10 @@ class LoggedScene {
   // Other writers' entries (chunks), read up to position `last` (zero: a snapshot reload, no
   // position). `posted_bytes` go back to the log (SharedLog::Consumed) once merged.
   // `owners`: the owner rows of every entry read (own ones too), in stream order.
+  // `corrections`: the corrections the chunks carry (their `k` fields), by chunk index.
   virtual void LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
-                          std::size_t posted_bytes, OwnerRows owners) = 0;
+                          std::size_t posted_bytes, OwnerRows owners,
+                          std::vector<CorrectionMark> corrections) = 0;
   // The flush in flight is in the log with (last) position `id` (called before its done).
   virtual void LogAppended(cluster::StreamId id) = 0;
 

@@ -3,8 +3,9 @@
 // `serve --redis --authority owner|rules` on two in-process nodes and one real redis-server
 // (docs/AUTHORITY.md "Cluster"): two principals creating the same entities at once on
 // different nodes end with one owner per entity, the same on every node and on a node that
-// loads the scene later, the owner's value everywhere, and every replica converged; the owner
-// rows' encoding refuses what it cannot parse; rules mode works in a cluster.
+// loads the scene later, the owner's value everywhere, and every replica converged; another
+// node's correction never undoes an owner's acked write; the owner rows' and correction marks'
+// encodings refuse what they cannot parse; rules mode works in a cluster.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/entity_id.h"
+#include "scenecrdt/protocol/transform.h"
 #include "scenecrdt/server/cluster/cluster_owners.h"
 #include "scenecrdt/server/scene/authority/authority_rules.h"
 #include "tests/cluster/cluster_node_util.h"
@@ -170,6 +172,140 @@ TEST(ClusterAuthorityTest, ConcurrentCreationsOnTwoNodesGetOneOwnerEverywhere) {
   EXPECT_EQ(Owners(later), moved);
 }
 
+// The cross-node correction window (docs/AUTHORITY.md "Cluster"): bob, a non-owner on node b,
+// keeps writing alice's entity; node b refuses and corrects each write with the value it has,
+// stamped above bob's. Meanwhile alice writes the entity on node a, which admits and acks her
+// write before it reads node b's correction (the test holds node a's read loop so that it does
+// every round: HoldEntriesForTest). The correction is stamped above alice's write with her
+// previous value; node a re-stamps her write above it, so every node and replica ends with it.
+TEST(ClusterAuthorityTest, AnotherNodesCorrectionNeverUndoesAnAckedOwnerWrite) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.started()) << redis.log();
+  TempDir dir;
+  const std::string auth = WritePrincipalsAuthFile(dir);
+  TestServer a_node(AuthorityNode(redis, auth));
+  TestServer b_node(AuthorityNode(redis, auth));
+  auto alice = Join(a_node.tcp_url(), kScene, std::nullopt, "ta");
+  auto bob = Join(b_node.tcp_url(), kScene, std::nullopt, "tb");
+  auto watch_a = Join(a_node.tcp_url(), kScene, std::nullopt, "tr");
+  auto watch_b = Join(b_node.tcp_url(), kScene, std::nullopt, "tr");
+  auto bob_a = Join(a_node.tcp_url(), kScene, std::nullopt, "tb");  // bob on node a too
+  const protocol::EntityId e = protocol::MakeEntityId(800, 0);
+  const auto x_of = [&](client::Client& c) {
+    const protocol::Transform* t = c.store().FindTransform(e);
+    return t ? t->position.x : -1.0f;
+  };
+  // Every node and replica at one state, holding alice's value `x`.
+  const auto converged = [&](float x) {
+    for (auto* c : {alice.get(), bob.get(), watch_a.get(), watch_b.get(), bob_a.get()}) {
+      const bool ok = c->PollUntil(
+          [&] {
+            const std::string hash = a_node.SceneHash(kScene);
+            return x_of(*c) == x && c->store().StateHashHex() == hash &&
+                   hash == b_node.SceneHash(kScene);
+          },
+          5s);
+      if (!ok) {
+        ADD_FAILURE() << "a replica holds x " << x_of(*c) << ", alice's acked write is " << x;
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(alice->WriteTransform(e, At(1000.0f)).has_value());
+  alice->Flush();
+  ASSERT_TRUE(alice->PollUntil([&] { return alice->pending_frames() == 0; }, 5s));
+  ASSERT_TRUE(converged(1000.0f));
+  server::ClusterNode& a_cluster = *a_node.get().cluster();
+  constexpr int kRounds = 4;
+  for (int round = 1; round <= kRounds; ++round) {
+    const float acked = 1000.0f + static_cast<float>(round);
+    const float before = acked - 1.0f;
+    a_cluster.HoldEntriesForTest(true);
+    // Bob's write is refused on node b and corrected there (his replica shows alice's value).
+    const uint64_t refused = bob->stats().refused_writes;
+    ASSERT_TRUE(bob->WriteTransform(e, At(2000.0f + static_cast<float>(round))).has_value());
+    bob->Flush();
+    const bool corrected = bob->PollUntil(
+        [&] { return bob->stats().refused_writes > refused && x_of(*bob) == before; }, 5s);
+    // Alice's write, stamped at or below that correction, is admitted and acked on node a.
+    ASSERT_TRUE(alice->WriteTransform(e, At(acked)).has_value());
+    alice->Flush();
+    const bool acked_a = alice->PollUntil([&] { return alice->pending_frames() == 0; }, 5s);
+    a_cluster.HoldEntriesForTest(false);
+    ASSERT_TRUE(corrected) << "round " << round;
+    ASSERT_TRUE(acked_a) << "round " << round;
+    ASSERT_TRUE(converged(acked)) << "round " << round;
+  }
+  EXPECT_GE(NodeMetric(a_node, "scenecrdt_authority_counter_corrections_total"), kRounds);
+  // The other order: node a has merged node b's correction when alice's write, stamped before
+  // she saw it, arrives there; it is re-stamped above the correction (the single-node rule).
+  for (int round = kRounds + 1; round <= kRounds + 2; ++round) {
+    const float acked = 1000.0f + static_cast<float>(round);
+    const float before = acked - 1.0f;
+    const uint64_t refused = bob->stats().refused_writes;
+    ASSERT_TRUE(bob->WriteTransform(e, At(2000.0f + static_cast<float>(round))).has_value());
+    bob->Flush();
+    ASSERT_TRUE(bob->PollUntil(
+        [&] { return bob->stats().refused_writes > refused && x_of(*bob) == before; }, 5s));
+    const uint32_t correction =
+        bob->store().FindRegister(protocol::kTransformComponentId, e)->timestamp;
+    ASSERT_TRUE(alice->PollUntil(
+        [&] {
+          const auto r = alice->store().FindRegister(protocol::kTransformComponentId, e);
+          return r && r->timestamp == correction;
+        },
+        5s));
+    protocol::CrdtMessage m;
+    m.type = protocol::MessageType::kPutComponent;
+    m.entity = e;
+    m.component = protocol::kTransformComponentId;
+    m.timestamp = correction - 1;
+    const protocol::TransformBytes bytes = protocol::StoreTransform(At(acked));
+    m.data = bytes;
+    std::vector<uint8_t> chunk;
+    protocol::AppendMessage(m, chunk);
+    ASSERT_NE(alice->SendCrdt(chunk), 0u);
+    ASSERT_TRUE(alice->PollUntil([&] { return alice->pending_frames() == 0; }, 5s));
+    ASSERT_TRUE(converged(acked)) << "round " << round;
+  }
+  // Node a re-stamps alice's write itself first (bob's refused write on node a: a correction
+  // carrying her value), then node b's correction, stamped higher, arrives with her previous
+  // value: the correction of node a's still carries her admitted write and is countered.
+  {
+    const int round = kRounds + 3;
+    const float acked = 1000.0f + static_cast<float>(round);
+    const float before = acked - 1.0f;
+    const uint32_t now = bob->store().FindRegister(protocol::kTransformComponentId, e)->timestamp;
+    a_cluster.HoldEntriesForTest(true);
+    const uint64_t refused = bob->stats().refused_writes;
+    protocol::CrdtMessage m;
+    m.type = protocol::MessageType::kPutComponent;
+    m.entity = e;
+    m.component = protocol::kTransformComponentId;
+    m.timestamp = now + 10;
+    const protocol::TransformBytes bytes = protocol::StoreTransform(At(3000.0f));
+    m.data = bytes;
+    std::vector<uint8_t> chunk;
+    protocol::AppendMessage(m, chunk);
+    ASSERT_NE(bob->SendCrdt(chunk), 0u);
+    const bool corrected_b = bob->PollUntil(
+        [&] { return bob->stats().refused_writes > refused && x_of(*bob) == before; }, 5s);
+    ASSERT_TRUE(alice->WriteTransform(e, At(acked)).has_value());
+    alice->Flush();
+    const bool acked_a = alice->PollUntil([&] { return alice->pending_frames() == 0; }, 5s);
+    const bool seen = bob_a->PollUntil([&] { return x_of(*bob_a) == acked; }, 5s);
+    const uint64_t refused_a = bob_a->stats().refused_writes;
+    ASSERT_TRUE(bob_a->WriteTransform(e, At(3001.0f)).has_value());
+    bob_a->Flush();
+    const bool corrected_a = bob_a->PollUntil(
+        [&] { return bob_a->stats().refused_writes > refused_a && x_of(*bob_a) == acked; }, 5s);
+    a_cluster.HoldEntriesForTest(false);
+    ASSERT_TRUE(corrected_b && acked_a && seen && corrected_a);
+    ASSERT_TRUE(converged(acked)) << "round " << round;
+  }
+}
+
 TEST(ClusterAuthorityTest, RulesModeRefusesServerOnlyComponentsOnEveryNode) {
   RedisTestServer redis;
   ASSERT_TRUE(redis.started()) << redis.log();
@@ -223,7 +359,7 @@ TEST(ClusterAuthorityTest, RulesModeRefusesServerOnlyComponentsOnEveryNode) {
   EXPECT_EQ(late.SceneHash(kScene), a_node.SceneHash(kScene));
 }
 
-TEST(ClusterAuthorityTest, OwnerRowsRoundTripAndRefuseWhatDoesNotParse) {
+TEST(ClusterAuthorityTest, OwnerRowsAndCorrectionMarksRoundTripAndRefuseWhatDoesNotParse) {
   const server::OwnerRows rows = {{600, "alice"}, {601, ""}, {65535, "a,b,c"}};
   server::OwnerRows back;
   ASSERT_TRUE(server::DecodeOwnerRows(server::EncodeOwnerRows(rows), back));
@@ -232,6 +368,15 @@ TEST(ClusterAuthorityTest, OwnerRowsRoundTripAndRefuseWhatDoesNotParse) {
        {"600", "600,5", "600,5,abc", "x,1,a", "70000,1,a", "600,300,", "600,-1,a", ",1,a"}) {
     server::OwnerRows out;
     EXPECT_FALSE(server::DecodeOwnerRows(bad, out)) << bad;
+  }
+  const std::vector<server::CorrectionMark> marks = {{1, 600, 7, 3}, {0xFFFFFFFF, 1 << 16, 1, 3}};
+  std::vector<server::CorrectionMark> marks_back;
+  ASSERT_TRUE(server::DecodeCorrectionMarks(server::EncodeCorrectionMarks(marks), 3, marks_back));
+  EXPECT_EQ(marks_back, marks);
+  for (const char* bad : {"1", "12345678901", "1234567890123"}) {
+    std::vector<server::CorrectionMark> out;
+    EXPECT_FALSE(server::DecodeCorrectionMarks(bad, 0, out)) << bad;
+    EXPECT_TRUE(out.empty());
   }
 }
 

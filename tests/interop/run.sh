@@ -39,7 +39,9 @@ npm with npm ci) on random DCL streams written by @dcl/ecs's own writers.
      directory and three SCENECRDT serve --redis nodes; two @dcl/ecs engines with that transport
      on nodes 1 and 2, SCENECRDT send on node 3; the engines converge with each other and with
      pull, and every node's stateHash equals SCENECRDT replay of everything sent (about 15 s;
-     needs redis-server, scripts/deps.sh installs it)
+     needs redis-server, scripts/deps.sh installs it); then authority_engines.js --redis-server:
+     the authority schedule (3 engines, 40 rounds) on two serve --redis nodes, engines 1 and 3
+     on node 1; every engine and both nodes' pulls agree, each entity holds its owner's last write
 
 Prints "interop: N streams, M mismatches"; on mismatch also the stream, its messages
 (SCENECRDT decode), the differences and both states, and exits 1. Exit 2: setup or usage error.
@@ -137,6 +139,9 @@ if [ "$status" = 0 ] && [ "$model" = 0 ] && [ "$ws" = 1 ]; then
   command -v redis-server >/dev/null 2>&1 ||
     die "redis-server not found: install it (apt-get install redis-server; scripts/deps.sh does) or skip with --no-ws"
   node "$INTEROP_DIR/cluster_interop.js" --bin "$bin" ${keep:+--keep "$corpus/cluster"} || status=$?
+  # Three engines with their own tokens on two nodes, --authority owner (docs/AUTHORITY.md "Cluster").
+  [ "$status" != 0 ] || node "$INTEROP_DIR/authority_engines.js" --bin "$bin" --redis-server "$(command -v redis-server)" \
+    --rounds 40 ${keep:+--keep "$corpus/authority-cluster"} || status=$?
 fi
 
 if [ "$status" = 0 ] && [ -z "$keep" ]; then

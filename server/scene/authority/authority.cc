@@ -30,6 +30,17 @@ bool IsRegisterWrite(MessageType t) {
 
 uint64_t Key(const protocol::CrdtMessage& m) { return (uint64_t{m.component} << 32) | m.entity; }
 
+// A register's value as DCL bytes (Transforms are kept decoded).
+void CopyValue(const runtime::RegisterView& r, std::vector<uint8_t>& out) {
+  out.clear();
+  if (r.transform) {
+    const protocol::TransformBytes bytes = protocol::StoreTransform(*r.transform);
+    out.assign(bytes.begin(), bytes.end());
+  } else {
+    out.assign(r.data.begin(), r.data.end());
+  }
+}
+
 }  // namespace
 
 uint32_t Authority::Intern(const std::string& principal) {
@@ -80,6 +91,7 @@ ErrorCode Authority::CheckOwner(uint32_t principal, bool ranged, uint32_t number
 void Authority::Note(uint32_t principal, const protocol::CrdtMessage& m,
                      runtime::MergeOutcome outcome) {
   if (mode_ == AuthorityMode::kOpen || !runtime::ChangedState(outcome)) return;
+  if (track_admitted_) NoteAdmitted(m);
   if (!corrected_.empty()) {
     // A write of its own (timestamp above the server's stamp) ends the mark; a re-stamped one
     // keeps it: its writer's next writes may still be stamped below it (docs/AUTHORITY.md).
@@ -112,8 +124,17 @@ void Authority::SetOwner(uint32_t number, const std::string& principal) {
   }
 }
 
-void Authority::NoteCorrection(const protocol::CrdtMessage& correction) {
+void Authority::NoteCorrection(const protocol::CrdtMessage& correction, uint64_t sequence,
+                               std::optional<uint32_t> replaced) {
   corrected_[Key(correction)] = correction.timestamp;
+  if (track_admitted_) {
+    const auto it = admitted_.find(Key(correction));
+    if (it != admitted_.end() && replaced && it->second == *replaced) {
+      it->second = correction.timestamp;  // it re-stamps this node's admitted value
+    }
+    marks_.push_back(
+        {{correction.component, correction.entity, correction.timestamp, 0}, sequence});
+  }
 }
 
 bool Authority::RestampOverCorrection(const runtime::CrdtStore& store, protocol::CrdtMessage& m) {
@@ -130,6 +151,67 @@ bool Authority::RestampOverCorrection(const runtime::CrdtStore& store, protocol:
   return true;
 }
 
+void Authority::NoteAdmitted(const protocol::CrdtMessage& m) {
+  if (IsRegisterWrite(m.type)) admitted_[Key(m)] = m.timestamp;
+}
+
+void Authority::CaptureBeaten(const runtime::CrdtStore& store,
+                              std::span<const CorrectionMark> marks,
+                              std::vector<Beaten>& out) const {
+  if (admitted_.empty()) return;
+  for (const CorrectionMark& mark : marks) {
+    const auto it = admitted_.find((uint64_t{mark.component} << 32) | mark.entity);
+    if (it == admitted_.end()) continue;
+    const auto current = store.FindRegister(mark.component, mark.entity);
+    // Only a value this node admitted (its timestamp is the last one admitted here) that the
+    // correction can beat; anything newer wins over the correction by itself.
+    if (!current || current->timestamp != it->second || current->timestamp > mark.timestamp) {
+      continue;
+    }
+    Beaten b;
+    b.mark = mark;
+    b.has_data = current->has_data;
+    if (b.has_data) CopyValue(*current, b.value);
+    out.push_back(std::move(b));
+  }
+}
+
+std::optional<protocol::CrdtMessage> Authority::CounterCorrection(const runtime::CrdtStore& store,
+                                                                  const Beaten& b) {
+  const uint64_t key = (uint64_t{b.mark.component} << 32) | b.mark.entity;
+  if (b.mark.timestamp == std::numeric_limits<uint32_t>::max()) return std::nullopt;
+  const auto current = store.FindRegister(b.mark.component, b.mark.entity);
+  // The correction lost (or something newer holds the register): nothing was undone.
+  if (!current || current->timestamp != b.mark.timestamp) return std::nullopt;
+  if (current->has_data == b.has_data) {
+    std::vector<uint8_t> now;
+    if (b.has_data) CopyValue(*current, now);
+    if (now == b.value) {
+      admitted_[key] = b.mark.timestamp;  // it carries the admitted value itself
+      return std::nullopt;
+    }
+  }
+  protocol::CrdtMessage m;
+  m.entity = b.mark.entity;
+  m.component = b.mark.component;
+  m.timestamp = b.mark.timestamp + 1;
+  m.type = b.has_data ? MessageType::kPutComponent : MessageType::kDeleteComponent;
+  if (b.has_data) m.data = b.value;
+  return m;
+}
+
+void Authority::NoteRemoteCorrection(const runtime::CrdtStore& store, const CorrectionMark& mark) {
+  const auto current = store.FindRegister(mark.component, mark.entity);
+  if (current && current->timestamp == mark.timestamp) {
+    corrected_[(uint64_t{mark.component} << 32) | mark.entity] = mark.timestamp;
+  }
+}
+
+void Authority::NoteCounter(const protocol::CrdtMessage& counter) {
+  corrected_[Key(counter)] = counter.timestamp;
+  admitted_[Key(counter)] = counter.timestamp;
+}
+
 const std::string* Authority::OwnerOf(uint32_t number) const {
   const auto it = owner_of_.find(number);
   return it == owner_of_.end() ? nullptr : &names_[it->second];
@@ -143,7 +225,10 @@ std::vector<OwnerRow> Authority::Owners() const {
   return rows;
 }
 
-std::vector<OwnerRow> Authority::TakeChanges() {
+std::vector<OwnerRow> Authority::TakeChanges(uint64_t durable,
+                                             std::vector<CorrectionMark>& corrections) {
+  std::erase_if(marks_, [&](const auto& mark) { return mark.second <= durable; });
+  for (const auto& [mark, sequence] : marks_) corrections.push_back(mark);
   std::vector<OwnerRow> rows;
   rows.reserve(dirty_.size());
   for (const uint32_t number : dirty_) {
@@ -189,13 +274,7 @@ std::optional<protocol::CrdtMessage> Authority::Correction(const runtime::CrdtSt
   m.type = MessageType::kDeleteComponent;
   if (current && current->has_data) {
     m.type = MessageType::kPutComponent;
-    scratch.clear();
-    if (current->transform) {
-      const protocol::TransformBytes bytes = protocol::StoreTransform(*current->transform);
-      scratch.assign(bytes.begin(), bytes.end());
-    } else {
-      scratch.assign(current->data.begin(), current->data.end());
-    }
+    CopyValue(*current, scratch);
     m.data = scratch;
   }
   return m;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,6 +24,7 @@
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/config.h"
 #include "scenecrdt/server/scene/authority/authority_rules.h"
+#include "scenecrdt/server/storage/commit_log.h"
 
 namespace scenecrdt::server {
 
@@ -69,9 +71,12 @@ class Authority {
   // the state ends its ownership.
   void Note(uint32_t principal, const protocol::CrdtMessage& m, runtime::MergeOutcome outcome);
 
-  // A correction merged at `timestamp` (Correction below): the register is marked until an
-  // allowed write wins it again.
-  void NoteCorrection(const protocol::CrdtMessage& correction);
+  // A correction merged (Correction below), the store at `sequence` after it, over the value
+  // stamped `replaced` (nullopt: none): the register is marked until an allowed write wins it
+  // again. On a shared log it is also marked for the stream (TakeChanges), and when the value
+  // it re-stamps is one this node admitted, so is the correction (it carries that value).
+  void NoteCorrection(const protocol::CrdtMessage& correction, uint64_t sequence,
+                      std::optional<uint32_t> replaced);
   // An allowed register write that would lose only to a timestamp the server stamped (a
   // correction, or an earlier re-stamp: its writer had not seen it yet) is re-stamped just
   // above it, and the mark moves with it, so that a refused writer's correction never undoes
@@ -84,6 +89,37 @@ class Authority {
   // An owner row decided by the shared log ("": nobody), applied as is (not a change to commit).
   void SetOwner(uint32_t number, const std::string& principal);
 
+  // ---- Counter-corrections (cluster; docs/AUTHORITY.md "Cluster") ----
+  // On a shared log: from now on every allowed register write merged here (Note) is remembered
+  // (the last timestamp per register, at most one entry per register this node's members
+  // wrote), and corrections are marked for the stream.
+  void TrackAdmitted() { track_admitted_ = true; }
+  void NoteAdmitted(const protocol::CrdtMessage& m);
+  // A value this node admitted, held by the store when another node's correction of its
+  // register arrived.
+  struct Beaten {
+    CorrectionMark mark;
+    bool has_data = false;
+    std::vector<uint8_t> value;
+  };
+  // Before a chunk with the correction marks `marks` merges: the registers whose current value
+  // this node admitted and the correction may beat (timestamp at or below the correction's).
+  void CaptureBeaten(const runtime::CrdtStore& store, std::span<const CorrectionMark> marks,
+                     std::vector<Beaten>& out) const;
+  // After that chunk merged: when the correction won with another value, the write that undoes
+  // it, `b`'s value stamped just above the correction (its data points into b.value). When it
+  // won with `b`'s own value, it is admitted here from now on (it carries that value).
+  std::optional<protocol::CrdtMessage> CounterCorrection(const runtime::CrdtStore& store,
+                                                         const Beaten& b);
+  // Another node's correction `mark` merged here: while it holds the register, the owner's
+  // writes through this node stamped at or below it are re-stamped over it, as after a
+  // correction of this node's own (RestampOverCorrection). Not marked again for the stream.
+  void NoteRemoteCorrection(const runtime::CrdtStore& store, const CorrectionMark& mark);
+  // A counter-correction merged: the owner's writes through this node stamped at or below it are
+  // re-stamped over it (RestampOverCorrection), and it is admitted here (a later correction
+  // beating it is countered again). It is never marked: no node counters a counter-correction.
+  void NoteCounter(const protocol::CrdtMessage& counter);
+
   // The owner of entity `number`, nullptr when nobody owns it.
   const std::string* OwnerOf(uint32_t number) const;
   std::size_t owned() const { return owner_of_.size(); }
@@ -92,7 +128,9 @@ class Authority {
 
   // Durability: the rows changed since the last Take (their current owners); Failed() puts
   // the numbers of the job in flight back (the next job writes them again).
-  std::vector<OwnerRow> TakeChanges();
+  // `corrections` gets the marks of the corrections merged after store sequence `durable`
+  // (those a commit from `durable` carries; older ones are dropped: committed).
+  std::vector<OwnerRow> TakeChanges(uint64_t durable, std::vector<CorrectionMark>& corrections);
   bool has_changes() const { return !dirty_.empty(); }
   // An admin's transfer: `number` belongs to `principal` from now on ("" : nobody).
   void Transfer(uint32_t number, const std::string& principal);
@@ -127,6 +165,13 @@ class Authority {
   // (component << 32 | entity) -> the timestamp of the correction that holds the register
   // (bounded by the scene's registers).
   std::unordered_map<uint64_t, uint32_t> corrected_;
+  // Cluster (TrackAdmitted): (component << 32 | entity) -> the timestamp of the last allowed
+  // write merged here (or correction carrying its value), and the corrections merged and not
+  // known committed, with the store sequence after each (bounded by the refused writes since
+  // the durable point).
+  bool track_admitted_ = false;
+  std::unordered_map<uint64_t, uint32_t> admitted_;
+  std::vector<std::pair<CorrectionMark, uint64_t>> marks_;
 };
 
 }  // namespace scenecrdt::server

@@ -82,10 +82,13 @@ void Scene::AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<Refuse
       if (!is_register) Metrics::Add(metrics.authority_uncorrectable);
       continue;
     }
+    const auto replaced = store_.FindRegister(correction->component, correction->entity);
+    const std::optional<uint32_t> replaced_at =
+        replaced ? std::optional<uint32_t>(replaced->timestamp) : std::nullopt;
     const runtime::MergeResult merged = store_.Merge(*correction);
     metrics.CountMerge(merged.outcome);
     if (runtime::ChangedState(merged.outcome)) {
-      authority_.NoteCorrection(*correction);
+      authority_.NoteCorrection(*correction, store_.sequence(), replaced_at);
       ++corrected;
     }
   }

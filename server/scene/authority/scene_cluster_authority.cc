@@ -2,7 +2,8 @@
 // Owns the scene strand's side of cluster ownership (docs/AUTHORITY.md "Cluster"): the
 // decision of a claim the shared log made in stream order (won writes merge, lost ones are
 // refused and corrected once this node has read the stream up to the decision), the owner
-// rows read from the stream, and acks that wait for a member's claims.
+// rows read from the stream, acks that wait for a member's claims, and the counter-corrections
+// of other nodes' corrections that beat a write this node admitted.
 #include <algorithm>
 #include <span>
 
@@ -18,19 +19,67 @@ void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::Stre
   // authority_'s mode never changes: readable from any thread.
   if (authority_.enabled())
     net::asio::post(strand_, [this, last, owners = std::move(owners)] {
-      if (!retired_) AfterLogRead(owners, last);
+      if (retired_) return;
+      authority_.TrackAdmitted();  // before any member is welcomed (counter-corrections)
+      AfterLogRead(owners, last);
     });
   MergeLoadedState(std::move(chunks), std::move(ids), last);
 }
 
 void Scene::LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
-                       std::size_t posted_bytes, OwnerRows owners) {
-  MergeLogEntries(std::move(chunks), last, posted_bytes);
-  // After the merge: a due correction needs the values read up to `last`.
-  if (!authority_.enabled()) return;
-  net::asio::post(strand_, [this, last, owners = std::move(owners)] {
-    if (!retired_) AfterLogRead(owners, last);
+                       std::size_t posted_bytes, OwnerRows owners,
+                       std::vector<CorrectionMark> corrections) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes,
+                            owners = std::move(owners), corrections = std::move(corrections)] {
+    if (retired_ || corrections.empty() || !authority_.enabled()) {
+      MergeLogEntries(chunks, last, posted_bytes);
+    } else {
+      MergeCorrectedEntries(chunks, last, posted_bytes, corrections);
+    }
+    // After the merge: a due correction needs the values read up to `last`.
+    if (!retired_ && authority_.enabled()) AfterLogRead(owners, last);
   });
+}
+
+void Scene::MergeCorrectedEntries(std::span<const std::string> chunks, cluster::StreamId last,
+                                  std::size_t posted_bytes, std::span<const CorrectionMark> marks) {
+  Metrics& metrics = ctx_.metrics();
+  std::vector<Authority::Beaten> beaten;
+  std::size_t from = 0;  // the first chunk not merged yet
+  std::size_t i = 0;
+  while (i < marks.size()) {
+    const std::size_t chunk = marks[i].chunk;
+    std::size_t end = i;
+    while (end < marks.size() && marks[end].chunk == chunk) ++end;
+    if (chunk < from || chunk >= chunks.size()) break;  // not in order: the rest merge plainly
+    MergeLogEntries(chunks.subspan(from, chunk - from), cluster::StreamId{}, 0);
+    beaten.clear();
+    authority_.CaptureBeaten(store_, marks.subspan(i, end - i), beaten);
+    MergeLogEntries(chunks.subspan(chunk, 1), cluster::StreamId{}, 0);
+    for (const CorrectionMark& mark : marks.subspan(i, end - i)) {
+      authority_.NoteRemoteCorrection(store_, mark);
+    }
+    uint64_t countered = 0;
+    for (const Authority::Beaten& b : beaten) {
+      const auto counter = authority_.CounterCorrection(store_, b);
+      if (!counter) continue;
+      const runtime::MergeResult merged = store_.Merge(*counter);
+      metrics.CountMerge(merged.outcome);
+      if (runtime::ChangedState(merged.outcome)) {
+        authority_.NoteCounter(*counter);
+        ++countered;
+      }
+    }
+    if (countered != 0) {
+      // An ordinary write of this node: committed with its next flush, fanned out to everyone.
+      Metrics::Add(metrics.authority_counter_corrections, countered);
+      mixed_writers_ = true;
+      ScheduleFlush();
+    }
+    from = chunk + 1;
+    i = end;
+  }
+  MergeLogEntries(chunks.subspan(from), last, posted_bytes);
 }
 
 bool Scene::LogIdle() const {
@@ -124,10 +173,13 @@ void Scene::AfterLogRead(const OwnerRows& owners, cluster::StreamId last) {
     if (read_through_ < due.after) return false;
     const auto correction = Authority::Correction(store_, due.write, scratch);
     if (!correction) return true;
+    const auto replaced = store_.FindRegister(correction->component, correction->entity);
+    const std::optional<uint32_t> replaced_at =
+        replaced ? std::optional<uint32_t>(replaced->timestamp) : std::nullopt;
     const runtime::MergeResult merged = store_.Merge(*correction);
     metrics.CountMerge(merged.outcome);
     if (runtime::ChangedState(merged.outcome)) {
-      authority_.NoteCorrection(*correction);
+      authority_.NoteCorrection(*correction, store_.sequence(), replaced_at);
       ++corrected;
     }
     return true;
