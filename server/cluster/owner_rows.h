@@ -2,8 +2,9 @@
 // Owns the encoding of owner rows in a scene stream's `o` field (docs/AUTHORITY.md "Cluster"):
 // `<number>,<principal length>,<principal>` one after the other ("" : released), and of the
 // correction marks in its `k` field: 12 bytes per mark, the component, entity and timestamp as
-// little-endian u32s. Standard library only (fuzzed by tools/fuzz/fuzz_owner_rows.cc). Entries come
-// from Redis, which anyone with access can write: nothing is trusted.
+// little-endian u32s (CorrectionMark: server/storage/correction_mark.h). Standard library only
+// (fuzzed by tools/fuzz/fuzz_owner_rows.cc). Entries come from Redis, which anyone with access can
+// write: nothing is trusted.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "scenecrdt/server/storage/correction_mark.h"
 
 namespace scenecrdt::server {
 
@@ -25,17 +28,6 @@ std::string EncodeOwnerRows(const OwnerRows& rows);
 // parse: a number past 65535, a principal longer than kMaxPrincipalBytes or than what is left.
 bool DecodeOwnerRows(std::string_view text, OwnerRows& out);
 
-// A correction a scene merged (docs/AUTHORITY.md "Cluster"): its register and timestamp, so
-// that the stream entry carrying it says so (field `k`) and the node that admitted an owner's
-// write it beats can re-stamp that write above it. `chunk`: in LoggedScene::LogEntries, the
-// index of the chunk that carries it (not encoded).
-struct CorrectionMark {
-  uint32_t component = 0;
-  uint32_t entity = 0;
-  uint32_t timestamp = 0;
-  uint32_t chunk = 0;
-  bool operator==(const CorrectionMark&) const = default;
-};
 inline constexpr std::size_t kCorrectionMarkBytes = 12;
 std::string EncodeCorrectionMarks(const std::vector<CorrectionMark>& marks);
 // Appends the marks of `text` to `out` with chunk index `chunk`; false (nothing appended) when

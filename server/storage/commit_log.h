@@ -22,7 +22,7 @@
 
 #include "scenecrdt/cluster/stream_id.h"
 #include "scenecrdt/protocol/result.h"
-#include "scenecrdt/server/cluster/owner_rows.h"
+#include "scenecrdt/server/storage/correction_mark.h"
 
 namespace scenecrdt::server {
 
