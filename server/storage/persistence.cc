@@ -233,22 +233,25 @@ Result<std::vector<std::string>> Persistence::ListScenes(std::string* diagnostic
   return names;
 }
 
-Result<PersistedScene> Persistence::LoadScene(const std::string& name, std::string* diagnostic) {
-  std::lock_guard<std::mutex> lock(reader_mu_);
+namespace {
+
+// One stored scene read on `reader` in one read transaction (LoadScene, ReadStoredScene).
+Result<PersistedScene> ReadScene(sqlite3* reader, const std::string& name,
+                                 std::string* diagnostic) {
   PersistedScene scene;
   scene.name = name;
   // One read transaction: the three tables as of one commit.
-  if (const SqliteFailure f = ExecSql(reader_, "BEGIN;"); f.failed()) {
+  if (const SqliteFailure f = ExecSql(reader, "BEGIN;"); f.failed()) {
     Say(diagnostic, "cannot read scene " + name + ": " + f.text);
     return FailureError(f, "the database is corrupt", "cannot read the database");
   }
   // Tombstones first, so stale rows (if any) are dropped by the merge rather than revived.
-  Statement t(reader_, "SELECT number, version FROM tombstones WHERE scene = ?1;");
-  Statement r(reader_,
+  Statement t(reader, "SELECT number, version FROM tombstones WHERE scene = ?1;");
+  Statement r(reader,
               "SELECT component, entity, timestamp, has_data, data FROM registers "
               "WHERE scene = ?1;");
-  Statement a(reader_, "SELECT component, entity, timestamp, data FROM appends WHERE scene = ?1;");
-  Statement o(reader_, "SELECT number, principal FROM owners WHERE scene = ?1;");
+  Statement a(reader, "SELECT component, entity, timestamp, data FROM appends WHERE scene = ?1;");
+  Statement o(reader, "SELECT number, principal FROM owners WHERE scene = ?1;");
   const auto read = [&](Statement& q, const auto& row) {
     if (!q.ok()) return false;
     q.Text(1, name);
@@ -293,13 +296,39 @@ Result<PersistedScene> Persistence::LoadScene(const std::string& name, std::stri
              })) {
     failed = &o;
   }
-  (void)ExecSql(reader_, "COMMIT;");
+  (void)ExecSql(reader, "COMMIT;");
   if (failed) {
     const SqliteFailure& f = failed->failure();
     Say(diagnostic, "cannot read scene " + name + " (" + f.text + "): not loaded" +
                         (f.corrupt() ? kSalvageHint : ""));
     return FailureError(f, "the database is corrupt", "cannot read the database");
   }
+  return scene;
+}
+
+}  // namespace
+
+Result<PersistedScene> Persistence::LoadScene(const std::string& name, std::string* diagnostic) {
+  std::lock_guard<std::mutex> lock(reader_mu_);
+  return ReadScene(reader_, name, diagnostic);
+}
+
+Result<PersistedScene> Persistence::ReadStoredScene(const std::string& dir, const std::string& name,
+                                                    std::string* diagnostic) {
+  const std::string path = DatabasePath(dir);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    Say(diagnostic, "no database " + path + " (a --data directory of 'scenecrdt serve')");
+    return MakeError(ErrorCode::kIo, "no database in the directory");
+  }
+  SqliteFailure failure;
+  sqlite3* reader = OpenConnection(path, SQLITE_OPEN_READONLY, &failure);
+  if (!reader) {
+    Say(diagnostic, "cannot open " + path + " read-only: " + failure.text);
+    return FailureError(failure, "the database is corrupt", "cannot open the database");
+  }
+  auto scene = ReadScene(reader, name, diagnostic);
+  sqlite3_close(reader);
   return scene;
 }
 

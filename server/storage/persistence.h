@@ -96,6 +96,11 @@ class Persistence final : public CommitLog {
   // One stored scene as a DCL stream (rows == 0: nothing stored). Any thread; reads what is
   // committed. kCorruptData / kIo with `diagnostic` on a failing read: never a partial load.
   Result<PersistedScene> LoadScene(const std::string& name, std::string* diagnostic = nullptr);
+  // One stored scene of the database in `dir`, read on a read-only connection of its own (the
+  // file is never created or written; a running server may hold it): `scenecrdt inspect
+  // --data`. kIo when there is no database there.
+  static Result<PersistedScene> ReadStoredScene(const std::string& dir, const std::string& name,
+                                                std::string* diagnostic = nullptr);
   // Every stored scene (tests, tools). Any thread.
   Result<std::vector<PersistedScene>> LoadAll(std::string* diagnostic = nullptr);
   uint64_t incarnation() const { return incarnation_; }

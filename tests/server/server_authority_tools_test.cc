@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -14,6 +15,7 @@
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/server/storage/db_salvage.h"
 #include "scenecrdt/server/storage/persistence.h"
+#include "tests/server/jwt_test_util.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {
@@ -40,11 +42,13 @@ std::string AuthFile(const TempDir& dir) {
     {"token":"tb","scenes":["*"],"role":"write","name":"bob"}]})");
 }
 
-std::unique_ptr<client::Client> Join(const std::string& url, const std::string& token) {
+std::unique_ptr<client::Client> Join(const std::string& url, const std::string& token,
+                                     const std::string& ca_file = "") {
   client::ClientOptions o;
   o.url = url;
   o.scene = kScene;
   o.token = token;
+  o.connection.ca_file = ca_file;
   auto c = std::make_unique<client::Client>(o);
   EXPECT_TRUE(c->Start().has_value());
   EXPECT_TRUE(c->PollUntil([&] { return c->state_ready(); }, 20s)) << "join as " << token;
@@ -93,6 +97,75 @@ TEST(AuthorityToolsTest, PullOwnersReadsTheAdminApi) {
   const auto usage = RunCommand(std::string(SCENECRDT_BINARY) + " pull --scene " + kScene +
                                 " --token tb --owners --server " + server.tcp_url());
   EXPECT_EQ(usage.status, 2) << usage.output;
+}
+
+TEST(AuthorityToolsTest, PullOwnersReadsTheAdminApiOverHttps) {
+  TempDir dir;
+  const TestCert cert = MakeCert(dir.path(), "server");
+  const std::string token_file = WriteFile(dir, "admin.token", std::string(kAdminToken) + "\n");
+  ServerProcess server(dir.path(), {"--authority", "owner", "--auth", AuthFile(dir), "--http",
+                                    "127.0.0.1:0", "--admin-token-file", token_file, "--tls-cert",
+                                    cert.cert, "--tls-key", cert.key});
+  ASSERT_TRUE(server.started()) << server.log();
+  const std::string http = "127.0.0.1:" + std::to_string(server.http_port());
+  auto alice = Join("wss://" + http, "ta", cert.cert);
+  MoveAcked(*alice, 2.0f);
+
+  const std::string pull = std::string(SCENECRDT_BINARY) + " pull --scene " + kScene +
+                           " --token tb --owners --admin-token-file " + token_file;
+  // A wss:// server URL is the https listener: the owners come over TLS, verified with --ca.
+  const auto over_wss = RunCommand(pull + " --ca " + cert.cert + " --server wss://" + http);
+  EXPECT_EQ(over_wss.status, 0) << over_wss.output;
+  EXPECT_NE(over_wss.output.find(R"("owners":{"600":"alice"})"), std::string::npos)
+      << over_wss.output;
+  // tls:// for the scene, --http https://... for the owners.
+  const auto over_tls = RunCommand(pull + " --ca " + cert.cert + " --server tls://127.0.0.1:" +
+                                   std::to_string(server.port()) + " --http https://" + http);
+  EXPECT_EQ(over_tls.status, 0) << over_tls.output;
+  EXPECT_NE(over_tls.output.find(R"("owners":{"600":"alice"})"), std::string::npos)
+      << over_tls.output;
+  // Without the private CA: exit 1, the certificate named.
+  const auto untrusted = RunCommand(pull + " --server wss://" + http);
+  EXPECT_EQ(untrusted.status, 1) << untrusted.output;
+  EXPECT_NE(untrusted.output.find("not trusted"), std::string::npos) << untrusted.output;
+  // A malformed --http: bad usage.
+  const auto usage =
+      RunCommand(pull + " --ca " + cert.cert + " --server wss://" + http + " --http ftp://" + http);
+  EXPECT_EQ(usage.status, 2) << usage.output;
+  EXPECT_NE(usage.output.find("expected HOST:PORT"), std::string::npos) << usage.output;
+}
+
+TEST(AuthorityToolsTest, InspectShowsAStoredSceneWithItsOwners) {
+  TempDir dir;
+  ServerProcess server(dir.path(), {"--authority", "owner", "--auth", AuthFile(dir)});
+  ASSERT_TRUE(server.started()) << server.log();
+  auto alice = Join(server.tcp_url(), "ta");
+  MoveAcked(*alice, 3.0f);
+  const std::string inspect = std::string(SCENECRDT_BINARY) + " inspect --data " + dir.path();
+  // Read-only beside the running server, then after it stopped: the same tree and owners.
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto shown = RunCommand(inspect + " --scene " + kScene);
+    EXPECT_EQ(shown.status, 0) << shown.output;
+    EXPECT_NE(shown.output.find("`-- 600  local (3, 0, 0)  world (3, 0, 0)"), std::string::npos)
+        << shown.output;
+    EXPECT_NE(shown.output.find("owners: 1\n  600  alice\n"), std::string::npos) << shown.output;
+    if (pass == 0) {
+      alice->Stop();
+      server.Kill(SIGTERM);
+      ASSERT_EQ(server.WaitExit(30s), 0) << server.log();
+    }
+  }
+  // Nothing stored under that name, no database, half the flags: exit 2, said.
+  const auto unknown = RunCommand(inspect + " --scene nothing-here");
+  EXPECT_EQ(unknown.status, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("has nothing stored"), std::string::npos) << unknown.output;
+  TempDir empty;
+  const auto no_db = RunCommand(std::string(SCENECRDT_BINARY) + " inspect --data " + empty.path() +
+                                " --scene " + kScene);
+  EXPECT_EQ(no_db.status, 2) << no_db.output;
+  EXPECT_NE(no_db.output.find("no database"), std::string::npos) << no_db.output;
+  EXPECT_FALSE(std::filesystem::exists(empty.path() + "/scenes.sqlite3"));
+  EXPECT_EQ(RunCommand(inspect).status, 2);
 }
 
 TEST(AuthorityToolsTest, SalvageKeepsTheOwners) {

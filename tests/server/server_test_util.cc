@@ -174,11 +174,16 @@ std::string ServerProcess::log() const {
 }
 
 uint16_t ServerProcess::http_port() const {
-  constexpr std::string_view kListening = "listening ws://127.0.0.1:";
+  // "listening ws://..." or, with --tls-cert, "listening wss://...".
   const std::string text = log();
-  const auto at = text.find(kListening);
+  std::string_view listening = "listening ws://127.0.0.1:";
+  auto at = text.find(listening);
+  if (at == std::string::npos) {
+    listening = "listening wss://127.0.0.1:";
+    at = text.find(listening);
+  }
   if (at == std::string::npos) return 0;
-  const auto digits = at + kListening.size();
+  const auto digits = at + listening.size();
   const auto end = text.find_first_not_of("0123456789", digits);
   if (end == std::string::npos || end == digits) return 0;
   return static_cast<uint16_t>(std::stoi(text.substr(digits, end - digits)));

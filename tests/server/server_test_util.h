@@ -63,7 +63,7 @@ class ServerProcess {
   bool started() const { return port_ != 0; }
   uint16_t port() const { return port_; }
   std::string tcp_url() const { return "tcp://127.0.0.1:" + std::to_string(port_); }
-  // The --http port from the "listening ws://" line (0 when the HTTP listener is off).
+  // The --http port from the "listening ws://" (or wss://) line (0 when the HTTP listener is off).
   uint16_t http_port() const;
   pid_t pid() const { return pid_; }
   void Kill(int signal);

@@ -3,17 +3,18 @@
 // with --owners also the scene's owner table, read from the admin HTTP API
 // (GET /admin/scenes/<name>/owners; docs/AUTHORITY.md "Showing owners").
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
-#include "scenecrdt/net/net.h"
 #include "scenecrdt/replay/state_json.h"
 #include "scenecrdt/replay/world_json.h"
 #include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/remote/admin_get.h"
 #include "tools/cli/remote/client_common.h"
 
 namespace scenecrdt::cli {
@@ -34,51 +35,8 @@ constexpr const char* kFooter =
 // Bound of the owners answer: 65024 numbers x (a 5-digit key and a 256-byte name).
 constexpr std::size_t kMaxOwnersBytes = 32u << 20;
 
-// GET http://host:port/target with the admin bearer token, within `timeout`: the body of a
-// 200 answer, else nullopt and `error` says why.
-std::optional<std::string> AdminGet(const std::string& host, const std::string& port,
-                                    const std::string& target, const std::string& token,
-                                    std::chrono::milliseconds timeout, std::string& error) {
-  namespace http = net::beast::http;
-  net::asio::io_context ioc;
-  net::tcp::resolver resolver(ioc);
-  net::beast::tcp_stream stream(ioc);
-  http::request<http::empty_body> req{http::verb::get, target, 11};
-  req.set(http::field::host, host + ":" + port);
-  req.set(http::field::authorization, "Bearer " + token);
-  net::beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxOwnersBytes);
-  net::error_code failure = net::asio::error::timed_out;
-  const auto fail = [&](const net::error_code& ec) { failure = ec; };
-  resolver.async_resolve(
-      host, port, [&](net::error_code resolved, net::tcp::resolver::results_type r) {
-        if (resolved) return fail(resolved);
-        stream.async_connect(r, [&](net::error_code connected, const net::tcp::endpoint&) {
-          if (connected) return fail(connected);
-          http::async_write(stream, req, [&](net::error_code written, std::size_t) {
-            if (written) return fail(written);
-            http::async_read(stream, buffer, parser,
-                             [&](net::error_code got, std::size_t) { fail(got); });
-          });
-        });
-      });
-  ioc.run_for(timeout);
-  if (failure) {
-    error = "GET " + target + " on " + host + ":" + port + ": " + failure.message();
-    return std::nullopt;
-  }
-  const auto& res = parser.get();
-  if (res.result_int() != 200) {
-    error = "GET " + target + " answered " + std::to_string(res.result_int()) + ": " + res.body();
-    while (!error.empty() && error.back() == '\n') error.pop_back();
-    return std::nullopt;
-  }
-  return res.body();
-}
-
 // The "owners" object of the answer, re-serialised (nullopt and `error` when malformed).
-std::optional<std::string> ReadOwners(const ClientFlags& flags, const std::string& http,
+std::optional<std::string> ReadOwners(const ClientFlags& flags, const AdminEndpoint& http,
                                       const std::string& token_file, std::string& error) {
   std::ifstream in(token_file, std::ios::binary);
   std::stringstream text;
@@ -89,10 +47,8 @@ std::optional<std::string> ReadOwners(const ClientFlags& flags, const std::strin
     error = "cannot read --admin-token-file " + token_file;
     return std::nullopt;
   }
-  const auto colon = http.rfind(':');
-  const auto body = AdminGet(http.substr(0, colon), http.substr(colon + 1),
-                             "/admin/scenes/" + flags.scene + "/owners", token,
-                             std::chrono::milliseconds(flags.timeout_ms), error);
+  const auto body = AdminGet(http, "/admin/scenes/" + flags.scene + "/owners", token, flags.ca_file,
+                             kMaxOwnersBytes, std::chrono::milliseconds(flags.timeout_ms), error);
   if (!body) return std::nullopt;
   const auto doc = nlohmann::json::parse(*body, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object() || !doc.contains("owners") || !doc["owners"].is_object()) {
@@ -123,9 +79,9 @@ int RunPull(Args args) {
             "the admin API's token (the server's --admin-token-file); needed\n"
             "by --owners",
             &token_file_given);
-  app.Value("--http", "HOST:PORT",
+  app.Value("--http", "[https://]HOST:PORT",
             "the server's --http listener for --owners (default: the --server\n"
-            "URL's, when it is ws://); plain http only",
+            "URL's, when it is ws:// or wss://); https is verified with --ca",
             &http_given);
   DeclareInterestFlags(app, client);
   if (auto status = app.Parse(args)) return *status;
@@ -134,19 +90,26 @@ int RunPull(Args args) {
   have_flags = ReadInterestFlags(client, "pull", flags) && have_flags;
   if (!have_flags) return kExitBadInput;
   const std::string token_file = token_file_given.value_or("");
-  std::string http = http_given.value_or("");
+  std::optional<AdminEndpoint> http;
   if (owners) {
-    if (http.empty() && flags.url.scheme == client::ServerUrl::Scheme::kWebSocket &&
-        !flags.url.tls) {
-      http = flags.url.host + ":" + std::to_string(flags.url.port);
+    if (http_given) {
+      http = ParseAdminEndpoint(*http_given);
+      if (!http) {
+        PrintMessage("pull", "--http " + *http_given +
+                                 ": expected HOST:PORT, http://HOST:PORT or https://HOST:PORT");
+        return kExitBadInput;
+      }
+    } else if (flags.url.scheme == client::ServerUrl::Scheme::kWebSocket) {
+      // The WebSocket listener is the --http listener: the same host, port and TLS.
+      http = AdminEndpoint{flags.url.host, std::to_string(flags.url.port), flags.url.tls};
     }
-    if (token_file.empty() || http.empty() || http.rfind(':') == std::string::npos) {
+    if (token_file.empty() || !http) {
       PrintMessage("pull",
-                   "--owners needs --admin-token-file F and the server's plain-http listener "
-                   "(--http HOST:PORT, or a ws:// --server URL)");
+                   "--owners needs --admin-token-file F and the server's http listener "
+                   "(--http [https://]HOST:PORT, or a ws:// or wss:// --server URL)");
       return kExitBadInput;
     }
-  } else if (!token_file.empty() || !http.empty()) {
+  } else if (!token_file.empty() || http_given) {
     PrintMessage("pull", "--admin-token-file and --http go with --owners");
     return kExitBadInput;
   }
@@ -167,7 +130,7 @@ int RunPull(Args args) {
   if (owners) {
     // Read after the snapshot, not atomically with it (docs/AUTHORITY.md "Showing owners").
     std::string error;
-    const auto table = ReadOwners(flags, http, token_file, error);
+    const auto table = ReadOwners(flags, *http, token_file, error);
     if (!table) {
       PrintMessage("pull", error);
       c->Stop();

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns `scenecrdt inspect`: replays streams, then prints the effective tree with local and
-// world positions and flags, and optionally draws it top-down (X/Z) as SVG.
+// Owns `scenecrdt inspect`: replays streams (or loads a scene stored in a server's data
+// directory, with its owners), then prints the effective tree with local and world positions
+// and flags, and optionally draws it top-down (X/Z) as SVG.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 
 #include "scenecrdt/runtime/runtime.h"
+#include "scenecrdt/server/storage/persistence.h"
 #include "tools/cli/cli_app.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/stream/stream_files.h"
@@ -22,10 +24,13 @@ position (from its world matrix) and flags:
   placeholder  a parent without a Transform, identity at the root (ADR-153)
   sheared      its world matrix has no exact translation/rotation/scale (a rotated child of
                a non-uniformly scaled parent)
+With --data DIR --scene NAME instead of FILEs: the scene as stored in the data directory of
+'scenecrdt serve' (read-only; a running server may hold it), followed by its owners
+(--authority owner|rules: entity number and principal; docs/AUTHORITY.md).
 )";
 constexpr const char* kFooter =
-    R"(exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr), bad usage, or
-the --svg file cannot be written.
+    R"(exit status: 0 ok; 2 malformed input (file, byte offset and reason on stderr), bad usage, a
+data directory without a database or without the scene, or the --svg file cannot be written.
 )";
 
 struct Node {
@@ -149,26 +154,60 @@ int RunInspect(Args args) {
             "scenes so 10 000 entities stay readable.",
             &svg_out);
   app.U64("--max-lines", "N", "print at most N tree lines (default: all)", &max_lines);
+  std::optional<std::string> data_dir, scene_name;
+  app.Value("--data", "DIR", "a data directory of 'scenecrdt serve' (with --scene), not FILEs",
+            &data_dir);
+  app.Value("--scene", "NAME", "the stored scene to inspect (with --data)", &scene_name);
   app.Positionals("FILE", "the DCL streams, replayed in order ('-' for stdin)", &files);
   if (auto status = app.Parse(args)) return *status;
-  if (files.empty()) {
-    PrintMessage("inspect", "needs at least one FILE; see 'scenecrdt inspect --help'");
+  if (data_dir.has_value() != scene_name.has_value() || (data_dir && !files.empty())) {
+    PrintMessage("inspect", "--data DIR and --scene NAME go together, instead of FILEs");
     return kExitBadInput;
   }
-  // In order, window by window: the input is never held (stream_files.h MergeFiles).
+  if (files.empty() && !data_dir) {
+    PrintMessage("inspect",
+                 "needs at least one FILE (or --data DIR --scene NAME); see "
+                 "'scenecrdt inspect --help'");
+    return kExitBadInput;
+  }
   runtime::Runtime replica;
+  std::vector<std::pair<uint32_t, std::string>> owners;
+  if (data_dir) {
+    std::string diagnostic;
+    auto stored = server::Persistence::ReadStoredScene(*data_dir, *scene_name, &diagnostic);
+    if (!stored.has_value()) {
+      PrintMessage("inspect", diagnostic.empty() ? stored.error().detail : diagnostic);
+      return kExitBadInput;
+    }
+    if (stored->rows == 0) {
+      PrintMessage("inspect", "scene '" + *scene_name + "' has nothing stored in " + *data_dir);
+      return kExitBadInput;
+    }
+    if (auto applied = replica.ApplyCrdt(stored->dcl); !applied.has_value()) {
+      PrintError("inspect", "the stored scene '" + *scene_name + "' does not load",
+                 applied.error());
+      return kExitBadInput;
+    }
+    owners = std::move(stored->owners);
+    std::sort(owners.begin(), owners.end());
+  }
+  // In order, window by window: the input is never held (stream_files.h MergeFiles).
   LoadError load_error;
-  auto merged = MergeFiles(
-      files,
-      [&](std::span<const uint8_t> window) -> Result<void> {
-        Result<void> r =
-            replica.ApplyCrdt(window, protocol::DecodeOptions{},
-                              [](const protocol::CrdtMessage&, const runtime::MergeResult&) {});
-        // Bounds the change feed (one entry per Transform change until Update()).
-        if (replica.store().transform_changes().size() > (std::size_t{1} << 20)) replica.Update();
-        return r;
-      },
-      &load_error);
+  auto merged = data_dir
+                    ? Result<void>{}
+                    : MergeFiles(
+                          files,
+                          [&](std::span<const uint8_t> window) -> Result<void> {
+                            Result<void> r = replica.ApplyCrdt(
+                                window, protocol::DecodeOptions{},
+                                [](const protocol::CrdtMessage&, const runtime::MergeResult&) {});
+                            // Bounds the change feed (one entry per Transform change until
+                            // Update()).
+                            if (replica.store().transform_changes().size() > (std::size_t{1} << 20))
+                              replica.Update();
+                            return r;
+                          },
+                          &load_error);
   if (!merged.has_value()) {
     PrintLoadError("inspect", load_error);
     return kExitBadInput;
@@ -228,6 +267,24 @@ int RunInspect(Args args) {
   }
   if (lines >= line_limit && lines < nodes.size()) {
     out += "... (" + std::to_string(nodes.size() - lines) + " more nodes; raise --max-lines)\n";
+  }
+  if (data_dir) {
+    out += "owners: " + std::to_string(owners.size()) + "\n";
+    for (const auto& [number, principal] : owners) {
+      // Principals are JWT subjects: control bytes are shown escaped, never sent to the terminal.
+      out += "  " + std::to_string(number) + "  ";
+      for (const char c : principal) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte < 0x20 || byte == 0x7f) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+          out += escaped;
+        } else {
+          out += c;
+        }
+      }
+      out += "\n";
+    }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (svg_out) {
