@@ -18,7 +18,7 @@
 #include "scenecrdt/server/scene/authority/authority_rules.h"
 #include "tests/cluster/cluster_node_util.h"
 #include "tests/cluster/redis_test_server.h"
-#include "tests/server/authority_test_util.h"
+#include "tests/server/authority/authority_test_util.h"
 #include "tests/server/server_test_util.h"
 #include "tests/wait_until.h"
 

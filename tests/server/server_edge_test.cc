@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/server/jwt_test_util.h"
+#include "tests/server/auth/jwt_test_util.h"
 
 namespace scenecrdt::testing {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "scenecrdt/server/auth/jwt_base64url.h"
 #include "scenecrdt/server/auth/jwt_verifier.h"
-#include "tests/server/jwt_test_util.h"
+#include "tests/server/auth/jwt_test_util.h"
 
 namespace scenecrdt::testing {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "scenecrdt/net/tls.h"
 #include "scenecrdt/protocol/session/envelope.h"
-#include "tests/server/jwt_test_util.h"
+#include "tests/server/auth/jwt_test_util.h"
 #include "tests/server/server_test_util.h"
 #include "tests/wait_until.h"
 

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <string>
 
-#include "tests/server/jwt_test_util.h"
+#include "tests/server/auth/jwt_test_util.h"
 
 namespace scenecrdt::testing {
 namespace {

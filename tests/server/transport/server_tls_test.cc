@@ -14,7 +14,7 @@
 
 #include "scenecrdt/client/url.h"
 #include "scenecrdt/net/tls.h"
-#include "tests/server/jwt_test_util.h"
+#include "tests/server/auth/jwt_test_util.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {

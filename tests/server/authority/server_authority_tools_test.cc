@@ -15,7 +15,7 @@
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/server/storage/db_salvage.h"
 #include "scenecrdt/server/storage/persistence.h"
-#include "tests/server/jwt_test_util.h"
+#include "tests/server/auth/jwt_test_util.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "scenecrdt/server/auth/jwt_verifier.h"
-#include "tests/server/jwt_test_util.h"
+#include "tests/server/auth/jwt_test_util.h"
 
 #ifndef SCENECRDT_MINT_TOKEN_SCRIPT
 #error "SCENECRDT_MINT_TOKEN_SCRIPT must name docs/examples/mint_token.mjs"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns key generation with the openssl CLI and signing with the OpenSSL API for the JWT tests.
-#include "tests/server/jwt_test_util.h"
+#include "tests/server/auth/jwt_test_util.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>

@@ -12,7 +12,7 @@
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/server/scene/authority/authority_rules.h"
-#include "tests/server/authority_test_util.h"
+#include "tests/server/authority/authority_test_util.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {
