@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "scenecrdt/cluster/cluster_config.h"
+#include "scenecrdt/protocol/crdt_message.h"
+#include "scenecrdt/protocol/transform.h"
 
 namespace scenecrdt::cluster {
 namespace {
@@ -27,7 +29,7 @@ bool Decodes(std::span<const uint8_t> chunk, const protocol::DecodeOptions& deco
 }
 
 // The fields of one entry (already known to have a parsable ID).
-StreamEntry ParseFields(StreamId id, RedisReply&& fields, const protocol::DecodeOptions& decode) {
+StreamEntry ParseFields(StreamId id, RedisReply&& fields, const EntryOptions& options) {
   if (!fields.is_array() || fields.elements.size() % 2 != 0) {
     return Bad(id, "entry fields are not field/value pairs");
   }
@@ -64,25 +66,51 @@ StreamEntry ParseFields(StreamId id, RedisReply&& fields, const protocol::Decode
     e.trimmed_through = *through;
     return e;
   }
-  e.kind = StreamEntry::Kind::kData;
-  e.chunk = std::move(data->str);
   if (owners != nullptr) e.owners = std::move(owners->str);
-  if (corrections != nullptr) e.corrections = std::move(corrections->str);
-  if (e.chunk.empty() && e.owners.empty()) return Bad(id, "entry with an empty chunk");
-  Error error;
-  if (!Decodes(e.bytes(), decode, error)) {
-    StreamEntry bad = Bad(id, "entry chunk is not a valid DCL stream");
-    bad.error.offset = error.offset;
-    bad.node = std::move(e.node);
-    return bad;
+  if (data->str.empty() && e.owners.empty()) return Bad(id, "entry with an empty chunk");
+  if (!options.own_node.empty() && e.node == options.own_node) {
+    e.kind = StreamEntry::Kind::kOwn;  // merged by its writer: nothing to decode or keep
+    return e;
   }
-  return e;
+  e.kind = StreamEntry::Kind::kData;
+  if (corrections != nullptr) e.corrections = std::move(corrections->str);
+  Error error;
+  if (options.keep_decoded) {
+    auto decoded = DecodeChunk(std::move(data->str), options.decode);
+    if (decoded.has_value()) {
+      e.decoded = std::move(decoded).value();
+      return e;
+    }
+    error = decoded.error();
+  } else {
+    e.chunk = std::move(data->str);
+    if (Decodes(e.bytes(), options.decode, error)) return e;
+  }
+  StreamEntry bad = Bad(id, "entry chunk is not a valid DCL stream");
+  bad.error.offset = error.offset;
+  bad.node = std::move(e.node);
+  return bad;
 }
 
 }  // namespace
 
+Result<DecodedChunk> DecodeChunk(std::string chunk, const protocol::DecodeOptions& decode) {
+  DecodedChunk decoded;
+  auto bytes = std::make_unique<const std::string>(std::move(chunk));
+  const std::span<const uint8_t> view(reinterpret_cast<const uint8_t*>(bytes->data()),
+                                      bytes->size());
+  // One Transform PUT per message is the common chunk: one allocation.
+  decoded.messages.reserve(
+      view.size() / (protocol::kPutComponentBaseSize + protocol::Transform::kSize) + 1);
+  auto r = protocol::DecodeStream(
+      view, decode, [&](const protocol::CrdtMessage& m) { decoded.messages.push_back(m); });
+  if (!r.has_value()) return r.error();
+  decoded.bytes = std::move(bytes);
+  return decoded;
+}
+
 Result<std::vector<StreamEntry>> ParseStreamEntries(RedisReply&& reply,
-                                                    const protocol::DecodeOptions& decode) {
+                                                    const EntryOptions& options) {
   if (!reply.is_array()) return Corrupt("stream reply is not an array");
   std::vector<StreamEntry> entries;
   entries.reserve(reply.elements.size());
@@ -95,13 +123,12 @@ Result<std::vector<StreamEntry>> ParseStreamEntries(RedisReply&& reply,
     if (!entries.empty() && !(entries.back().id < *id)) {
       return Corrupt("stream entry IDs are not increasing");
     }
-    entries.push_back(ParseFields(*id, std::move(item.elements[1]), decode));
+    entries.push_back(ParseFields(*id, std::move(item.elements[1]), options));
   }
   return entries;
 }
 
-Result<std::vector<StreamBatch>> ParseXreadReply(RedisReply&& reply,
-                                                 const protocol::DecodeOptions& decode) {
+Result<std::vector<StreamBatch>> ParseXreadReply(RedisReply&& reply, const EntryOptions& options) {
   std::vector<StreamBatch> batches;
   if (reply.is_nil()) return batches;
   if (!reply.is_array()) return Corrupt("XREAD reply is not an array");
@@ -110,7 +137,7 @@ Result<std::vector<StreamBatch>> ParseXreadReply(RedisReply&& reply,
     if (!item.is_array() || item.elements.size() != 2 || !item.elements[0].is_string()) {
       return Corrupt("XREAD reply item is not [key, entries]");
     }
-    auto entries = ParseStreamEntries(std::move(item.elements[1]), decode);
+    auto entries = ParseStreamEntries(std::move(item.elements[1]), options);
     if (!entries.has_value()) return entries.error();
     batches.push_back(StreamBatch{std::move(item.elements[0].str), std::move(entries).value()});
   }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,16 +32,42 @@ inline constexpr std::string_view kFieldOwners = "o";
 // corrections of refused writes (server/cluster/owner_rows.h encodes them); authority only.
 inline constexpr std::string_view kFieldCorrections = "k";
 
+// A data entry's chunk decoded once (EntryOptions::keep_decoded): the messages view `bytes`,
+// which moving the DecodedChunk never relocates, so whoever merges it decodes nothing again.
+struct DecodedChunk {
+  std::unique_ptr<const std::string> bytes;
+  std::vector<protocol::CrdtMessage> messages;
+
+  std::size_t size() const { return bytes ? bytes->size() : 0; }
+};
+
+// Decodes `chunk` strictly under `decode` into a DecodedChunk (kCorruptData-free: the
+// decoder's error, with its offset, when it does not decode).
+Result<DecodedChunk> DecodeChunk(std::string chunk, const protocol::DecodeOptions& decode);
+
+// How entries are parsed. The defaults check each data chunk and keep it as bytes.
+struct EntryOptions {
+  protocol::DecodeOptions decode;
+  // Entries written by this node id are kOwn: their chunk is neither decoded nor kept (its
+  // writer merged it before appending it). Empty: every entry is parsed alike.
+  std::string_view own_node;
+  // Data chunks are kept decoded (`decoded`, the one decode of the read loop's hop) instead
+  // of as `chunk` bytes.
+  bool keep_decoded = false;
+};
+
 struct StreamEntry {
   enum class Kind : uint8_t {
-    kData,  // `chunk` is a DCL chunk that decodes strictly
+    kData,  // `chunk` (or `decoded`) is a DCL chunk that decodes strictly
     kTrim,  // compaction removed every entry up to `trimmed_through`
     kBad,   // unusable (`error` says why); its ID still advances the cursor
+    kOwn,   // EntryOptions::own_node wrote it: `node`, `owners` only (the chunk is dropped)
   };
   StreamId id;
   Kind kind = Kind::kBad;
   std::string node;          // kData, kTrim: the writer's node id
-  std::string chunk;         // kData
+  std::string chunk;         // kData (empty under EntryOptions::keep_decoded)
+  DecodedChunk decoded;      // kData under EntryOptions::keep_decoded
   std::string owners;        // kData: the `o` field (owner rows, encoded), usually empty
   std::string corrections;   // kData: the `k` field (correction marks, encoded), usually empty
   StreamId trimmed_through;  // kTrim
@@ -54,7 +81,13 @@ struct StreamEntry {
 // An XRANGE reply (array of [id, [field, value, ...]]) in stream order. Errors (kCorruptData)
 // only for a reply whose shape is not an entry list, an unparsable ID or IDs out of order.
 Result<std::vector<StreamEntry>> ParseStreamEntries(RedisReply&& reply,
-                                                    const protocol::DecodeOptions& decode);
+                                                    const EntryOptions& options);
+inline Result<std::vector<StreamEntry>> ParseStreamEntries(RedisReply&& reply,
+                                                           const protocol::DecodeOptions& decode) {
+  EntryOptions options;
+  options.decode = decode;
+  return ParseStreamEntries(std::move(reply), options);
+}
 
 // One stream's part of an XREAD reply.
 struct StreamBatch {
@@ -62,8 +95,13 @@ struct StreamBatch {
   std::vector<StreamEntry> entries;
 };
 // An XREAD reply: nil (nothing new) is an empty list.
-Result<std::vector<StreamBatch>> ParseXreadReply(RedisReply&& reply,
-                                                 const protocol::DecodeOptions& decode);
+Result<std::vector<StreamBatch>> ParseXreadReply(RedisReply&& reply, const EntryOptions& options);
+inline Result<std::vector<StreamBatch>> ParseXreadReply(RedisReply&& reply,
+                                                        const protocol::DecodeOptions& decode) {
+  EntryOptions options;
+  options.decode = decode;
+  return ParseXreadReply(std::move(reply), options);
+}
 
 // A scene snapshot: the merged state of every entry up to `covers`, as one DCL chunk.
 struct SceneSnapshot {

@@ -167,7 +167,7 @@ Result<void> StreamReader::ReadEach(std::span<SceneState* const> scenes, ReadRou
       MarkFailed(state, ErrorFromRedisError(reply.str));
       continue;
     }
-    auto batches = ParseXreadReply(std::move(reply), config_.decode);
+    auto batches = ParseXreadReply(std::move(reply), entry_options());
     if (!batches.has_value()) {
       MarkFailed(state, batches.error());
       continue;
@@ -200,13 +200,15 @@ void StreamReader::HandleEntries(SceneState& state, std::vector<StreamEntry>&& e
     StreamEntry& e = entries[i];
     state.cursor = e.id;
     switch (e.kind) {
-      case StreamEntry::Kind::kData:
-        if (options_.skip_own && e.node == config_.node_id) {
+      case StreamEntry::Kind::kOwn:
+        if (options_.skip_own) {
           own_skipped_.fetch_add(1, std::memory_order_relaxed);
-        } else {
-          if (kept != i) entries[kept] = std::move(e);
-          ++kept;
+          break;
         }
+        [[fallthrough]];
+      case StreamEntry::Kind::kData:
+        if (kept != i) entries[kept] = std::move(e);
+        ++kept;
         break;
       case StreamEntry::Kind::kTrim:
         if (state.gaps.MissedByTrim(e.trimmed_through)) state.reload_pending = true;
@@ -224,7 +226,7 @@ void StreamReader::HandleEntries(SceneState& state, std::vector<StreamEntry>&& e
   if (kept > 0) {
     entries_.fetch_add(kept, std::memory_order_relaxed);
     round.entries += kept;
-    sink_.OnEntries(state.scene, std::span<const StreamEntry>(entries.data(), kept));
+    sink_.OnEntries(state.scene, std::span<StreamEntry>(entries.data(), kept));
   }
 }
 
@@ -322,7 +324,7 @@ Result<ReadRound> StreamReader::RunOnce(uint32_t block_ms) {
       std::string refusal = reply.is_error() ? reply.str : std::string();
       Result<std::vector<StreamBatch>> batches =
           reply.is_error() ? Result<std::vector<StreamBatch>>(ErrorFromRedisError(refusal))
-                           : ParseXreadReply(std::move(reply), config_.decode);
+                           : ParseXreadReply(std::move(reply), entry_options());
       if (!batches.has_value()) {
         // Redis refused the shared read as a whole: find the culprits scene by scene.
         const uint32_t failing_before = CountFailing();

@@ -50,7 +50,9 @@ struct ReaderOptions {
   std::size_t max_round_bytes = 16u << 20;
   uint32_t retry_initial_ms = 100;  // a failing scene is retried alone after this ...
   uint32_t retry_max_ms = 5000;     // ... doubling up to this
-  bool skip_own = true;             // drop entries written by config.node_id
+  bool skip_own = true;             // drop entries written by config.node_id (else: kOwn)
+  // Data entries reach the Sink decoded (StreamEntry::decoded: this hop's one decode).
+  bool keep_decoded = false;
 };
 
 // Something wrong with one scene; the others are unaffected.
@@ -88,8 +90,9 @@ class StreamReader {
   class Sink {
    public:
     virtual ~Sink() = default;
-    // Data entries of other nodes, in stream order (one call per scene per round).
-    virtual void OnEntries(std::string_view scene, std::span<const StreamEntry> entries) = 0;
+    // Data entries of other nodes, in stream order (one call per scene per round), and this
+    // node's as kOwn (no chunk) unless skip_own. The Sink may move out of them.
+    virtual void OnEntries(std::string_view scene, std::span<StreamEntry> entries) = 0;
     // The scene's snapshot, after a trim removed entries this reader had not read: merge it.
     virtual void OnSnapshot(std::string_view scene, const SceneSnapshot& snapshot) = 0;
     virtual void OnFault(std::string_view scene, const SceneFault& fault) = 0;
@@ -132,6 +135,10 @@ class StreamReader {
   RedisCounters redis_counters() const { return connection_.counters(); }
 
  private:
+  // How this reader parses entries: its own are kOwn (never decoded), the rest as asked.
+  EntryOptions entry_options() const {
+    return EntryOptions{config_.decode, config_.node_id, options_.keep_decoded};
+  }
   struct SceneState {
     std::string scene;
     std::string log_key;

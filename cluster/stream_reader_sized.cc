@@ -150,7 +150,7 @@ Result<void> StreamReader::ReadSized(std::span<SceneState* const> scenes, ReadRo
       caught_up = false;
       continue;
     }
-    auto entries = ParseStreamEntries(std::move(reply), config_.decode);
+    auto entries = ParseStreamEntries(std::move(reply), entry_options());
     if (!entries.has_value()) {
       MarkFailed(state, entries.error());
       caught_up = false;

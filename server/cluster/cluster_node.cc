@@ -120,7 +120,8 @@ ClusterNode::ClusterNode(const ServerConfig& server, cluster::RedisOptions redis
       scene_labels_(server.access.auth_file.empty() && server.access.jwt_secret_files.empty() &&
                     server.access.jwt_public_keys.empty()) {
   cluster::ReaderOptions reader;
-  reader.skip_own = false;  // own entries' IDs move the resume marks (ClusterSceneSync)
+  reader.skip_own = false;     // own entries' IDs move the resume marks (ClusterSceneSync)
+  reader.keep_decoded = true;  // the read loop's one decode; the scene merges its messages
   reader_ = std::make_unique<cluster::StreamReader>(redis_, config_, reader, *this);
 }
 
@@ -420,17 +421,18 @@ void ClusterNode::Consumed(std::size_t bytes) {
   posted_cv_.notify_all();
 }
 
-void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::StreamEntry> entries) {
+void ClusterNode::OnEntries(std::string_view name, std::span<cluster::StreamEntry> entries) {
   if (entries.empty()) return;
-  std::vector<std::string> chunks;
+  std::vector<cluster::DecodedChunk> chunks;
   std::size_t bytes = 0;
   OwnerRows owners;
   std::vector<CorrectionMark> corrections;
-  for (const cluster::StreamEntry& e : entries) {
+  for (cluster::StreamEntry& e : entries) {
     if (!e.owners.empty() && authority_ && !DecodeOwnerRows(e.owners, owners)) {
       Log("scene " + std::string(name) + ": entry " + e.id.ToString() + " has bad owner rows");
     }
-    if (e.node == config_.node_id) continue;  // merged before it was appended
+    // Merged before it was appended (kOwn: its chunk was not even decoded).
+    if (e.kind != cluster::StreamEntry::Kind::kData) continue;
     if (!e.corrections.empty() && authority_ &&
         !DecodeCorrectionMarks(e.corrections, static_cast<uint32_t>(chunks.size()), corrections)) {
       // Merged all the same: only its corrections are not recognised as such.
@@ -438,8 +440,8 @@ void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::Stre
       Log("scene " + std::string(name) + ": entry " + e.id.ToString() +
           " has bad correction marks");
     }
-    chunks.push_back(e.chunk);
-    bytes += e.chunk.size();
+    bytes += e.decoded.size();
+    chunks.push_back(std::move(e.decoded));
   }
   {
     // Test hook (HoldEntriesForTest): the entries wait here, the read loop with them.
@@ -466,16 +468,25 @@ void ClusterNode::OnEntries(std::string_view name, std::span<const cluster::Stre
 
 void ClusterNode::OnSnapshot(std::string_view name, const cluster::SceneSnapshot& snapshot) {
   Reserve(snapshot.data.size());
+  // Decoded once here, outside the lock (ParseSnapshotFields checked it: a failure is not
+  // expected, and leaves the scene as it was).
+  auto decoded = cluster::DecodeChunk(snapshot.data, config_.decode);
+  if (!decoded.has_value()) {
+    Log("scene " + std::string(name) + ": snapshot does not decode: " + decoded.error().detail);
+  }
   {
     std::lock_guard lock(mu_);
-    if (auto it = scenes_.find(name); it != scenes_.end()) {
+    auto it = scenes_.find(name);
+    if (it != scenes_.end() && decoded.has_value()) {
       Log("scene " + std::string(name) +
           ": entries trimmed before this node read them; merging the snapshot");
-      it->second->LogEntries({snapshot.data}, cluster::StreamId{}, snapshot.data.size(), {}, {});
+      std::vector<cluster::DecodedChunk> chunks;
+      chunks.push_back(std::move(decoded).value());
+      it->second->LogEntries(std::move(chunks), cluster::StreamId{}, snapshot.data.size(), {}, {});
       return;
     }
     posted_bytes_ -= std::min(posted_bytes_, snapshot.data.size());
-    reader_->RemoveScene(name, /*wake=*/false);
+    if (it == scenes_.end()) reader_->RemoveScene(name, /*wake=*/false);
   }
   posted_cv_.notify_all();
 }

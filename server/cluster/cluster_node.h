@@ -88,7 +88,7 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   Result<bool> SceneStored(std::string_view scene, std::string* why) override;
 
   // ---- StreamReader::Sink (read loop thread) ----
-  void OnEntries(std::string_view scene, std::span<const cluster::StreamEntry> entries) override;
+  void OnEntries(std::string_view scene, std::span<cluster::StreamEntry> entries) override;
   void OnSnapshot(std::string_view scene, const cluster::SceneSnapshot& snapshot) override;
   void OnFault(std::string_view scene, const cluster::SceneFault& fault) override;
 

@@ -51,27 +51,17 @@ uint64_t MergeLoaded(runtime::CrdtStore& store, ClusterSceneSync& marks,
   return loaded_bytes;
 }
 
-void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes, std::span<const std::string> chunks,
-                 uint64_t cap, Metrics& metrics, const EventLog& log, const std::string& scene) {
-  const protocol::DecodeOptions decode;
+void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes,
+                 std::span<const cluster::DecodedChunk> chunks, uint64_t cap, Metrics& metrics,
+                 const EventLog& log, const std::string& scene) {
   const uint64_t bytes_before = bytes.bytes();
-  std::vector<protocol::CrdtMessage> messages;
-  for (const std::string& c : chunks) {
+  for (const cluster::DecodedChunk& c : chunks) {
     // Other nodes' writes count towards --max-scene-bytes like local ones (an upper bound
     // of their growth), but are never refused: they are in Redis already, and every node
     // must merge them to converge. What the cap refuses is this node's writers' growth.
-    messages.clear();
-    (void)protocol::DecodeStream(Bytes(c), decode,
-                                 [&](const protocol::CrdtMessage& m) { messages.push_back(m); });
-    bytes.Add(SceneBytes::Growth(store, messages));
-    auto r = store.MergeStream(Bytes(c), decode,
-                               [&](const protocol::CrdtMessage&, const runtime::MergeResult& m) {
-                                 metrics.CountMerge(m.outcome);
-                               });
-    if (!r.has_value()) {
-      log.Write(LogLevel::kError, "cluster", "scene=%s remote_merge_error=%s", scene.c_str(),
-                r.error().detail);
-    }
+    bytes.Add(SceneBytes::Growth(store, c.messages));
+    // Merge applies the store's own rules to each message, as a merge of the bytes would.
+    for (const protocol::CrdtMessage& m : c.messages) metrics.CountMerge(store.Merge(m).outcome);
   }
   if (cap != 0 && bytes_before <= cap && bytes.bytes() > cap) {
     // From here this node refuses its writers' growth (scene_too_large), not other nodes'.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "scenecrdt/cluster/stream_entry.h"
 #include "scenecrdt/cluster/stream_id.h"
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/cluster/cluster_scene_sync.h"
@@ -28,10 +29,12 @@ uint64_t MergeLoaded(runtime::CrdtStore& store, ClusterSceneSync& marks,
                      const std::vector<cluster::StreamId>& ids, cluster::StreamId last,
                      const EventLog& log, const std::string& scene);
 
-// Merges other writers' `chunks` into `store`, counting each merge in `metrics` and each
-// chunk's growth in `bytes` (other writers' growth counts towards `cap`, --max-scene-bytes,
-// like local writes, but is never refused; passing the cap is logged once per crossing).
-void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes, std::span<const std::string> chunks,
-                 uint64_t cap, Metrics& metrics, const EventLog& log, const std::string& scene);
+// Merges other writers' `chunks` (decoded by the read loop) into `store`, counting each merge in
+// `metrics` and each chunk's growth in `bytes` (other writers' growth counts towards `cap`,
+// --max-scene-bytes, like local writes, but is never refused; passing the cap is logged once per
+// crossing).
+void MergeRemote(runtime::CrdtStore& store, SceneBytes& bytes,
+                 std::span<const cluster::DecodedChunk> chunks, uint64_t cap, Metrics& metrics,
+                 const EventLog& log, const std::string& scene);
 
 }  // namespace scenecrdt::server

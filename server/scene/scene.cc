@@ -312,7 +312,9 @@ std::vector<SharedFrame> Scene::SnapshotFrames(bool raw, bool zstd) {
     return frames;
   }
   if (raw) {
-    frames = {frames_.Raw(store_, 0)};
+    std::size_t messages = 0;
+    frames = {frames_.Export(store_, 0, messages)};
+    frames_.CountOut(messages);
     snapshots_.Keep(seq, Form::kRaw, frames);
     return frames;
   }
@@ -400,18 +402,21 @@ std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
   const uint64_t seq = store_.sequence();
   if (!m.ready || m.cursor >= seq) return 0;
   if (!rate_.Allow(m.next_send_ms, now_ms)) return 0;
-  bool created = false;
-  FanOutCache::Batch& batch = cache_.At(seq, m.cursor, created);
-  if (created) {
+  FanOutCache::Batch& batch = ExportBatch(seq, m.cursor);
+  if (!batch.delivered) {
+    batch.delivered = true;
+    frames_.CountOut(batch.messages);
     Metrics::Add(m.cursor == flushed_ || m.cursor + 1 >= seq ? ctx_.metrics().shared_frames
                                                              : ctx_.metrics().catchups);
   }
   std::vector<SharedFrame> frames;
   if (m.raw) {
-    if (!batch.raw) batch.raw = frames_.Raw(store_, m.cursor);
-    frames.push_back(batch.raw);
+    frames.push_back(batch.dcl);  // raw members get the export as it is
   } else {
-    if (batch.envelope.empty()) batch.envelope = BuildFrames(m.cursor, seq, /*is_state=*/false);
+    if (batch.envelope.empty()) {
+      batch.envelope = frames_.FromStream(*batch.dcl, sequences_.Wire(m.cursor),
+                                          sequences_.Wire(seq), /*is_state=*/false);
+    }
     frames = batch.envelope;
     if (m.zstd) {
       if (batch.zstd.empty()) batch.zstd = compression_.Records(batch.envelope);
@@ -429,6 +434,13 @@ std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
   return bytes;
 }
 
+FanOutCache::Batch& Scene::ExportBatch(uint64_t seq, uint64_t cursor) {
+  bool created = false;
+  FanOutCache::Batch& batch = cache_.At(seq, cursor, created);
+  if (!batch.dcl) batch.dcl = frames_.Export(store_, cursor, batch.messages);
+  return batch;
+}
+
 std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_state) {
   return frames_.Envelope(store_, from, sequences_.Wire(from), sequences_.Wire(to), is_state);
 }
@@ -440,8 +452,10 @@ void Scene::MaybeCommit() {
     ReleaseAcks();
     return;
   }
-  std::vector<uint8_t> dcl;
-  store_.ExportChangesSince(durable_, dcl);
+  // The flush's export when the fan-out made one from the durable point (the usual case:
+  // commits keep up), else one the members catching up from there will share.
+  const SharedFrame& exported = ExportBatch(seq, durable_).dcl;
+  std::vector<uint8_t> dcl(exported->begin(), exported->end());
   commit_in_flight_ = true;
   acks_.Submitted(seq);
   CommitJob job;
@@ -561,7 +575,7 @@ void Scene::LogLoadFailed(std::string why) {
   });
 }
 
-void Scene::MergeLogEntries(std::span<const std::string> chunks, cluster::StreamId last,
+void Scene::MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
                             std::size_t posted_bytes) {
   if (retired_) {
     shared_log_->Consumed(posted_bytes);  // evicted: the entries are in the log

@@ -155,8 +155,9 @@ class Scene final : public LoggedScene {
   // Other nodes' entries merge and fan out as local writes.
   // Corrections another node made that beat a write this node admitted are countered
   // (docs/AUTHORITY.md "Cluster").
-  void LogEntries(std::vector<std::string> chunks, cluster::StreamId last, std::size_t posted_bytes,
-                  OwnerRows owners, std::vector<CorrectionMark> corrections) override;
+  void LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::StreamId last,
+                  std::size_t posted_bytes, OwnerRows owners,
+                  std::vector<CorrectionMark> corrections) override;
   void LogAppended(cluster::StreamId id) override;
   // On the strand, once the registry evicted the scene and its shared log stopped following
   // it: what the log posted before is ignored from now on, and `then` runs on the strand
@@ -216,6 +217,9 @@ class Scene final : public LoggedScene {
   bool InterestVisits(uint64_t from, std::unordered_set<uint64_t>& visit);
   // The state frames of an interest member's join: the snapshot of its view.
   std::vector<SharedFrame> ViewSnapshot(MemberView& view, bool zstd);
+  // The batch of the members at `cursor` in store sequence `seq`, with the store's export
+  // after `cursor` built (once: the fan-out's representations and the commit share it).
+  FanOutCache::Batch& ExportBatch(uint64_t seq, uint64_t cursor);
   // The envelope frames of the changes in (from, to].
   std::vector<SharedFrame> BuildFrames(uint64_t from, uint64_t to, bool is_state);
   // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
@@ -236,12 +240,12 @@ class Scene final : public LoggedScene {
   // LogLoaded's merge (posted to the strand) and LogEntries' (on the strand; scene.cc).
   void MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
                         cluster::StreamId last);
-  void MergeLogEntries(std::span<const std::string> chunks, cluster::StreamId last,
+  void MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
                        std::size_t posted_bytes);
   // MergeLogEntries chunk by chunk around the chunks that carry corrections (`marks`, by chunk
   // index, in order): a correction that beat a value this node admitted is countered, that
   // value stamped just above it (scene_cluster_authority.cc).
-  void MergeCorrectedEntries(std::span<const std::string> chunks, cluster::StreamId last,
+  void MergeCorrectedEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
                              std::size_t posted_bytes, std::span<const CorrectionMark> marks);
   // Cluster: a correction of a number whose owner this node learned from a claim's answer
   // waits (due_corrections_) until the read loop passed the winner's entry. True: deferred.

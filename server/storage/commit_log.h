@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "scenecrdt/cluster/stream_entry.h"
 #include "scenecrdt/cluster/stream_id.h"
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/server/storage/correction_mark.h"
@@ -66,11 +67,12 @@ class LoggedScene {
                          cluster::StreamId last, OwnerRows owners) = 0;
   // The load failed: held joins are closed with kUnavailable; the next join loads again.
   virtual void LogLoadFailed(std::string why) = 0;
-  // Other writers' entries (chunks), read up to position `last` (zero: a snapshot reload, no
-  // position). `posted_bytes` go back to the log (SharedLog::Consumed) once merged.
+  // Other writers' entries (chunks, decoded once by the read loop: nothing decodes them again),
+  // read up to position `last` (zero: a snapshot reload, no position). `posted_bytes` go back
+  // to the log (SharedLog::Consumed) once merged.
   // `owners`: the owner rows of every entry read (own ones too), in stream order.
   // `corrections`: the corrections the chunks carry (their `k` fields), by chunk index.
-  virtual void LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+  virtual void LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::StreamId last,
                           std::size_t posted_bytes, OwnerRows owners,
                           std::vector<CorrectionMark> corrections) = 0;
   // The flush in flight is in the log with (last) position `id` (called before its done).

@@ -25,7 +25,7 @@ class StoreSink : public cluster::StreamReader::Sink {
     cluster::SceneFault fault;
   };
 
-  void OnEntries(std::string_view scene, std::span<const cluster::StreamEntry> entries) override {
+  void OnEntries(std::string_view scene, std::span<cluster::StreamEntry> entries) override {
     std::lock_guard lock(mutex_);
     runtime::CrdtStore& store = stores_[std::string(scene)];
     for (const cluster::StreamEntry& e : entries) {

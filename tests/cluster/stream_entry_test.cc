@@ -137,6 +137,52 @@ TEST(StreamEntryTest, DataAndTrimEntries) {
   EXPECT_TRUE(none->empty());
 }
 
+// The read loop's parse (issue 18 §3): its own entries are kOwn and never decoded (a garbage
+// chunk of its own is not even reported), the others arrive decoded once, with their messages
+// viewing bytes that moving the entries never relocates.
+TEST(StreamEntryTest, ReadLoopParseSkipsOwnEntriesAndKeepsOthersDecoded) {
+  const std::string chunk = ValidChunk();
+  RedisReply reply = Arr({
+      Entry("1-0", {Str("n"), Str("me"), Str("d"), Str(chunk)}),
+      Entry("1-1", {Str("n"), Str("me"), Str("d"), Str("\x01garbage"), Str("o"), Str("rows")}),
+      Entry("1-2", {Str("n"), Str("other"), Str("d"), Str(chunk), Str("k"), Str("marks")}),
+      Entry("1-3", {Str("n"), Str("other"), Str("d"), Str("\x01garbage")}),
+      Entry("1-4", {Str("n"), Str("other"), Str("d"), Str(chunk)}),
+  });
+  EntryOptions options;
+  options.own_node = "me";
+  options.keep_decoded = true;
+  auto r = ParseStreamEntries(std::move(reply), options);
+  ASSERT_TRUE(r.has_value()) << r.error().detail;
+  ASSERT_EQ(r->size(), 5u);
+  std::vector<StreamEntry> entries = std::move(r).value();
+  entries.reserve(entries.capacity() * 4);  // relocates the entries, not their chunks
+  EXPECT_EQ(entries[0].kind, StreamEntry::Kind::kOwn);
+  EXPECT_EQ(entries[1].kind, StreamEntry::Kind::kOwn);  // not kBad: never decoded
+  EXPECT_EQ(entries[1].owners, "rows");                 // its owner rows still count
+  for (const int i : {0, 1}) {
+    EXPECT_TRUE(entries[i].chunk.empty());
+    EXPECT_FALSE(entries[i].decoded.bytes);
+  }
+  EXPECT_EQ(entries[3].kind, StreamEntry::Kind::kBad);
+  runtime::CrdtStore plain;
+  ASSERT_TRUE(plain.MergeStream(std::span(reinterpret_cast<const uint8_t*>(chunk.data()),
+                                          chunk.size()))
+                  .has_value());
+  for (const int i : {2, 4}) {
+    const StreamEntry& e = entries[i];
+    ASSERT_EQ(e.kind, StreamEntry::Kind::kData) << i;
+    EXPECT_TRUE(e.chunk.empty());
+    ASSERT_TRUE(e.decoded.bytes);
+    EXPECT_EQ(*e.decoded.bytes, chunk);
+    EXPECT_EQ(e.decoded.size(), chunk.size());
+    runtime::CrdtStore merged;
+    for (const protocol::CrdtMessage& m : e.decoded.messages) (void)merged.Merge(m);
+    EXPECT_EQ(merged.StateHash(), plain.StateHash()) << i;
+  }
+  EXPECT_EQ(entries[2].corrections, "marks");
+}
+
 TEST(StreamEntryTest, SnapshotFields) {
   const protocol::DecodeOptions decode;
   auto absent = ParseSnapshotFields(Nil(), Nil(), decode);

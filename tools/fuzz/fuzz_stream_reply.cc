@@ -4,7 +4,9 @@
 // hiredis's own reader builds each reply, ConvertReply copies it, and every parser runs on it.
 // Checks: nothing crashes; accepted entry lists have strictly increasing IDs; a data entry's
 // chunk decodes strictly and has a valid node id; a bad entry carries kCorruptData; a load page
-// holds only entries after its snapshot; a parsed stream ID prints back to its text.
+// holds only entries after its snapshot; a parsed stream ID prints back to its text. Parsed as
+// the read loop does (EntryOptions: own entries kOwn, the rest kept decoded): the same entries
+// in the same order, an own entry never decoded, a decoded chunk's messages its whole bytes.
 //
 // Inputs declaring an array of more than 4096 elements are skipped: hiredis 0.14 allocates the
 // element vector from the declared count before any element arrives (Redis is trusted not to
@@ -28,6 +30,7 @@ using scenecrdt::cluster::ParseLoadPage;
 using scenecrdt::cluster::ParseSnapshotFields;
 using scenecrdt::cluster::ParseStreamEntries;
 using scenecrdt::cluster::ParseStreamId;
+using scenecrdt::cluster::EntryOptions;
 using scenecrdt::cluster::ParseXreadReply;
 using scenecrdt::cluster::RedisReply;
 using scenecrdt::cluster::StreamEntry;
@@ -53,7 +56,7 @@ void CheckEntries(const std::vector<StreamEntry>& entries,
     if (i > 0 && !(entries[i - 1].id < e.id)) std::abort();
     switch (e.kind) {
       case StreamEntry::Kind::kData: {
-        if (!IsValidNodeId(e.node) || e.chunk.empty()) std::abort();
+        if (!IsValidNodeId(e.node) || (e.chunk.empty() && e.owners.empty())) std::abort();
         auto r = scenecrdt::protocol::DecodeStream(e.bytes(), decode,
                                                    [](const scenecrdt::protocol::CrdtMessage&) {});
         if (!r.has_value()) std::abort();
@@ -67,6 +70,28 @@ void CheckEntries(const std::vector<StreamEntry>& entries,
         if (e.error.code != ErrorCode::kCorruptData) std::abort();
         break;
     }
+  }
+}
+
+// `decoded` parsed the same reply as `plain` under EntryOptions{own_node = "a", keep_decoded}.
+void CheckDecoded(const std::vector<StreamEntry>& plain, const std::vector<StreamEntry>& decoded) {
+  if (plain.size() != decoded.size()) std::abort();
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    const StreamEntry& p = plain[i];
+    const StreamEntry& d = decoded[i];
+    if (p.id != d.id) std::abort();
+    if (d.kind == StreamEntry::Kind::kOwn) {
+      if (d.node != "a" || !d.chunk.empty() || d.decoded.bytes) std::abort();
+      continue;
+    }
+    if (p.kind != d.kind) std::abort();
+    if (d.kind != StreamEntry::Kind::kData) continue;
+    if (d.node == "a" || !d.chunk.empty() || !d.decoded.bytes || *d.decoded.bytes != p.chunk) {
+      std::abort();
+    }
+    std::size_t size = 0;
+    for (const auto& m : d.decoded.messages) size += scenecrdt::protocol::EncodedSize(m);
+    if (size > d.decoded.size()) std::abort();  // skipped unknown types may make it less
   }
 }
 
@@ -95,6 +120,14 @@ void CheckReply(const RedisReply& reply) {
     RedisReply copy = reply;
     auto entries = ParseStreamEntries(std::move(copy), decode);
     if (entries.has_value()) CheckEntries(*entries, decode);
+    EntryOptions options;
+    options.decode = decode;
+    options.own_node = "a";
+    options.keep_decoded = true;
+    RedisReply again = reply;
+    auto decoded = ParseStreamEntries(std::move(again), options);
+    if (entries.has_value() != decoded.has_value()) std::abort();
+    if (entries.has_value()) CheckDecoded(*entries, *decoded);
   }
   {
     RedisReply copy = reply;

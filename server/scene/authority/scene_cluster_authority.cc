@@ -26,7 +26,7 @@ void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::Stre
   MergeLoadedState(std::move(chunks), std::move(ids), last);
 }
 
-void Scene::LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
+void Scene::LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::StreamId last,
                        std::size_t posted_bytes, OwnerRows owners,
                        std::vector<CorrectionMark> corrections) {
   net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes,
@@ -41,8 +41,9 @@ void Scene::LogEntries(std::vector<std::string> chunks, cluster::StreamId last,
   });
 }
 
-void Scene::MergeCorrectedEntries(std::span<const std::string> chunks, cluster::StreamId last,
-                                  std::size_t posted_bytes, std::span<const CorrectionMark> marks) {
+void Scene::MergeCorrectedEntries(std::span<const cluster::DecodedChunk> chunks,
+                                  cluster::StreamId last, std::size_t posted_bytes,
+                                  std::span<const CorrectionMark> marks) {
   Metrics& metrics = ctx_.metrics();
   std::vector<Authority::Beaten> beaten;
   std::size_t from = 0;  // the first chunk not merged yet

@@ -15,7 +15,8 @@ FanOutCache::Batch& FanOutCache::At(uint64_t seq, uint64_t cursor, bool& created
                          [&](const Batch& b) { return b.cursor == cursor; });
   created = it == batches_.end();
   if (!created) return *it;
-  batches_.push_back({cursor, {}, {}, nullptr});
+  batches_.push_back(Batch{});
+  batches_.back().cursor = cursor;
   return batches_.back();
 }
 

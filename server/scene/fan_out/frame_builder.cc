@@ -9,10 +9,27 @@
 
 namespace scenecrdt::server {
 
-SharedFrame FrameBuilder::Raw(const runtime::CrdtStore& store, uint64_t from) {
+namespace {
+
+// The bytes the message at `p` takes: its declared length, except the legacy
+// DELETE_ENTITY_NETWORK form, which declares 12 and takes its fixed 16 (crdt_message.h).
+std::size_t WireSize(const uint8_t* p) {
+  const uint32_t declared = protocol::LoadU32Le(p + protocol::kLengthOffset);
+  const auto type =
+      static_cast<protocol::MessageType>(protocol::LoadU32Le(p + protocol::kTypeOffset));
+  if (type == protocol::MessageType::kDeleteEntityNetwork &&
+      declared == protocol::kLegacyDeleteEntityNetworkDeclaredSize) {
+    return protocol::BaseSize(type);
+  }
+  return declared;
+}
+
+}  // namespace
+
+SharedFrame FrameBuilder::Export(const runtime::CrdtStore& store, uint64_t from,
+                                 std::size_t& messages) const {
   std::vector<uint8_t> dcl;
-  const std::size_t messages = store.ExportChangesSince(from, dcl);
-  Metrics::Add(metrics_.messages_out, messages);
+  messages = store.ExportChangesSince(from, dcl);
   return MakeShared(std::move(dcl));
 }
 
@@ -38,14 +55,15 @@ std::vector<SharedFrame> FrameBuilder::FromStream(std::span<const uint8_t> dcl, 
   } else {
     std::size_t start = 0;
     std::size_t pos = 0;
-    (void)protocol::DecodeStream(dcl, {}, [&](const protocol::CrdtMessage& m) {
-      const std::size_t size = protocol::EncodedSize(m);
+    while (pos + protocol::kHeaderSize <= dcl.size()) {
+      const std::size_t size = WireSize(dcl.data() + pos);
+      if (size < protocol::kHeaderSize || size > dcl.size() - pos) break;  // not ours: no cut
       if (pos + size - start > chunk_bytes && pos > start) {
         chunks.emplace_back(dcl.data() + start, pos - start);
         start = pos;
       }
       pos += size;
-    });
+    }
     chunks.emplace_back(dcl.data() + start, dcl.size() - start);
   }
   std::vector<SharedFrame> frames;

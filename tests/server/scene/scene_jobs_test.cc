@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owner: the scene's jobs that stand alone (server/scene/: ack_book, snapshot_share,
-// fan_out_cache, departures, scene_sequences): their contracts without a scene around them.
-// The scene's behaviour through them is covered end to end by server_test.cc and friends.
+// fan_out_cache, frame_builder, departures, scene_sequences): their contracts without a scene
+// around them. The scene's behaviour through them is covered end to end by server_test.cc and
+// friends.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -9,10 +10,13 @@
 #include <map>
 #include <random>
 
+#include "scenecrdt/protocol/crdt_codec.h"
+#include "scenecrdt/protocol/session/envelope.h"
 #include "scenecrdt/protocol/session/sequence.h"
 #include "scenecrdt/server/scene/ack_book.h"
 #include "scenecrdt/server/scene/departures.h"
 #include "scenecrdt/server/scene/fan_out/fan_out_cache.h"
+#include "scenecrdt/server/scene/fan_out/frame_builder.h"
 #include "scenecrdt/server/scene/fan_out/snapshot_share.h"
 #include "scenecrdt/server/scene/scene_sequences.h"
 
@@ -137,14 +141,71 @@ TEST(SnapshotShareTest, SharedWhileAliveForgottenAtANewSequence) {
 TEST(FanOutCacheTest, OneBatchPerCursorPerSequence) {
   FanOutCache cache;
   bool created = false;
-  cache.At(10, 3, created).raw = MakeShared({9});
+  cache.At(10, 3, created).dcl = MakeShared({9});
   EXPECT_TRUE(created);
-  EXPECT_NE(cache.At(10, 3, created).raw, nullptr);
+  EXPECT_NE(cache.At(10, 3, created).dcl, nullptr);
   EXPECT_FALSE(created);
   cache.At(10, 5, created);
   EXPECT_TRUE(created);
-  EXPECT_EQ(cache.At(11, 3, created).raw, nullptr);  // a new sequence: nothing kept
+  EXPECT_EQ(cache.At(11, 3, created).dcl, nullptr);  // a new sequence: nothing kept
   EXPECT_TRUE(created);
+}
+
+// Envelope frames around an export (issue 18 §3: the export is cut by its length headers,
+// never decoded again): every frame's chunk decodes whole, none is over the limit unless it is
+// one message, together they are the export, and a legacy DELETE_ENTITY_NETWORK (declares 12,
+// takes 16) is not cut in two.
+TEST(FrameBuilderTest, FramesCutAnExportAtItsMessageBoundaries) {
+  std::vector<uint8_t> dcl;
+  std::vector<uint8_t> payload;
+  std::mt19937 rng(7);
+  for (uint32_t i = 0; i < 400; ++i) {
+    protocol::CrdtMessage m;
+    m.entity = 512 + i;
+    m.timestamp = i + 1;
+    switch (i % 4) {
+      case 0:
+        protocol::AppendTransformPut(m.entity, m.timestamp, protocol::Transform{}, dcl);
+        continue;
+      case 1:
+        payload.assign(rng() % 300, static_cast<uint8_t>(i));
+        m.type = protocol::MessageType::kPutComponent;
+        m.component = 1100;
+        m.data = payload;
+        break;
+      case 2:
+        m.type = protocol::MessageType::kDeleteEntityNetwork;
+        m.network_id = 9;
+        m.legacy_length = true;
+        break;
+      default:
+        m.type = protocol::MessageType::kDeleteComponent;
+        m.component = 1100;
+        break;
+    }
+    protocol::AppendMessage(m, dcl);
+  }
+  Metrics metrics;
+  const uint32_t limit = 1000;
+  FrameBuilder builder(metrics, limit);
+  const auto frames = builder.FromStream(dcl, 3, 9, /*is_state=*/true);
+  ASSERT_GT(frames.size(), 10u);
+  std::vector<uint8_t> joined;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    auto frame = session::ReadFrame(*frames[i]);
+    ASSERT_TRUE(frame.has_value()) << i;
+    const auto* crdt = std::get_if<session::Crdt>(&*frame);
+    ASSERT_NE(crdt, nullptr) << i;
+    EXPECT_EQ(crdt->frame_sequence, frames.size() - 1 - i);
+    EXPECT_EQ(crdt->scene_sequence, i + 1 == frames.size() ? 9u : 3u);
+    std::size_t messages = 0;
+    auto decoded =
+        protocol::DecodeStream(crdt->data, {}, [&](const protocol::CrdtMessage&) { ++messages; });
+    ASSERT_TRUE(decoded.has_value()) << "frame " << i << ": " << decoded.error().detail;
+    EXPECT_TRUE(crdt->data.size() <= limit || messages == 1) << i;
+    joined.insert(joined.end(), crdt->data.begin(), crdt->data.end());
+  }
+  EXPECT_EQ(joined, dcl);
 }
 
 TEST(DeparturesTest, ARecentAbnormalEndIsTakenOnce) {
