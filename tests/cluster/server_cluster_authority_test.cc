@@ -489,7 +489,8 @@ TEST(ClusterAuthorityTest, AFailedOwnerReReadKeepsTheTableAndIsRetried) {
 
 // Authority::ReplaceOwners (the hash after a snapshot reload): the hash's rows win, numbers it
 // lacks lose their owner, reserved numbers stay nobody's, and the numbers changed here and not
-// taken for a commit yet keep this node's value (and stay changes to commit).
+// known committed (not taken for a commit yet, or in the commit in flight) keep this node's
+// value (and are committed, again after a failed commit).
 TEST(ClusterAuthorityTest, ReplaceOwnersKeepsUncommittedChangesAndDropsTheRest) {
   server::Authority authority(server::AuthorityMode::kOwner, nullptr);
   authority.SetOwner(600, "alice");
@@ -508,15 +509,19 @@ TEST(ClusterAuthorityTest, ReplaceOwnersKeepsUncommittedChangesAndDropsTheRest) 
   };
   note(authority.Intern("bob"), protocol::MessageType::kPutComponent, 602);  // a creation
   note(0, protocol::MessageType::kDeleteEntity, 601);                        // a release
-  const std::size_t changed = authority.ReplaceOwners(
-      {{600, "carol"}, {601, "alice"}, {602, "alice"}, {603, "alice"}, {5, "mallory"}});
-  EXPECT_EQ(changed, 3u);  // 600 changed, 603 learned, 604 dropped
-  const std::vector<server::OwnerRow> owners = {{600, "carol"}, {602, "bob"}, {603, "alice"}};
-  EXPECT_EQ(authority.Owners(), owners);
   std::vector<server::CorrectionMark> marks;
+  const std::vector<server::OwnerRow> in_flight = authority.TakeChanges(0, marks);
+  note(authority.Intern("bob"), protocol::MessageType::kPutComponent, 606);  // not taken yet
+  const std::size_t changed = authority.ReplaceOwners(
+      {{600, "carol"}, {601, "alice"}, {602, "alice"}, {603, "alice"}, {5, "mallory"}}, in_flight);
+  EXPECT_EQ(changed, 3u);  // 600 changed, 603 learned, 604 dropped
+  const std::vector<server::OwnerRow> owners = {
+      {600, "carol"}, {602, "bob"}, {603, "alice"}, {606, "bob"}};
+  EXPECT_EQ(authority.Owners(), owners);
+  authority.Failed(in_flight);  // the commit in flight failed: its rows are written again
   auto rows = authority.TakeChanges(0, marks);
   std::sort(rows.begin(), rows.end());
-  EXPECT_EQ(rows, (std::vector<server::OwnerRow>{{601, ""}, {602, "bob"}}));
+  EXPECT_EQ(rows, (std::vector<server::OwnerRow>{{601, ""}, {602, "bob"}, {606, "bob"}}));
 }
 
 TEST(ClusterAuthorityTest, OwnerRowsAndCorrectionMarksRoundTripAndRefuseWhatDoesNotParse) {

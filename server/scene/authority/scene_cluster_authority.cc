@@ -46,7 +46,7 @@ void Scene::LogOwners(OwnerRows owners) {
   net::asio::post(strand_, [this, owners = std::move(owners)] {
     if (retired_ || !authority_.enabled()) return;
     // After the snapshot's merge (posted before): the rows of the trimmed entries never came.
-    const std::size_t changed = authority_.ReplaceOwners(owners);
+    const std::size_t changed = authority_.ReplaceOwners(owners, owners_in_flight_);
     ctx_.log().Write(LogLevel::kInfo, "authority",
                      "scene=%s owners_reread=%zu owners_changed=%zu (snapshot reload)",
                      name_.c_str(), owners.size(), changed);
