@@ -124,14 +124,17 @@ void Authority::SetOwner(uint32_t number, const std::string& principal) {
   }
 }
 
-std::size_t Authority::ReplaceOwners(const std::vector<OwnerRow>& rows) {
+std::size_t Authority::ReplaceOwners(const std::vector<OwnerRow>& rows,
+                                     const std::vector<OwnerRow>& in_flight) {
+  std::unordered_set<uint32_t> kept = dirty_;
+  for (const OwnerRow& row : in_flight) kept.insert(row.first);
   std::unordered_map<uint32_t, uint32_t> next;
-  next.reserve(rows.size() + dirty_.size());
+  next.reserve(rows.size() + kept.size());
   for (const auto& [number, principal] : rows) {
     if (principal.empty() || protocol::IsReservedEntityNumber(number)) continue;
-    if (dirty_.count(number) == 0) next[number] = Intern(principal);
+    if (kept.count(number) == 0) next[number] = Intern(principal);
   }
-  for (const uint32_t number : dirty_) {
+  for (const uint32_t number : kept) {
     if (auto it = owner_of_.find(number); it != owner_of_.end()) next[number] = it->second;
   }
   std::size_t changed = 0;
