@@ -232,7 +232,7 @@ void StreamReader::HandleEntries(SceneState& state, std::vector<StreamEntry>&& e
 
 Result<void> StreamReader::ReloadSnapshots() {
   for (auto& [name, state] : scenes_) {
-    if (!state.reload_pending || state.failing) continue;
+    if (!state.reload_pending || state.failing || state.reload_at_ms > Now()) continue;
     auto snapshot = log_.ReadSnapshot(state.scene);
     if (!snapshot.has_value()) {
       if (snapshot.error().code == ErrorCode::kUnavailable) return snapshot.error();
@@ -241,10 +241,22 @@ Result<void> StreamReader::ReloadSnapshots() {
     }
     connection_.Log("scene " + state.scene + ": entries were trimmed before this node read " +
                     "them; merging the snapshot at " + snapshot->covers.ToString());
+    if (auto taken = sink_.OnSnapshot(state.scene, *snapshot); !taken.has_value()) {
+      // reload_pending stays: retried after the backoff.
+      state.reload_delay_ms = state.reload_delay_ms == 0
+                                  ? options_.retry_initial_ms
+                                  : std::min(state.reload_delay_ms * 2, options_.retry_max_ms);
+      state.reload_at_ms = Now() + state.reload_delay_ms;
+      connection_.Log("scene " + state.scene + ": the snapshot was not taken (" +
+                      ErrorCodeName(taken.error().code) + ": " + taken.error().detail +
+                      "); retry in " + std::to_string(state.reload_delay_ms) + " ms");
+      continue;
+    }
+    state.reload_delay_ms = 0;
+    state.reload_at_ms = 0;
     snapshot_reloads_.fetch_add(1, std::memory_order_relaxed);
     state.reload_pending = false;
     state.gaps.Reset();
-    sink_.OnSnapshot(state.scene, *snapshot);
   }
   return {};
 }

@@ -94,7 +94,10 @@ class StreamReader {
     // node's as kOwn (no chunk) unless skip_own. The Sink may move out of them.
     virtual void OnEntries(std::string_view scene, std::span<StreamEntry> entries) = 0;
     // The scene's snapshot, after a trim removed entries this reader had not read: merge it.
-    virtual void OnSnapshot(std::string_view scene, const SceneSnapshot& snapshot) = 0;
+    // An error: the sink could not take it now (nothing of it was merged); the reload (snapshot
+    // read included) is retried after a backoff (retry_initial_ms doubling to retry_max_ms),
+    // logged; the scene's entries keep coming meanwhile.
+    virtual Result<void> OnSnapshot(std::string_view scene, const SceneSnapshot& snapshot) = 0;
     virtual void OnFault(std::string_view scene, const SceneFault& fault) = 0;
   };
 
@@ -148,6 +151,10 @@ class StreamReader {
     bool reload_pending = false;
     int64_t retry_at_ms = 0;
     uint32_t retry_delay_ms = 0;
+    // A reload the sink refused (OnSnapshot's error) waits until reload_at_ms; the wait
+    // doubles from retry_initial_ms to retry_max_ms while it keeps refusing.
+    int64_t reload_at_ms = 0;
+    uint32_t reload_delay_ms = 0;
   };
   struct PendingChange {
     std::string scene;

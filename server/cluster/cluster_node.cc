@@ -117,6 +117,7 @@ ClusterNode::ClusterNode(const ServerConfig& server, cluster::RedisOptions redis
                    return o;
                  }()),
       probe_connection_(ProbeOptions(redis_)),
+      owners_connection_(redis_),
       scene_labels_(server.access.auth_file.empty() && server.access.jwt_secret_files.empty() &&
                     server.access.jwt_public_keys.empty()) {
   cluster::ReaderOptions reader;
@@ -413,6 +414,11 @@ void ClusterNode::HoldEntriesForTest(bool hold) {
   posted_cv_.notify_all();
 }
 
+bool ClusterNode::EntriesHeldForTest() const {
+  std::lock_guard lock(mu_);
+  return entries_held_;
+}
+
 void ClusterNode::Consumed(std::size_t bytes) {
   {
     std::lock_guard lock(mu_);
@@ -446,7 +452,9 @@ void ClusterNode::OnEntries(std::string_view name, std::span<cluster::StreamEntr
   {
     // Test hook (HoldEntriesForTest): the entries wait here, the read loop with them.
     std::unique_lock lock(mu_);
+    entries_held_ = hold_entries_;
     posted_cv_.wait(lock, [&] { return stop_ || !hold_entries_; });
+    entries_held_ = false;
   }
   Reserve(bytes);
   {
@@ -466,31 +474,6 @@ void ClusterNode::OnEntries(std::string_view name, std::span<cluster::StreamEntr
   posted_cv_.notify_all();
 }
 
-void ClusterNode::OnSnapshot(std::string_view name, const cluster::SceneSnapshot& snapshot) {
-  Reserve(snapshot.data.size());
-  // Decoded once here, outside the lock (ParseSnapshotFields checked it: a failure is not
-  // expected, and leaves the scene as it was).
-  auto decoded = cluster::DecodeChunk(snapshot.data, config_.decode);
-  if (!decoded.has_value()) {
-    Log("scene " + std::string(name) + ": snapshot does not decode: " + decoded.error().detail);
-  }
-  {
-    std::lock_guard lock(mu_);
-    auto it = scenes_.find(name);
-    if (it != scenes_.end() && decoded.has_value()) {
-      Log("scene " + std::string(name) +
-          ": entries trimmed before this node read them; merging the snapshot");
-      std::vector<cluster::DecodedChunk> chunks;
-      chunks.push_back(std::move(decoded).value());
-      it->second->LogEntries(std::move(chunks), cluster::StreamId{}, snapshot.data.size(), {}, {});
-      return;
-    }
-    posted_bytes_ -= std::min(posted_bytes_, snapshot.data.size());
-    if (it == scenes_.end()) reader_->RemoveScene(name, /*wake=*/false);
-  }
-  posted_cv_.notify_all();
-}
-
 void ClusterNode::OnFault(std::string_view name, const cluster::SceneFault& fault) {
   Log("scene " + std::string(name) +
       (fault.stream_failed ? ": stream unreadable: "
@@ -506,6 +489,8 @@ ClusterCounters ClusterNode::counters() const {
   c.loads = loads_done_.load();
   c.load_failures = load_failures_.load();
   c.compactions = compactions_.load();
+  c.owner_rereads = owner_rereads_.load();
+  c.owner_reread_failures = owner_reread_failures_.load();
   return c;
 }
 
@@ -521,6 +506,7 @@ void ClusterNode::RenderPrometheus(PrometheusText& out) const {
   const cluster::RedisCounters c = control_connection_.counters();
   const cluster::RedisCounters r = reader_->redis_counters();
   const cluster::RedisCounters p = probe_connection_.counters();
+  const cluster::RedisCounters o = owners_connection_.counters();
   const cluster::ReaderCounters rc = reader_->counters();
   metric("scenecrdt_cluster_appends_total", "counter", "entries appended to scene streams",
          appends_.load());
@@ -532,6 +518,11 @@ void ClusterNode::RenderPrometheus(PrometheusText& out) const {
          rc.bad_entries);
   metric("scenecrdt_cluster_snapshot_reloads_total", "counter",
          "snapshots merged after a trim the reader missed", rc.snapshot_reloads);
+  metric("scenecrdt_cluster_owner_rereads_total", "counter",
+         "owner hashes re-read after a snapshot reload (authority on)", owner_rereads_.load());
+  metric("scenecrdt_cluster_owner_reread_failures_total", "counter",
+         "owner hash re-reads that failed (the reload is retried after a backoff)",
+         owner_reread_failures_.load());
   metric("scenecrdt_cluster_scene_loads_total", "counter", "scenes loaded from Redis",
          loads_done_.load());
   metric("scenecrdt_cluster_scene_load_failures_total", "counter", "scene loads that failed",
@@ -542,15 +533,15 @@ void ClusterNode::RenderPrometheus(PrometheusText& out) const {
          compaction_failures_.load());
   metric("scenecrdt_cluster_redis_errors_total", "counter",
          "Redis failures (connects, lost connections, timeouts, error replies)",
-         a.errors + c.errors + r.errors + p.errors);
+         a.errors + c.errors + r.errors + p.errors + o.errors);
   metric("scenecrdt_cluster_redis_reconnects_total", "counter", "Redis reconnects",
-         a.reconnects + c.reconnects + r.reconnects + p.reconnects);
+         a.reconnects + c.reconnects + r.reconnects + p.reconnects + o.reconnects);
   metric("scenecrdt_cluster_redis_stale_total", "counter",
          "connections found closed by Redis on reuse (a restart), re-established",
-         a.stale + c.stale + r.stale + p.stale);
+         a.stale + c.stale + r.stale + p.stale + o.stale);
   metric("scenecrdt_cluster_redis_retries_total", "counter",
          "commands sent again after Redis closed their reused connection",
-         a.retries + c.retries + r.retries + p.retries);
+         a.retries + c.retries + r.retries + p.retries + o.retries);
   metric("scenecrdt_cluster_read_bytes_max", "gauge",
          "the most RESP bytes one read of the read loop took (bounded by its round budget)",
          rc.largest_read_bytes);

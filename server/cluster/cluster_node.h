@@ -12,7 +12,9 @@
 //  - the control thread loads a scene (snapshot + tail) before its first member is welcomed,
 //    and compacts the hosted scenes periodically (the lease makes one node do the work).
 // A fourth connection answers SceneStored (whether Redis holds anything of a scene) for the
-// registry, from any thread, one at a time. Every connection re-establishes itself when Redis
+// registry, from any thread, one at a time. A fifth, the read loop's only, re-reads a scene's
+// owner hash when it merges the snapshot for entries trimmed before it read them (authority
+// on; docs/AUTHORITY.md "Cluster"). Every connection re-establishes itself when Redis
 // closed it while idle (a Redis restart), before anyone is refused (redis_connection.h).
 // Memory: the append queue holds at most one job per scene; entries posted to scene strands
 // wait for merging, bounded by kMaxPostedBytes (the read loop pauses above it).
@@ -47,6 +49,8 @@ struct ClusterCounters {
   uint64_t loads = 0;            // scenes loaded from Redis
   uint64_t load_failures = 0;
   uint64_t compactions = 0;
+  uint64_t owner_rereads = 0;          // owner hashes re-read after a snapshot reload
+  uint64_t owner_reread_failures = 0;  // those that failed (the reload is retried)
 };
 
 class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
@@ -89,12 +93,17 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
 
   // ---- StreamReader::Sink (read loop thread) ----
   void OnEntries(std::string_view scene, std::span<cluster::StreamEntry> entries) override;
-  void OnSnapshot(std::string_view scene, const cluster::SceneSnapshot& snapshot) override;
+  // Authority on: the scene's owner hash is read again first and replaces its owner table
+  // after the merge (LoggedScene::LogOwners); when that read fails nothing is posted and the
+  // error makes the read loop retry the whole reload after the scene's backoff.
+  Result<void> OnSnapshot(std::string_view scene, const cluster::SceneSnapshot& snapshot) override;
   void OnFault(std::string_view scene, const cluster::SceneFault& fault) override;
 
   // Tests only: while held, the read loop delivers nothing to the scenes (it waits with the
   // entries it read), so a test can widen the window between two nodes' views of a stream.
   void HoldEntriesForTest(bool hold);
+  // Tests only: whether the read loop waits at the hold with entries it read.
+  bool EntriesHeldForTest() const;
 
   const std::string& node_id() const { return config_.node_id; }
   const std::string& key_prefix() const { return config_.key_prefix; }
@@ -133,6 +142,7 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   std::unique_ptr<cluster::StreamReader> reader_;
   std::mutex probe_mu_;  // guards probe_connection_
   cluster::RedisConnection probe_connection_;
+  cluster::RedisConnection owners_connection_;  // the read loop's (OnSnapshot) only
   // Per-scene series (scene names) on GET /metrics only in open mode: /metrics carries no
   // token, and under --auth/JWT a scene is named only to callers who may read it.
   bool scene_labels_ = true;
@@ -149,13 +159,15 @@ class ClusterNode final : public SharedLog, public cluster::StreamReader::Sink {
   bool stop_ = false;
   bool started_ = false;
   bool hold_entries_ = false;  // HoldEntriesForTest
+  bool entries_held_ = false;  // EntriesHeldForTest
   std::thread append_thread_, control_thread_;
 
   static constexpr std::size_t kAppendBuckets = 10;
   std::array<std::atomic<uint64_t>, kAppendBuckets + 1> append_buckets_{};
   std::atomic<uint64_t> append_micros_{0}, append_batches_{0};
   std::atomic<uint64_t> appends_{0}, append_failures_{0}, entries_applied_{0}, loads_done_{0},
-      load_failures_{0}, compactions_{0}, compaction_failures_{0};
+      load_failures_{0}, compactions_{0}, compaction_failures_{0}, owner_rereads_{0},
+      owner_reread_failures_{0};
 };
 
 }  // namespace scenecrdt::server

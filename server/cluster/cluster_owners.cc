@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the owner hash of a cluster scene and its scripts (docs/AUTHORITY.md "Cluster").
+// Owns the owner hash of a cluster scene and its scripts (docs/AUTHORITY.md "Cluster"), and
+// the read loop's re-read of it when a snapshot reload replaces trimmed entries.
 #include "scenecrdt/server/cluster/cluster_owners.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "scenecrdt/cluster/stream_entry.h"
@@ -236,6 +239,59 @@ void ClusterNode::AppendOwned(std::vector<CommitJob>& jobs, std::vector<ClaimJob
     job.done(ok);
     return true;
   });
+}
+
+// ---- The read loop's owner re-read after a snapshot reload (cluster_node.h) ----
+
+Result<void> ClusterNode::OnSnapshot(std::string_view name,
+                                     const cluster::SceneSnapshot& snapshot) {
+  // Authority on: the owner rows of the trimmed entries are in no entry any more. The owner
+  // hash (the fold of every row of the stream, read now: at least as new as the snapshot; the
+  // rows of the entries after it come again with them) replaces the scene's table after the
+  // merge (docs/AUTHORITY.md "Cluster"), on this thread's own connection. Reserved first, so
+  // that the hash is posted as soon as it is read.
+  Reserve(snapshot.data.size());
+  std::optional<OwnerRows> owners;
+  if (authority_) {
+    auto keys = cluster::MakeSceneKeys(config_.key_prefix, name);
+    auto read =
+        keys.has_value() ? ReadOwners(owners_connection_, *keys) : Result<OwnerRows>(keys.error());
+    if (!read.has_value()) {
+      Consumed(snapshot.data.size());  // nothing posted
+      owner_reread_failures_.fetch_add(1, std::memory_order_relaxed);
+      Log("scene " + std::string(name) + ": re-reading the owners after a trim failed: " +
+          read.error().detail + " (" + owners_connection_.last_error_text() +
+          "); the snapshot is not merged yet and the owner table stays as it is: the read "
+          "loop retries both after the scene's backoff");
+      return read.error();
+    }
+    owner_rereads_.fetch_add(1, std::memory_order_relaxed);
+    owners = std::move(*read);
+  }
+  // Decoded once, outside the lock (ParseSnapshotFields checked it: a failure is not
+  // expected; it is logged and the scene stays as it was).
+  auto decoded = cluster::DecodeChunk(snapshot.data, config_.decode);
+  if (!decoded.has_value()) {
+    Log("scene " + std::string(name) + ": snapshot does not decode: " + decoded.error().detail);
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto it = scenes_.find(name);
+    if (it != scenes_.end() && decoded.has_value()) {
+      Log("scene " + std::string(name) +
+          ": entries trimmed before this node read them; merging the snapshot" +
+          (owners ? " and the owner hash (" + std::to_string(owners->size()) + " rows)" : ""));
+      std::vector<cluster::DecodedChunk> chunks;
+      chunks.push_back(std::move(decoded).value());
+      it->second->LogEntries(std::move(chunks), cluster::StreamId{}, snapshot.data.size(), {}, {});
+      if (owners) it->second->LogOwners(std::move(*owners));
+      return {};
+    }
+    posted_bytes_ -= std::min(posted_bytes_, snapshot.data.size());
+    if (it == scenes_.end()) reader_->RemoveScene(name, /*wake=*/false);
+  }
+  posted_cv_.notify_all();
+  return {};
 }
 
 }  // namespace scenecrdt::server

@@ -3,7 +3,8 @@
 // owner hash in Redis (`<prefix>:{scene}:owners`, entity number -> principal), the two scripts
 // that change it atomically with the XADD of the entry that says so (so the hash is always the
 // fold of the stream's owner rows, in stream order), and the `o` field's encoding. Used by the
-// cluster node's append thread (writes) and control thread (loads) only.
+// cluster node's append thread (writes), control thread (loads) and read loop (the re-read that
+// goes with a snapshot reload, on its own connection) only.
 //
 // Bounds: a row's principal is at most kMaxPrincipalBytes (owner_rows.h); a scene has at most 65024
 // owned numbers, so the hash and one entry's rows are bounded by them.

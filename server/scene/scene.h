@@ -158,6 +158,7 @@ class Scene final : public LoggedScene {
   void LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::StreamId last,
                   std::size_t posted_bytes, OwnerRows owners,
                   std::vector<CorrectionMark> corrections) override;
+  void LogOwners(OwnerRows owners) override;  // scene_cluster_authority.cc
   void LogAppended(cluster::StreamId id) override;
   // On the strand, once the registry evicted the scene and its shared log stopped following
   // it: what the log posted before is ignored from now on, and `then` runs on the strand

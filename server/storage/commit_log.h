@@ -77,6 +77,11 @@ class LoggedScene {
                           std::vector<CorrectionMark> corrections) = 0;
   // The flush in flight is in the log with (last) position `id` (called before its done).
   virtual void LogAppended(cluster::StreamId id) = 0;
+  // Authority on, after a snapshot reload (LogEntries with a zero `last`): the rows of the
+  // trimmed entries are in no entry any more, so the log's whole owner table, read after the
+  // snapshot (at least as new; the rows of later entries come again with them), replaces the
+  // scene's, in order with the entries posted (docs/AUTHORITY.md "Cluster").
+  virtual void LogOwners(OwnerRows owners) = 0;
 
  protected:
   virtual ~LoggedScene() = default;  // owned as its concrete type (the scene registry's)

@@ -5,16 +5,21 @@
 // different nodes end with one owner per entity, the same on every node and on a node that
 // loads the scene later, the owner's value everywhere, and every replica converged; another
 // node's correction never undoes an owner's acked write; the owner rows' and correction marks'
-// encodings refuse what they cannot parse; rules mode works in a cluster.
+// encodings refuse what they cannot parse; rules mode works in a cluster; a node that merged a
+// snapshot for entries trimmed before it read them knows their owners.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 
+#include "scenecrdt/cluster/compactor.h"
+#include "scenecrdt/cluster/redis_connection.h"
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/protocol/transform.h"
 #include "scenecrdt/server/cluster/cluster_owners.h"
+#include "scenecrdt/server/scene/authority/authority.h"
 #include "scenecrdt/server/scene/authority/authority_rules.h"
 #include "tests/cluster/cluster_node_util.h"
 #include "tests/cluster/redis_test_server.h"
@@ -357,6 +362,166 @@ TEST(ClusterAuthorityTest, RulesModeRefusesServerOnlyComponentsOnEveryNode) {
   auto carol = Join(late.tcp_url(), kScene, std::nullopt, "tb");
   EXPECT_EQ(Owners(late), (std::vector<server::OwnerRow>{{700, "alice"}}));
   EXPECT_EQ(late.SceneHash(kScene), a_node.SceneHash(kScene));
+}
+
+bool Acked(client::Client& c) {
+  c.Flush();
+  return c.PollUntil([&] { return c.pending_frames() == 0; }, 5s);
+}
+
+// Issue 20 (docs/AUTHORITY.md "Cluster", "After a trimmed gap"): node b's read loop misses
+// entries that a compaction trims (it is held: HoldEntriesForTest), so it will merge the
+// snapshot, and the owner rows of those entries are in no entry any more. Alice (node a)
+// creates 900 (known to node b), then, node b held, 901 (node b's read loop waits with that
+// entry), 902..911 and deletes 900 (both unread by node b); the compaction trims all of it.
+// `expected`: the owners in the hash. Node b is still held on return.
+void TrimWhileNodeBIsHeld(const RedisTestServer& redis, TestServer& a_node, TestServer& b_node,
+                          client::Client& alice, std::vector<server::OwnerRow>& expected) {
+  const auto create = [&](uint32_t number) {
+    ASSERT_TRUE(alice.WriteTransform(protocol::MakeEntityId(number, 0), At(1.0f)).has_value());
+    ASSERT_TRUE(Acked(alice)) << number;
+  };
+  create(900);
+  ASSERT_TRUE(WaitUntil([&] { return Owners(b_node).size() == 1; }, 5s));
+  server::ClusterNode& b_cluster = *b_node.get().cluster();
+  b_cluster.HoldEntriesForTest(true);
+  create(901);
+  ASSERT_TRUE(WaitUntil([&] { return b_cluster.EntriesHeldForTest(); }, 5s));
+  for (uint32_t number = 902; number <= 911; ++number) create(number);
+  ASSERT_TRUE(alice.DeleteEntity(protocol::MakeEntityId(900, 0)).has_value());
+  ASSERT_TRUE(Acked(alice));
+  expected.clear();
+  for (uint32_t number = 901; number <= 911; ++number) expected.emplace_back(number, "alice");
+  ASSERT_TRUE(WaitUntil([&] { return Owners(a_node) == expected; }, 5s));
+  cluster::RedisConnection connection(TestRedisOptions(redis.url()));
+  cluster::CompactionOptions compaction;
+  compaction.retain_ms = 0;  // every entry folded into the snapshot is trimmed
+  cluster::ClusterConfig config;
+  config.node_id = "test-compactor";
+  cluster::Compactor compactor(connection, config, compaction);
+  auto compacted = compactor.CompactScene(kScene);
+  ASSERT_TRUE(compacted.has_value());
+  ASSERT_EQ(compacted->outcome, cluster::CompactionResult::Outcome::kCompacted);
+  ASSERT_GE(compacted->trimmed, 13u);
+}
+
+// Node b re-reads the owner hash with the snapshot, and it replaces its owner table: it knows
+// that alice owns what she created in the trimmed entries (bob may not delete it through node
+// b) and that 900, deleted there, is nobody's any more (bob may create the number again).
+TEST(ClusterAuthorityTest, OwnersOfTrimmedEntriesAreKnownAfterASnapshotReload) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.started()) << redis.log();
+  TempDir dir;
+  const std::string auth = WritePrincipalsAuthFile(dir);
+  TestServer a_node(AuthorityNode(redis, auth));  // no periodic compaction: the test compacts
+  TestServer b_node(AuthorityNode(redis, auth));
+  auto alice = Join(a_node.tcp_url(), kScene, std::nullopt, "ta");
+  auto bob = Join(b_node.tcp_url(), kScene, std::nullopt, "tb");
+  std::vector<server::OwnerRow> expected;
+  ASSERT_NO_FATAL_FAILURE(TrimWhileNodeBIsHeld(redis, a_node, b_node, *alice, expected));
+
+  b_node.get().cluster()->HoldEntriesForTest(false);
+  ASSERT_TRUE(SameState(a_node, b_node));
+  EXPECT_TRUE(WaitUntil([&] { return Owners(b_node) == expected; }, 5s))
+      << Owners(b_node).size() << " owners on node b, " << expected.size() << " on node a";
+  EXPECT_GE(NodeMetric(b_node, "scenecrdt_cluster_snapshot_reloads_total"), 1);
+  EXPECT_GE(NodeMetric(b_node, "scenecrdt_cluster_owner_rereads_total"), 1);
+
+  // Bob may not delete alice's entity through node b: refused, nothing deleted anywhere.
+  const protocol::EntityId e = protocol::MakeEntityId(905, 0);
+  ASSERT_TRUE(bob->PollUntil([&] { return bob->store().FindTransform(e) != nullptr; }, 5s));
+  const uint64_t refused = bob->stats().refused_writes;
+  ASSERT_TRUE(bob->DeleteEntity(e).has_value());
+  bob->Flush();
+  EXPECT_TRUE(bob->PollUntil([&] { return bob->stats().refused_writes > refused; }, 5s));
+  // Ownership of 900 ended with its deletion: bob creates the number again (a new version).
+  ASSERT_TRUE(bob->WriteTransform(protocol::MakeEntityId(900, 1), At(2.0f)).has_value());
+  EXPECT_TRUE(Acked(*bob));
+  EXPECT_EQ(bob->stats().refused_writes, refused + 1);
+  expected.insert(expected.begin(), {900, "bob"});
+  EXPECT_TRUE(
+      WaitUntil([&] { return Owners(a_node) == expected && Owners(b_node) == expected; }, 5s));
+  ASSERT_TRUE(SameState(a_node, b_node));
+  EXPECT_TRUE(alice->PollUntil(
+      [&] {
+        return alice->store().FindTransform(e) != nullptr &&
+               alice->store().StateHashHex() == a_node.SceneHash(kScene);
+      },
+      5s))
+      << "alice's entity 905 was deleted by bob";
+}
+
+// The re-read fails (the owner hash is made a string for a while: WRONGTYPE): node b merges
+// nothing of the reload, keeps its owner table, logs and counts it, and the read loop retries
+// the reload after a backoff until the hash reads again.
+TEST(ClusterAuthorityTest, AFailedOwnerReReadKeepsTheTableAndIsRetried) {
+  RedisTestServer redis;
+  ASSERT_TRUE(redis.started()) << redis.log();
+  TempDir dir;
+  const std::string auth = WritePrincipalsAuthFile(dir);
+  TestServer a_node(AuthorityNode(redis, auth));
+  TestServer b_node(AuthorityNode(redis, auth));
+  auto alice = Join(a_node.tcp_url(), kScene, std::nullopt, "ta");
+  auto bob = Join(b_node.tcp_url(), kScene, std::nullopt, "tb");  // node b hosts the scene
+  std::vector<server::OwnerRow> expected;
+  ASSERT_NO_FATAL_FAILURE(TrimWhileNodeBIsHeld(redis, a_node, b_node, *alice, expected));
+  cluster::RedisConnection c(TestRedisOptions(redis.url()));
+  const std::string key =
+      server::OwnersKey(*cluster::MakeSceneKeys(cluster::ClusterConfig{}.key_prefix, kScene));
+  ASSERT_TRUE(c.Command({"RENAME", key, key + ":saved"}).has_value());
+  ASSERT_TRUE(c.Command({"SET", key, "not a hash"}).has_value());
+
+  b_node.get().cluster()->HoldEntriesForTest(false);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return NodeMetric(b_node, "scenecrdt_cluster_owner_reread_failures_total") >= 2; },
+      5s));
+  // The table node b had: 900 from before the gap, 901 from the entry its read loop held.
+  const std::vector<server::OwnerRow> before = {{900, "alice"}, {901, "alice"}};
+  EXPECT_EQ(Owners(b_node), before);
+  EXPECT_NE(a_node.SceneHash(kScene), b_node.SceneHash(kScene));  // the snapshot waits
+
+  ASSERT_TRUE(c.Command({"DEL", key}).has_value());
+  ASSERT_TRUE(c.Command({"RENAME", key + ":saved", key}).has_value());
+  ASSERT_TRUE(SameState(a_node, b_node));
+  EXPECT_TRUE(WaitUntil([&] { return Owners(b_node) == expected; }, 5s));
+  EXPECT_GE(NodeMetric(b_node, "scenecrdt_cluster_owner_rereads_total"), 1);
+}
+
+// Authority::ReplaceOwners (the hash after a snapshot reload): the hash's rows win, numbers it
+// lacks lose their owner, reserved numbers stay nobody's, and the numbers changed here and not
+// known committed (not taken for a commit yet, or in the commit in flight) keep this node's
+// value (and are committed, again after a failed commit).
+TEST(ClusterAuthorityTest, ReplaceOwnersKeepsUncommittedChangesAndDropsTheRest) {
+  server::Authority authority(server::AuthorityMode::kOwner, nullptr);
+  authority.SetOwner(600, "alice");
+  authority.SetOwner(601, "alice");
+  authority.SetOwner(604, "alice");
+  const auto note = [&](uint32_t principal, protocol::MessageType type, uint32_t number) {
+    protocol::CrdtMessage m;
+    m.type = type;
+    m.entity = protocol::MakeEntityId(number, 0);
+    m.component = protocol::kTransformComponentId;
+    m.timestamp = 1;
+    authority.Note(principal, m,
+                   type == protocol::MessageType::kDeleteEntity
+                       ? runtime::MergeOutcome::kEntityDeleted
+                       : runtime::MergeOutcome::kUpdatedTimestamp);
+  };
+  note(authority.Intern("bob"), protocol::MessageType::kPutComponent, 602);  // a creation
+  note(0, protocol::MessageType::kDeleteEntity, 601);                        // a release
+  std::vector<server::CorrectionMark> marks;
+  const std::vector<server::OwnerRow> in_flight = authority.TakeChanges(0, marks);
+  note(authority.Intern("bob"), protocol::MessageType::kPutComponent, 606);  // not taken yet
+  const std::size_t changed = authority.ReplaceOwners(
+      {{600, "carol"}, {601, "alice"}, {602, "alice"}, {603, "alice"}, {5, "mallory"}}, in_flight);
+  EXPECT_EQ(changed, 3u);  // 600 changed, 603 learned, 604 dropped
+  const std::vector<server::OwnerRow> owners = {
+      {600, "carol"}, {602, "bob"}, {603, "alice"}, {606, "bob"}};
+  EXPECT_EQ(authority.Owners(), owners);
+  authority.Failed(in_flight);  // the commit in flight failed: its rows are written again
+  auto rows = authority.TakeChanges(0, marks);
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, (std::vector<server::OwnerRow>{{601, ""}, {602, "bob"}, {606, "bob"}}));
 }
 
 TEST(ClusterAuthorityTest, OwnerRowsAndCorrectionMarksRoundTripAndRefuseWhatDoesNotParse) {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns StoreSink, the cluster tests' StreamReader::Sink: merges what a reader delivers into one
-// CrdtStore per scene (as a node would), records entry IDs, snapshots and faults, and lets a
-// test wait for a condition with a deadline (condition variable, no sleeping).
+// CrdtStore per scene (as a node would), records entry IDs, snapshots (or refuses some: a sink
+// that cannot take one now) and faults, and lets a test wait for a condition with a deadline
+// (condition variable, no sleeping).
 #pragma once
 
 #include <chrono>
@@ -36,12 +37,18 @@ class StoreSink : public cluster::StreamReader::Sink {
     }
     changed_.notify_all();
   }
-  void OnSnapshot(std::string_view scene, const cluster::SceneSnapshot& snapshot) override {
+  Result<void> OnSnapshot(std::string_view scene, const cluster::SceneSnapshot& snapshot) override {
     std::lock_guard lock(mutex_);
+    if (refuse_snapshots_ > 0) {
+      --refuse_snapshots_;
+      ++refused_snapshots_;
+      return MakeError(ErrorCode::kUnavailable, "the test's sink refuses this snapshot");
+    }
     auto merged = stores_[std::string(scene)].MergeStream(snapshot.bytes());
     if (!merged.has_value()) ++merge_errors_;
     ++snapshots_;
     changed_.notify_all();
+    return {};
   }
   void OnFault(std::string_view scene, const cluster::SceneFault& fault) override {
     std::lock_guard lock(mutex_);
@@ -76,6 +83,15 @@ class StoreSink : public cluster::StreamReader::Sink {
     std::lock_guard lock(mutex_);
     return snapshots_;
   }
+  // The next `n` snapshots are refused (OnSnapshot's error: the reader retries them).
+  void RefuseSnapshots(int n) {
+    std::lock_guard lock(mutex_);
+    refuse_snapshots_ = n;
+  }
+  int refused_snapshots() {
+    std::lock_guard lock(mutex_);
+    return refused_snapshots_;
+  }
   int merge_errors() {
     std::lock_guard lock(mutex_);
     return merge_errors_;
@@ -97,6 +113,8 @@ class StoreSink : public cluster::StreamReader::Sink {
   std::map<std::string, std::vector<std::string>> nodes_;
   std::vector<Fault> faults_;
   int snapshots_ = 0;
+  int refuse_snapshots_ = 0;
+  int refused_snapshots_ = 0;
   int merge_errors_ = 0;
 };
 

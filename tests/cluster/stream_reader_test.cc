@@ -2,7 +2,8 @@
 // Tests StreamReader against a real redis-server: two nodes exchange entries and skip their
 // own, per-scene cursors, failure isolation (a wrong-type key, bad entries, a deleted stream
 // never stall the other scenes), scenes added and removed while the loop runs on its thread,
-// gaps left by compaction repaired with the snapshot (and only then), Redis outages.
+// gaps left by compaction repaired with the snapshot (and only then; a refused one again after a
+// backoff), Redis outages.
 #include "scenecrdt/cluster/stream_reader.h"
 
 #include <gtest/gtest.h>
@@ -262,6 +263,42 @@ TEST_F(StreamReaderTest, TrimmedEntriesAreRecoveredFromTheSnapshot) {
   EXPECT_EQ(reader.counters().snapshot_reloads, 1u);
   EXPECT_EQ(sink.Hash("s"), testing::ReferenceHash(chunks_["s"]));
   EXPECT_TRUE(log_.Contains("entries were trimmed before this node read them"));
+}
+
+// A sink that cannot take a snapshot now (ClusterNode: its owner hash re-read failed) gets the
+// whole reload again after a backoff that doubles; entries keep coming meanwhile.
+TEST_F(StreamReaderTest, RefusedSnapshotIsRetriedAfterABackoff) {
+  RedisConnection c(Redis());
+  SceneLog w(c, Config("writer"));
+  testing::StoreSink sink;
+  sink.RefuseSnapshots(2);
+  StreamReader reader(Redis(), Config("reader"), Options(), sink);
+  ASSERT_TRUE(reader.AddScene("s", StreamId{}).has_value());
+  for (int i = 0; i < 20; ++i)
+    Write(w, "s", 600 + static_cast<uint32_t>(i % 5), static_cast<float>(i));
+  CompactionOptions compaction;
+  compaction.retain_ms = 0;
+  Compactor compactor(c, Config("writer"), compaction);
+  ASSERT_EQ(compactor.CompactScene("s")->outcome, CompactionResult::Outcome::kCompacted);
+
+  ASSERT_TRUE(reader.RunOnce(0).has_value());
+  EXPECT_EQ(sink.refused_snapshots(), 1);
+  EXPECT_TRUE(log_.Contains("the snapshot was not taken"));
+  Write(w, "s", 700, 1.0f);
+  ASSERT_TRUE(reader.RunOnce(0).has_value());  // within the backoff: entries only
+  EXPECT_EQ(sink.refused_snapshots(), 1);
+  EXPECT_EQ(sink.Ids("s").size(), 1u);
+  clock_.Advance(100);
+  ASSERT_TRUE(reader.RunOnce(0).has_value());  // refused again: the wait doubles (200 ms)
+  EXPECT_EQ(sink.refused_snapshots(), 2);
+  clock_.Advance(100);
+  ASSERT_TRUE(reader.RunOnce(0).has_value());
+  EXPECT_EQ(sink.snapshots(), 0);
+  clock_.Advance(100);
+  ASSERT_TRUE(reader.RunOnce(0).has_value());
+  EXPECT_EQ(sink.snapshots(), 1);
+  EXPECT_EQ(reader.counters().snapshot_reloads, 1u);
+  EXPECT_EQ(sink.Hash("s"), testing::ReferenceHash(chunks_["s"]));
 }
 
 TEST_F(StreamReaderTest, CaughtUpReaderIgnoresTrimMarkers) {

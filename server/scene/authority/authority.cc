@@ -124,6 +124,29 @@ void Authority::SetOwner(uint32_t number, const std::string& principal) {
   }
 }
 
+std::size_t Authority::ReplaceOwners(const std::vector<OwnerRow>& rows,
+                                     const std::vector<OwnerRow>& in_flight) {
+  std::unordered_set<uint32_t> kept = dirty_;
+  for (const OwnerRow& row : in_flight) kept.insert(row.first);
+  std::unordered_map<uint32_t, uint32_t> next;
+  next.reserve(rows.size() + kept.size());
+  for (const auto& [number, principal] : rows) {
+    if (principal.empty() || protocol::IsReservedEntityNumber(number)) continue;
+    if (kept.count(number) == 0) next[number] = Intern(principal);
+  }
+  for (const uint32_t number : kept) {
+    if (auto it = owner_of_.find(number); it != owner_of_.end()) next[number] = it->second;
+  }
+  std::size_t changed = 0;
+  for (const auto& [number, principal] : next) {
+    const auto it = owner_of_.find(number);
+    changed += it == owner_of_.end() || it->second != principal ? 1 : 0;
+  }
+  for (const auto& [number, principal] : owner_of_) changed += next.count(number) == 0 ? 1 : 0;
+  owner_of_.swap(next);
+  return changed;
+}
+
 void Authority::NoteCorrection(const protocol::CrdtMessage& correction, uint64_t sequence,
                                std::optional<uint32_t> replaced) {
   corrected_[Key(correction)] = correction.timestamp;

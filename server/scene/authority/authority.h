@@ -88,6 +88,15 @@ class Authority {
   bool IsClaim(const protocol::CrdtMessage& m) const;
   // An owner row decided by the shared log ("": nobody), applied as is (not a change to commit).
   void SetOwner(uint32_t number, const std::string& principal);
+  // The shared log's whole owner table after a snapshot reload (docs/AUTHORITY.md "Cluster"):
+  // it replaces this one, numbers it lacks lose their owner. Numbers changed here and not
+  // known committed (not taken for a commit yet, or in `in_flight`, the rows of the commit in
+  // flight) keep their value: the log may not have them yet; the next commit carries them (a
+  // failed one again: Failed). Not changes to commit; the range grants and the corrections'
+  // and admitted writes' bookkeeping are not owner rows and stay as they are.
+  // The numbers whose owner changed.
+  std::size_t ReplaceOwners(const std::vector<OwnerRow>& rows,
+                            const std::vector<OwnerRow>& in_flight);
 
   // ---- Counter-corrections (cluster; docs/AUTHORITY.md "Cluster") ----
   // On a shared log: from now on every allowed register write merged here (Note) is remembered

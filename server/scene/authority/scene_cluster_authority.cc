@@ -2,8 +2,9 @@
 // Owns the scene strand's side of cluster ownership (docs/AUTHORITY.md "Cluster"): the
 // decision of a claim the shared log made in stream order (won writes merge, lost ones are
 // refused and corrected once this node has read the stream up to the decision), the owner
-// rows read from the stream, acks that wait for a member's claims, and the counter-corrections
-// of other nodes' corrections that beat a write this node admitted.
+// rows read from the stream (and the whole owner table after a snapshot reload), acks that
+// wait for a member's claims, and the counter-corrections of other nodes' corrections that
+// beat a write this node admitted.
 #include <algorithm>
 #include <span>
 
@@ -38,6 +39,17 @@ void Scene::LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::Strea
     }
     // After the merge: a due correction needs the values read up to `last`.
     if (!retired_ && authority_.enabled()) AfterLogRead(owners, last);
+  });
+}
+
+void Scene::LogOwners(OwnerRows owners) {
+  net::asio::post(strand_, [this, owners = std::move(owners)] {
+    if (retired_ || !authority_.enabled()) return;
+    // After the snapshot's merge (posted before): the rows of the trimmed entries never came.
+    const std::size_t changed = authority_.ReplaceOwners(owners, owners_in_flight_);
+    ctx_.log().Write(LogLevel::kInfo, "authority",
+                     "scene=%s owners_reread=%zu owners_changed=%zu (snapshot reload)",
+                     name_.c_str(), owners.size(), changed);
   });
 }
 
