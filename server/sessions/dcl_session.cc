@@ -52,16 +52,16 @@ uint16_t WebSocketCloseCode(ErrorCode code) {
 
 }  // namespace
 
-DclSession::DclSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer,
-                       std::string scene, Role role)
-    : Session(ctx, std::move(strand), SessionKind::kDcl, peer),
+DclSession::DclSession(ServerContext& ctx, std::unique_ptr<Transport> transport, std::string scene,
+                       Role role)
+    : Session(ctx, SessionKind::kDcl, std::move(transport)),
       scene_(std::move(scene)),
       role_(role),
       throttle_timer_(strand_) {}
 
 void DclSession::OnTransportOpen() { JoinScene(scene_, CanWrite(role_), std::nullopt); }
 
-void DclSession::OnMessage(std::span<const uint8_t> message, bool text) {
+void DclSession::HandleMessage(std::span<const uint8_t> message, bool text) {
   if (text) {
     Fatal(ErrorCode::kBadRequest, "text messages are not DCL chunks");
     return;

@@ -16,22 +16,22 @@
 
 namespace scenecrdt::server {
 
-class DclSession : public Session {
+class DclSession final : public Session {
  public:
-  // Durability is not observable on the raw path: no acks.
-  void PostAck(uint64_t) override {}
-
   // Beast's WebSocket keep-alive pings keep a quiet (receive-only) engine joined and cut a
   // peer that answers nothing: the envelope's Hello deadline and Ping do not exist here.
   static constexpr bool kTransportKeepAlive = true;
 
- protected:
   // `scene`: from the path; `role`: what the URL's token was granted.
-  DclSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer, std::string scene,
+  DclSession(ServerContext& ctx, std::unique_ptr<Transport> transport, std::string scene,
              Role role);
 
+  // Durability is not observable on the raw path: no acks.
+  void PostAck(uint64_t) override {}
+
+ private:
   void OnTransportOpen() override;
-  void OnMessage(std::span<const uint8_t> message, bool text) override;
+  void HandleMessage(std::span<const uint8_t> message, bool text) override;
   void QueueGoodbye(ErrorCode code, std::string_view text) override;
   CloseReason FatalCloseReason(ErrorCode code) const override;
   void Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,
@@ -40,7 +40,6 @@ class DclSession : public Session {
   void OnWriteStarted(std::size_t frames) override;
   void OnSessionClosed() override;
 
- private:
   void HandleChunk(std::span<const uint8_t> chunk);
 
   const std::string scene_;

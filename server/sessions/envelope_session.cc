@@ -41,11 +41,11 @@ static_assert(Limits{}.max_frame_bytes == session::kDefaultServerMaxFrameBytes,
 
 }  // namespace
 
-EnvelopeSession::EnvelopeSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer,
-                                 SessionKind kind, std::string path_scene)
-    : Session(ctx, std::move(strand), kind, peer), path_scene_(std::move(path_scene)) {}
+EnvelopeSession::EnvelopeSession(ServerContext& ctx, SessionKind kind,
+                                 std::unique_ptr<Transport> transport, std::string path_scene)
+    : Session(ctx, kind, std::move(transport)), path_scene_(std::move(path_scene)) {}
 
-void EnvelopeSession::OnMessage(std::span<const uint8_t> message, bool text) {
+void EnvelopeSession::HandleMessage(std::span<const uint8_t> message, bool text) {
   // A WebSocket message carries one or more complete frames (docs/PROTOCOL.md section 2), as
   // a binary message: a text message is not the envelope, whatever its bytes.
   if (text) {
@@ -60,6 +60,10 @@ void EnvelopeSession::OnMessage(std::span<const uint8_t> message, bool text) {
     }
     if (*size > limits().max_frame_bytes) {
       Fatal(ErrorCode::kFrameTooLarge, "frame above the server's limit");
+      return;
+    }
+    if (*size == message.size() && reinterpret_cast<uintptr_t>(message.data()) % 8 == 0) {
+      OnFrame(message);  // one whole frame, already aligned (framed TCP): read in place
       return;
     }
     // Copy into the aligned frame buffer (flatbuffers reads scalars in place).
@@ -120,7 +124,7 @@ void EnvelopeSession::HandleHello(const session::Hello& hello) {
     return;
   }
   // zstd frames when offered (compressed once per scene), else the zstd stream when offered.
-  const bool compress = ctx_.config().compression && CanCompress();
+  const bool compress = ctx_.config().compression && transport().CanCompressStream();
   if (compress && hello.zstd_frames && ctx_.config().zstd_frames) {
     mode_ = session::Compression::kZstdFrames;
   } else if (compress && hello.compression == session::Compression::kZstd) {
@@ -202,6 +206,11 @@ void EnvelopeSession::QueueControl(const session::Frame& frame) {
 }
 
 void EnvelopeSession::QueueGoodbye(ErrorCode code, std::string_view text) {
+  // A peer that spoke another language is answered in it (framed TCP: HTTP 400).
+  if (SharedFrame foreign = transport().ForeignGoodbye(code, text)) {
+    QueueRaw(std::move(foreign));
+    return;
+  }
   // Over WebSocket the close status says it too (never 1000 "normal" after a fatal Error).
   SetCloseStatus(EnvelopeCloseCode(code), text);
   // The fatal Error goes out even when the control queue is full.
@@ -234,7 +243,7 @@ void EnvelopeSession::OnJoined(const session::Welcome& welcome) {
   w.max_frame_bytes = limits().max_frame_bytes;
   SharedFrame frame = MakeShared(session::BuildFrame(w));
   control_.push_back(frame);
-  if (mode_ == session::Compression::kZstd) StartCompression(frame);
+  if (mode_ == session::Compression::kZstd) transport().StartStreamCompression(frame);
 }
 
 void EnvelopeSession::OnWriteStarted(std::size_t frames) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns EnvelopeSession: the session envelope protocol (docs/PROTOCOL.md section 2) over any
-// transport (TcpSession, WebSocketSession<EnvelopeSession>). Every frame is verified
+// transport (framed TCP, WebSocket /scene/<name>). Every frame is verified
 // (ReadFrame), then Hello (auth, scene join), Crdt (read-only check, CrdtStore::Admit of the
 // whole frame, token bucket, then Scene::Submit), SetInterest (docs/INTEREST.md), Ping/Pong.
 // Protocol violations send a fatal
@@ -17,23 +17,23 @@
 
 namespace scenecrdt::server {
 
-class EnvelopeSession : public Session {
+class EnvelopeSession final : public Session {
  public:
-  void PostAck(uint64_t frame_sequence) override;
-
   // Liveness is the watchdog's (Ping, idle timeout), not the WebSocket keep-alive.
   static constexpr bool kTransportKeepAlive = false;
 
- protected:
   // `kind`: kTcp or kWebSocket. `path_scene`: the scene named by the WebSocket path, which
   // Hello must name too (empty for TCP).
-  EnvelopeSession(ServerContext& ctx, net::Strand strand, net::tcp::endpoint peer, SessionKind kind,
+  EnvelopeSession(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport,
                   std::string path_scene = {});
 
-  // A complete size-prefixed frame (TCP), in an 8-byte aligned buffer.
+  void PostAck(uint64_t frame_sequence) override;
+
+ private:
+  // A complete size-prefixed frame, in an 8-byte aligned buffer.
   void OnFrame(std::span<const uint8_t> frame);
-  // A WebSocket message: one or more complete frames.
-  void OnMessage(std::span<const uint8_t> message, bool text) override;
+  // A message: one or more complete frames (a framed-TCP message is exactly one).
+  void HandleMessage(std::span<const uint8_t> message, bool text) override;
   // Queues a frame the peer provoked; a peer that leaves too many unread is dropped.
   void QueueControl(const session::Frame& frame);
   // Queues bytes ahead of scene data, outside the control limit (a goodbye).
@@ -51,22 +51,14 @@ class EnvelopeSession : public Session {
   void OnWriteStarted(std::size_t frames) override;
   void OnWatchdog(int64_t now_ms) override;
   void OnSessionClosed() override;
-  // The transport can compress the server -> client stream (framed TCP: zstd). When the
-  // Hello offered the zstd stream, StartCompression is told which queued frame (the Welcome)
-  // is the last plain one; zstd frames need nothing of the transport (the scene hands them
-  // compressed records, which go out as they are).
-  virtual bool CanCompress() const { return false; }
-  virtual void StartCompression(const SharedFrame& last_plain) { (void)last_plain; }
 
-  std::vector<uint8_t> frame_buffer_;  // one frame, 8-byte aligned (std::vector storage)
-
- private:
   void HandleHello(const session::Hello& hello);
   void HandleCrdt(const session::Crdt& crdt);
   // Before Hello it shapes the join; after, it goes to the scene (docs/INTEREST.md).
   void HandleSetInterest(const session::SetInterest& interest);
 
   const std::string path_scene_;
+  std::vector<uint8_t> frame_buffer_;  // one frame, 8-byte aligned (std::vector storage)
   std::deque<SharedFrame> control_;
   std::optional<uint64_t> ack_pending_;
   int64_t last_ping_ms_ = 0;

@@ -19,13 +19,14 @@ constexpr std::size_t kMaxCloseTextBytes = 123;
 
 }  // namespace
 
-Session::Session(ServerContext& ctx, net::Strand strand, SessionKind kind, net::tcp::endpoint peer)
+Session::Session(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport)
     : ctx_(ctx),
-      strand_(std::move(strand)),
+      strand_(transport->strand()),
       kind_(kind),
-      peer_(peer),
-      peer_text_(EndpointText(peer)),
-      watchdog_(strand_) {}
+      peer_(transport->peer()),
+      peer_text_(EndpointText(peer_)),
+      watchdog_(strand_),
+      transport_(std::move(transport)) {}
 
 Session::~Session() { Metrics::Add(ctx_.metrics().queued_bytes, -in_flight_bytes_); }
 
@@ -39,7 +40,7 @@ void Session::Start() {
   tokens_at_ms_ = started_ms_;
   net::asio::dispatch(strand_, [self = shared_from_this()] {
     self->Watchdog();
-    self->TransportStart();
+    self->transport_->Start(std::static_pointer_cast<TransportEvents>(self));
   });
 }
 
@@ -47,13 +48,19 @@ const char* Session::scene_name() const {
   return joined_scene_.empty() ? "-" : joined_scene_.c_str();
 }
 
-void Session::Opened() {
+void Session::OnOpened() {
   OnTransportOpen();
   ReadNext();
 }
 
+void Session::OnMessage(std::span<const uint8_t> message, bool text) {
+  if (closed_) return;
+  HandleMessage(message, text);
+  ReadNext();
+}
+
 void Session::ReadNext() {
-  if (reading_ && !closing_ && !read_paused_) TransportRead();
+  if (reading_ && !closing_ && !read_paused_) transport_->Read();
 }
 
 void Session::ResumeReading() {
@@ -118,8 +125,8 @@ void Session::LogRefusal(ErrorCode code, std::string_view text, bool fatal, uint
 }
 
 void Session::SetCloseStatus(uint16_t code, std::string_view text) {
-  close_code_ = code;
-  close_text_ = text.substr(0, kMaxCloseTextBytes);
+  close_status_.code = code;
+  close_status_.text = text.substr(0, kMaxCloseTextBytes);
 }
 
 CloseReason Session::FatalCloseReason(ErrorCode code) const {
@@ -248,7 +255,7 @@ void Session::WriteNext() {
   OnWriteStarted(in_flight_.size());
   writing_ = true;
   write_started_ms_ = NowMs();
-  TransportWrite(buffers_);
+  transport_->Write(buffers_);
 }
 
 void Session::OnWriteDone(const net::error_code& ec, std::size_t bytes) {
@@ -301,7 +308,7 @@ void Session::Watchdog() {
     // coalesced frame within the deadline. Nothing more can go to it, so no goodbye.
     ctx_.metrics().CountRefusal(ErrorCode::kSlowConsumer);
     if (closing_) {
-      TransportClose();
+      transport_->Close(close_status_);
     } else {
       ctx_.log().Write(LogLevel::kWarn, "drop",
                        "scene=%s session=%llu kind=%s peer=%s reason=slow_consumer "
@@ -316,7 +323,7 @@ void Session::Watchdog() {
                              std::min<int64_t>(limits().slow_consumer_ms, kCloseGraceMs)) {
     // A graceful close (WebSocket close handshake, TLS close_notify) the peer does not
     // answer: cut it.
-    TransportClose();
+    transport_->Close(close_status_);
   }
   if (!closing_ && !ending() && grant_expires_ && WallSeconds() >= *grant_expires_) {
     // The token ran out while connected: the client must fetch a new one and rejoin.
@@ -340,7 +347,7 @@ void Session::BeginClose(CloseReason reason) {
   reading_ = false;
   write_started_ms_ = NowMs();
   if (scene_) scene_->Leave(id_, close_reason_);
-  TransportClose();
+  transport_->Close(close_status_);
 }
 
 void Session::OnClosed() {

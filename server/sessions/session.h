@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns Session: the transport-and-queue core every client connection shares, whatever its
-// protocol (EnvelopeSession, DclSession) and transport (TcpSession, WebSocketSession).
+// Owns Session: the core every client connection shares, whatever its protocol
+// (EnvelopeSession, DclSession) and transport (a Transport object: session_transport.h).
 // Registration, scene membership, the token bucket, the write side, the slow-consumer
 // watchdog, closing, refusal logging and the close line live here; a protocol subclass says
-// what the bytes mean and how to say a fatal goodbye, a transport subclass moves the bytes.
-// Everything runs on the session's strand; the scene talks to it only through SceneMember
-// (scene/scene_member.h).
+// what the bytes mean and how to say a fatal goodbye, the Transport it holds moves the bytes
+// and reports back through TransportEvents. Everything runs on the session's strand; the
+// scene talks to it only through SceneMember (scene/scene_member.h).
 //
 // Write side: whatever the protocol has pending ahead of scene data (Welcome, Error, Pong,
 // Ack: TakeControlFrames) plus at most one scene delivery go out in one gather write. A write
@@ -26,6 +26,7 @@
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/interest/member_view.h"
 #include "scenecrdt/server/scene/scene_member.h"
+#include "scenecrdt/server/sessions/session_transport.h"
 
 namespace scenecrdt::server {
 
@@ -33,7 +34,9 @@ namespace scenecrdt::server {
 // peer's answer before the socket is cut (at most --slow-consumer-ms).
 inline constexpr int64_t kCloseGraceMs = 1500;
 
-class Session : public std::enable_shared_from_this<Session>, public SceneMember {
+class Session : public std::enable_shared_from_this<Session>,
+                public SceneMember,
+                public TransportEvents {
  public:
   virtual ~Session();
   Session(const Session&) = delete;
@@ -92,20 +95,15 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   void PostStopReading(std::function<void()> done);
 
  protected:
-  // `peer`: the remote address ("IP:PORT" in logs, reconnect detection).
-  Session(ServerContext& ctx, net::Strand strand, SessionKind kind, net::tcp::endpoint peer);
-
-  // ---- Transport hooks, run on the strand ----
-  virtual void TransportStart() = 0;  // handshake if any, then Opened()
-  virtual void TransportRead() = 0;   // one read; then the protocol's input or OnReadError()
-  virtual void TransportWrite(const std::vector<net::asio::const_buffer>& buffers) = 0;
-  virtual void TransportClose() = 0;  // graceful when possible; must end in OnClosed()
+  // `transport`: the connection (its strand and peer address are the session's).
+  Session(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport);
 
   // ---- Protocol hooks, run on the strand ----
   // The transport is ready (after the WebSocket upgrade): raw DCL joins its path's scene.
   virtual void OnTransportOpen() {}
-  // One WebSocket message (`text`: a text message).
-  virtual void OnMessage(std::span<const uint8_t> message, bool text) = 0;
+  // One message from the transport (`text`: a WebSocket text message); the next read starts
+  // after it.
+  virtual void HandleMessage(std::span<const uint8_t> message, bool text) = 0;
   // Queues the protocol's fatal goodbye for `code` (it goes out after what is queued).
   virtual void QueueGoodbye(ErrorCode code, std::string_view text) = 0;
   // Why the session ends after a fatal `code` (the close line and metrics).
@@ -130,14 +128,9 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   // The connection ended: drop queues, cancel timers.
   virtual void OnSessionClosed() {}
 
-  // ---- Called by transports ----
-  void Opened();  // OnTransportOpen(), then the first read
-  void ReadNext();
-  void OnReadError(const net::error_code& ec);
-  void OnWriteDone(const net::error_code& ec, std::size_t bytes);
-  void OnClosed();
-
   // ---- Called by protocols ----
+  Transport& transport() { return *transport_; }
+  void ReadNext();
   // Counts `bytes` received and moves the idle clock.
   void NoteInput(std::size_t bytes);
   void SetZstdFrames(bool on) { zstd_frames_ = on; }
@@ -167,8 +160,6 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   void LogRefusal(ErrorCode code, std::string_view text, bool fatal, uint64_t messages);
   // The WebSocket close status the transport sends when it closes (1000 "" by default).
   void SetCloseStatus(uint16_t code, std::string_view text);
-  uint16_t close_code() const { return close_code_; }
-  const std::string& close_text() const { return close_text_; }
 
   bool joined() const { return joined_; }
   bool can_write() const { return can_write_; }
@@ -188,6 +179,14 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   net::Strand strand_;
 
  private:
+  // ---- TransportEvents: the transport's reports, on the strand ----
+  void OnOpened() final;  // OnTransportOpen(), then the first read
+  void OnMessage(std::span<const uint8_t> message, bool text) final;
+  void OnTransportFatal(ErrorCode code, std::string_view text) final { Fatal(code, text); }
+  void OnReadError(const net::error_code& ec) final;
+  void OnWriteDone(const net::error_code& ec, std::size_t bytes) final;
+  void OnClosed() final;
+
   void Watchdog();
 
   const SessionKind kind_;
@@ -205,8 +204,7 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   bool closing_ = false;
   bool closed_ = false;
   CloseReason close_reason_ = CloseReason::kNone;
-  uint16_t close_code_ = 1000;
-  std::string close_text_;
+  CloseStatus close_status_;
   // Token bucket over DCL messages.
   double tokens_ = 0.0;
   int64_t tokens_at_ms_ = 0;
@@ -237,6 +235,8 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   bool has_grant_ = false;
   std::string token_;          // the credential joined with (never logged)
   std::string granted_scene_;  // the scene it was checked for
+  // Last: destroyed first (its socket closes before the session's state goes).
+  std::unique_ptr<Transport> transport_;
 };
 
 }  // namespace scenecrdt::server
