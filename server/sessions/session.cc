@@ -19,14 +19,18 @@ constexpr std::size_t kMaxCloseTextBytes = 123;
 
 }  // namespace
 
-Session::Session(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport)
+Session::Session(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport,
+                 std::unique_ptr<Protocol> protocol)
     : ctx_(ctx),
       strand_(transport->strand()),
       kind_(kind),
       peer_(transport->peer()),
       peer_text_(EndpointText(peer_)),
       watchdog_(strand_),
-      transport_(std::move(transport)) {}
+      protocol_(std::move(protocol)),
+      transport_(std::move(transport)) {
+  protocol_->Attach(*this);
+}
 
 Session::~Session() { Metrics::Add(ctx_.metrics().queued_bytes, -in_flight_bytes_); }
 
@@ -49,13 +53,13 @@ const char* Session::scene_name() const {
 }
 
 void Session::OnOpened() {
-  OnTransportOpen();
+  protocol_->OnOpen();
   ReadNext();
 }
 
 void Session::OnMessage(std::span<const uint8_t> message, bool text) {
   if (closed_) return;
-  HandleMessage(message, text);
+  protocol_->OnMessage(message, text);
   ReadNext();
 }
 
@@ -129,7 +133,7 @@ void Session::SetCloseStatus(uint16_t code, std::string_view text) {
   close_status_.text = text.substr(0, kMaxCloseTextBytes);
 }
 
-CloseReason Session::FatalCloseReason(ErrorCode code) const {
+CloseReason DefaultFatalCloseReason(ErrorCode code) {
   switch (code) {
     case ErrorCode::kUnauthorized:
       return CloseReason::kUnauthorized;
@@ -157,9 +161,9 @@ void Session::Fatal(ErrorCode code, std::string_view text) {
   if (code != ErrorCode::kShuttingDown && code != ErrorCode::kSceneDeleted) {
     LogRefusal(code, text, true, 0);
   }
-  NoteClose(FatalCloseReason(code));
+  NoteClose(protocol_->FatalCloseReason(code));
   reading_ = false;
-  QueueGoodbye(code, text);
+  protocol_->QueueGoodbye(code, text);
   close_after_flush_ = true;
   WriteNext();
 }
@@ -167,7 +171,7 @@ void Session::Fatal(ErrorCode code, std::string_view text) {
 void Session::PostJoined(session::Welcome welcome, std::vector<SharedFrame> state) {
   net::asio::post(strand_, [self = shared_from_this(), welcome, state = std::move(state)]() {
     if (self->ending()) return;
-    self->OnJoined(welcome);
+    self->protocol_->OnJoined(welcome);
     self->scene_frames_.insert(self->scene_frames_.end(), state.begin(), state.end());
     self->WriteNext();
   });
@@ -184,19 +188,26 @@ void Session::PostSceneFrames(std::vector<SharedFrame> frames) {
 void Session::PostRefusal(ErrorCode code, const char* text, uint64_t frame_sequence,
                           uint64_t messages) {
   net::asio::dispatch(strand_, [self = shared_from_this(), code, text, frame_sequence, messages] {
-    self->Refuse(code, text, frame_sequence, messages);
+    self->protocol_->Refuse(code, text, frame_sequence, messages);
+  });
+}
+
+void Session::PostAck(uint64_t frame_sequence) {
+  if (!protocol_->acks()) return;
+  net::asio::post(strand_, [self = shared_from_this(), frame_sequence] {
+    if (!self->closed_) self->protocol_->OnAck(frame_sequence);
   });
 }
 
 void Session::PostWriteRefused(session::Refusal refusal) {
   net::asio::post(strand_, [self = shared_from_this(), refusal] {
-    if (!self->ending()) self->OnWriteRefused(refusal);
+    if (!self->ending()) self->protocol_->OnWriteRefused(refusal);
   });
 }
 
 void Session::PostOwnershipTransferred(session::TransferOwnership transfer) {
   net::asio::post(strand_, [self = shared_from_this(), transfer = std::move(transfer)] {
-    if (!self->ending()) self->OnOwnershipTransferred(transfer);
+    if (!self->ending()) self->protocol_->OnOwnershipTransferred(transfer);
   });
 }
 
@@ -236,7 +247,7 @@ void Session::PostStopReading(std::function<void()> done) {
 void Session::WriteNext() {
   if (writing_ || closed_ || closing_) return;
   in_flight_.clear();
-  TakeControlFrames(in_flight_);
+  protocol_->TakeControlFrames(in_flight_);
   in_flight_has_scene_ = !scene_frames_.empty();
   in_flight_.insert(in_flight_.end(), scene_frames_.begin(), scene_frames_.end());
   scene_frames_.clear();
@@ -252,7 +263,7 @@ void Session::WriteNext() {
   }
   in_flight_bytes_ = bytes;
   Metrics::Add(ctx_.metrics().queued_bytes, bytes);
-  OnWriteStarted(in_flight_.size());
+  protocol_->OnWriteStarted(in_flight_.size());
   writing_ = true;
   write_started_ms_ = NowMs();
   transport_->Write(buffers_);
@@ -329,7 +340,7 @@ void Session::Watchdog() {
     // The token ran out while connected: the client must fetch a new one and rejoin.
     Fatal(ErrorCode::kUnauthorized, auth_reason::kTokenExpired);
   }
-  if (!closing_) OnWatchdog(now);  // only the two cuts above apply while closing
+  if (!closing_) protocol_->OnWatchdog(now);  // only the two cuts above apply while closing
   // While closing, ticks fine enough to cut an unanswered close soon after the grace.
   const int64_t tick = std::clamp<int64_t>(
       std::min<int64_t>(limits().slow_consumer_ms, limits().idle_timeout_ms) / 4, 10, 1000);
@@ -360,7 +371,7 @@ void Session::OnClosed() {
   ctx_.ReleaseScene(scene_);  // the last use of scene_: it may be evicted once idle
   scene_ = nullptr;
   scene_frames_.clear();
-  OnSessionClosed();
+  protocol_->OnClosed();
   ticket_.reset();
   Metrics& metrics = ctx_.metrics();
   Metrics::Add(metrics.sessions, -1);

@@ -6,8 +6,9 @@
 #include <string_view>
 
 #include "scenecrdt/server/observability/endpoint_text.h"
-#include "scenecrdt/server/sessions/dcl_session.h"
-#include "scenecrdt/server/sessions/envelope_session.h"
+#include "scenecrdt/server/sessions/dcl_protocol.h"
+#include "scenecrdt/server/sessions/envelope_protocol.h"
+#include "scenecrdt/server/sessions/session.h"
 #include "scenecrdt/server/storage/persistence.h"
 #include "scenecrdt/server/transport/websocket_transport.h"
 #include "scenecrdt/server/web/admin_routes.h"
@@ -242,11 +243,11 @@ void HttpSession::Route() {
         Respond(http::status::bad_request, "bad scene name\n", req);
         return;
       }
-      StartSession(
-          std::make_shared<EnvelopeSession>(
-              ctx_, SessionKind::kWebSocket,
-              UpgradeTransport(std::move(req), EnvelopeSession::kTransportKeepAlive), route.name),
-          nullptr);
+      StartSession(std::make_shared<Session>(
+                       ctx_, SessionKind::kWebSocket,
+                       UpgradeTransport(std::move(req), EnvelopeProtocol::kTransportKeepAlive),
+                       std::make_unique<EnvelopeProtocol>(ctx_, route.name)),
+                   nullptr);
       return;
     }
     if (route.route == Route::kDclSocket) {
@@ -333,10 +334,12 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
     ctx_.ReleaseScene(held.value());
   }
   const UpgradeGrant noted{grant.value(), std::move(token), scene};
-  StartSession(std::make_shared<DclSession>(
-                   ctx_, UpgradeTransport(std::move(req), DclSession::kTransportKeepAlive),
-                   std::move(scene), role),
-               &noted);
+  std::unique_ptr<Transport> transport =
+      UpgradeTransport(std::move(req), DclProtocol::kTransportKeepAlive);
+  auto protocol = std::make_unique<DclProtocol>(ctx_, transport->strand(), std::move(scene), role);
+  StartSession(
+      std::make_shared<Session>(ctx_, SessionKind::kDcl, std::move(transport), std::move(protocol)),
+      &noted);
 }
 
 std::unique_ptr<Transport> HttpSession::UpgradeTransport(Request req, bool keep_alive) {

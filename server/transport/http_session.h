@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns HttpSession: one connection on the --http listener before it becomes a WebSocket
 // session: GET /healthz, GET /metrics, and WebSocket upgrades dispatched by path
-// (/scene/<name>: an EnvelopeSession over a WebSocketTransport; /dcl/<name>?token=T:
-// authorised here, then a DclSession over one). Keep-alive requests are served one after the other;
-// each read and write has a deadline. A framed-TCP client on this port (an envelope frame
-// where a request line should be) gets a fatal Error frame naming the --tcp port.
+// (/scene/<name>: a Session with an EnvelopeProtocol over a WebSocketTransport;
+// /dcl/<name>?token=T: authorised here, then one with a DclProtocol). Keep-alive requests
+// are served one after the other; each read and write has a deadline. A framed-TCP client on
+// this port (an envelope frame where a request line should be) gets a fatal Error frame
+// naming the --tcp port.
 #pragma once
 
 #include <memory>
