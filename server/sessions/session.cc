@@ -19,13 +19,18 @@ constexpr std::size_t kMaxCloseTextBytes = 123;
 
 }  // namespace
 
-Session::Session(ServerContext& ctx, net::Strand strand, SessionKind kind, net::tcp::endpoint peer)
+Session::Session(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport,
+                 std::unique_ptr<Protocol> protocol)
     : ctx_(ctx),
-      strand_(std::move(strand)),
+      strand_(transport->strand()),
       kind_(kind),
-      peer_(peer),
-      peer_text_(EndpointText(peer)),
-      watchdog_(strand_) {}
+      peer_(transport->peer()),
+      peer_text_(EndpointText(peer_)),
+      watchdog_(strand_),
+      protocol_(std::move(protocol)),
+      transport_(std::move(transport)) {
+  protocol_->Attach(*this);
+}
 
 Session::~Session() { Metrics::Add(ctx_.metrics().queued_bytes, -in_flight_bytes_); }
 
@@ -39,7 +44,7 @@ void Session::Start() {
   tokens_at_ms_ = started_ms_;
   net::asio::dispatch(strand_, [self = shared_from_this()] {
     self->Watchdog();
-    self->TransportStart();
+    self->transport_->Start(std::static_pointer_cast<TransportEvents>(self));
   });
 }
 
@@ -47,13 +52,19 @@ const char* Session::scene_name() const {
   return joined_scene_.empty() ? "-" : joined_scene_.c_str();
 }
 
-void Session::Opened() {
-  OnTransportOpen();
+void Session::OnOpened() {
+  protocol_->OnOpen();
+  ReadNext();
+}
+
+void Session::OnMessage(std::span<const uint8_t> message, bool text) {
+  if (closed_) return;
+  protocol_->OnMessage(message, text);
   ReadNext();
 }
 
 void Session::ReadNext() {
-  if (reading_ && !closing_ && !read_paused_) TransportRead();
+  if (reading_ && !closing_ && !read_paused_) transport_->Read();
 }
 
 void Session::ResumeReading() {
@@ -118,11 +129,11 @@ void Session::LogRefusal(ErrorCode code, std::string_view text, bool fatal, uint
 }
 
 void Session::SetCloseStatus(uint16_t code, std::string_view text) {
-  close_code_ = code;
-  close_text_ = text.substr(0, kMaxCloseTextBytes);
+  close_status_.code = code;
+  close_status_.text = text.substr(0, kMaxCloseTextBytes);
 }
 
-CloseReason Session::FatalCloseReason(ErrorCode code) const {
+CloseReason DefaultFatalCloseReason(ErrorCode code) {
   switch (code) {
     case ErrorCode::kUnauthorized:
       return CloseReason::kUnauthorized;
@@ -150,9 +161,9 @@ void Session::Fatal(ErrorCode code, std::string_view text) {
   if (code != ErrorCode::kShuttingDown && code != ErrorCode::kSceneDeleted) {
     LogRefusal(code, text, true, 0);
   }
-  NoteClose(FatalCloseReason(code));
+  NoteClose(protocol_->FatalCloseReason(code));
   reading_ = false;
-  QueueGoodbye(code, text);
+  protocol_->QueueGoodbye(code, text);
   close_after_flush_ = true;
   WriteNext();
 }
@@ -160,7 +171,7 @@ void Session::Fatal(ErrorCode code, std::string_view text) {
 void Session::PostJoined(session::Welcome welcome, std::vector<SharedFrame> state) {
   net::asio::post(strand_, [self = shared_from_this(), welcome, state = std::move(state)]() {
     if (self->ending()) return;
-    self->OnJoined(welcome);
+    self->protocol_->OnJoined(welcome);
     self->scene_frames_.insert(self->scene_frames_.end(), state.begin(), state.end());
     self->WriteNext();
   });
@@ -177,19 +188,26 @@ void Session::PostSceneFrames(std::vector<SharedFrame> frames) {
 void Session::PostRefusal(ErrorCode code, const char* text, uint64_t frame_sequence,
                           uint64_t messages) {
   net::asio::dispatch(strand_, [self = shared_from_this(), code, text, frame_sequence, messages] {
-    self->Refuse(code, text, frame_sequence, messages);
+    self->protocol_->Refuse(code, text, frame_sequence, messages);
+  });
+}
+
+void Session::PostAck(uint64_t frame_sequence) {
+  if (!protocol_->acks()) return;
+  net::asio::post(strand_, [self = shared_from_this(), frame_sequence] {
+    if (!self->closed_) self->protocol_->OnAck(frame_sequence);
   });
 }
 
 void Session::PostWriteRefused(session::Refusal refusal) {
   net::asio::post(strand_, [self = shared_from_this(), refusal] {
-    if (!self->ending()) self->OnWriteRefused(refusal);
+    if (!self->ending()) self->protocol_->OnWriteRefused(refusal);
   });
 }
 
 void Session::PostOwnershipTransferred(session::TransferOwnership transfer) {
   net::asio::post(strand_, [self = shared_from_this(), transfer = std::move(transfer)] {
-    if (!self->ending()) self->OnOwnershipTransferred(transfer);
+    if (!self->ending()) self->protocol_->OnOwnershipTransferred(transfer);
   });
 }
 
@@ -229,7 +247,7 @@ void Session::PostStopReading(std::function<void()> done) {
 void Session::WriteNext() {
   if (writing_ || closed_ || closing_) return;
   in_flight_.clear();
-  TakeControlFrames(in_flight_);
+  protocol_->TakeControlFrames(in_flight_);
   in_flight_has_scene_ = !scene_frames_.empty();
   in_flight_.insert(in_flight_.end(), scene_frames_.begin(), scene_frames_.end());
   scene_frames_.clear();
@@ -245,10 +263,10 @@ void Session::WriteNext() {
   }
   in_flight_bytes_ = bytes;
   Metrics::Add(ctx_.metrics().queued_bytes, bytes);
-  OnWriteStarted(in_flight_.size());
+  protocol_->OnWriteStarted(in_flight_.size());
   writing_ = true;
   write_started_ms_ = NowMs();
-  TransportWrite(buffers_);
+  transport_->Write(buffers_);
 }
 
 void Session::OnWriteDone(const net::error_code& ec, std::size_t bytes) {
@@ -301,7 +319,7 @@ void Session::Watchdog() {
     // coalesced frame within the deadline. Nothing more can go to it, so no goodbye.
     ctx_.metrics().CountRefusal(ErrorCode::kSlowConsumer);
     if (closing_) {
-      TransportClose();
+      transport_->Close(close_status_);
     } else {
       ctx_.log().Write(LogLevel::kWarn, "drop",
                        "scene=%s session=%llu kind=%s peer=%s reason=slow_consumer "
@@ -316,13 +334,13 @@ void Session::Watchdog() {
                              std::min<int64_t>(limits().slow_consumer_ms, kCloseGraceMs)) {
     // A graceful close (WebSocket close handshake, TLS close_notify) the peer does not
     // answer: cut it.
-    TransportClose();
+    transport_->Close(close_status_);
   }
   if (!closing_ && !ending() && grant_expires_ && WallSeconds() >= *grant_expires_) {
     // The token ran out while connected: the client must fetch a new one and rejoin.
     Fatal(ErrorCode::kUnauthorized, auth_reason::kTokenExpired);
   }
-  if (!closing_) OnWatchdog(now);  // only the two cuts above apply while closing
+  if (!closing_) protocol_->OnWatchdog(now);  // only the two cuts above apply while closing
   // While closing, ticks fine enough to cut an unanswered close soon after the grace.
   const int64_t tick = std::clamp<int64_t>(
       std::min<int64_t>(limits().slow_consumer_ms, limits().idle_timeout_ms) / 4, 10, 1000);
@@ -340,7 +358,7 @@ void Session::BeginClose(CloseReason reason) {
   reading_ = false;
   write_started_ms_ = NowMs();
   if (scene_) scene_->Leave(id_, close_reason_);
-  TransportClose();
+  transport_->Close(close_status_);
 }
 
 void Session::OnClosed() {
@@ -353,7 +371,7 @@ void Session::OnClosed() {
   ctx_.ReleaseScene(scene_);  // the last use of scene_: it may be evicted once idle
   scene_ = nullptr;
   scene_frames_.clear();
-  OnSessionClosed();
+  protocol_->OnClosed();
   ticket_.reset();
   Metrics& metrics = ctx_.metrics();
   Metrics::Add(metrics.sessions, -1);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns Session: the transport-and-queue core every client connection shares, whatever its
-// protocol (EnvelopeSession, DclSession) and transport (TcpSession, WebSocketSession).
-// Registration, scene membership, the token bucket, the write side, the slow-consumer
-// watchdog, closing, refusal logging and the close line live here; a protocol subclass says
-// what the bytes mean and how to say a fatal goodbye, a transport subclass moves the bytes.
-// Everything runs on the session's strand; the scene talks to it only through SceneMember
+// Owns Session: one client connection, composed of two objects it owns: a Transport that moves
+// the bytes (session_transport.h: framed TCP or WebSocket, ../transport/) and a Protocol that
+// says what they mean (protocol.h: the envelope or raw DCL). The session itself does what
+// every connection shares: registration, scene membership, the token bucket, the write side,
+// the slow-consumer watchdog, closing, refusal logging and the close line. The transport
+// reports back through TransportEvents; the protocol calls the public calls below. Everything
+// runs on the session's strand; the scene talks to it only through SceneMember
 // (scene/scene_member.h).
 //
 // Write side: whatever the protocol has pending ahead of scene data (Welcome, Error, Pong,
@@ -26,6 +27,8 @@
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/interest/member_view.h"
 #include "scenecrdt/server/scene/scene_member.h"
+#include "scenecrdt/server/sessions/protocol.h"
+#include "scenecrdt/server/sessions/session_transport.h"
 
 namespace scenecrdt::server {
 
@@ -33,9 +36,15 @@ namespace scenecrdt::server {
 // peer's answer before the socket is cut (at most --slow-consumer-ms).
 inline constexpr int64_t kCloseGraceMs = 1500;
 
-class Session : public std::enable_shared_from_this<Session>, public SceneMember {
+class Session final : public std::enable_shared_from_this<Session>,
+                      public SceneMember,
+                      public TransportEvents {
  public:
-  virtual ~Session();
+  // `transport`: the connection (its strand and peer address are the session's);
+  // `protocol`: what its bytes mean (attached to this session here).
+  Session(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport,
+          std::unique_ptr<Protocol> protocol);
+  ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -76,7 +85,8 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   // ---- SceneMember: any thread (each posts to the strand) ----
   void PostJoined(session::Welcome welcome, std::vector<SharedFrame> state) final;
   void PostSceneFrames(std::vector<SharedFrame> frames) final;
-  // PostAck: the protocol's (the envelope acks; raw DCL cannot).
+  // Only to a protocol that acks (the envelope; raw DCL cannot).
+  void PostAck(uint64_t frame_sequence) final;
   void PostRefusal(ErrorCode code, const char* text, uint64_t frame_sequence,
                    uint64_t messages = 0) final;
   void PostClose(ErrorCode code, std::string text) final;
@@ -91,53 +101,11 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   // Stops reading (shutdown); `done` runs on the strand afterwards.
   void PostStopReading(std::function<void()> done);
 
- protected:
-  // `peer`: the remote address ("IP:PORT" in logs, reconnect detection).
-  Session(ServerContext& ctx, net::Strand strand, SessionKind kind, net::tcp::endpoint peer);
-
-  // ---- Transport hooks, run on the strand ----
-  virtual void TransportStart() = 0;  // handshake if any, then Opened()
-  virtual void TransportRead() = 0;   // one read; then the protocol's input or OnReadError()
-  virtual void TransportWrite(const std::vector<net::asio::const_buffer>& buffers) = 0;
-  virtual void TransportClose() = 0;  // graceful when possible; must end in OnClosed()
-
-  // ---- Protocol hooks, run on the strand ----
-  // The transport is ready (after the WebSocket upgrade): raw DCL joins its path's scene.
-  virtual void OnTransportOpen() {}
-  // One WebSocket message (`text`: a text message).
-  virtual void OnMessage(std::span<const uint8_t> message, bool text) = 0;
-  // Queues the protocol's fatal goodbye for `code` (it goes out after what is queued).
-  virtual void QueueGoodbye(ErrorCode code, std::string_view text) = 0;
-  // Why the session ends after a fatal `code` (the close line and metrics).
-  virtual CloseReason FatalCloseReason(ErrorCode code) const;
-  // A refusal of a submitted batch, on the strand (PostRefusal's body).
-  virtual void Refuse(ErrorCode code, const char* text, uint64_t frame_sequence,
-                      uint64_t messages) = 0;
-  // One write refused by the scene's authority, on the strand (PostWriteRefused's body).
-  virtual void OnWriteRefused(const session::Refusal& refusal) = 0;
-  // The scene applied this session's TransferOwnership (envelope only).
-  virtual void OnOwnershipTransferred(const session::TransferOwnership& transfer) {
-    (void)transfer;
-  }
-  // Moves the frames to send ahead of scene data into `out` (the write being started).
-  virtual void TakeControlFrames(std::vector<SharedFrame>& out) { (void)out; }
-  // The scene accepted the join (before its state frames are queued).
-  virtual void OnJoined(const session::Welcome& welcome) { (void)welcome; }
-  // A write of `frames` frames starts (metrics).
-  virtual void OnWriteStarted(std::size_t frames) = 0;
-  // The protocol's own timeouts, every watchdog tick while not closing.
-  virtual void OnWatchdog(int64_t now_ms) { (void)now_ms; }
-  // The connection ended: drop queues, cancel timers.
-  virtual void OnSessionClosed() {}
-
-  // ---- Called by transports ----
-  void Opened();  // OnTransportOpen(), then the first read
+  // ---- Called by protocols, on the strand ----
+  ServerContext& ctx() const { return ctx_; }
+  const net::Strand& strand() const { return strand_; }
+  Transport& transport() { return *transport_; }
   void ReadNext();
-  void OnReadError(const net::error_code& ec);
-  void OnWriteDone(const net::error_code& ec, std::size_t bytes);
-  void OnClosed();
-
-  // ---- Called by protocols ----
   // Counts `bytes` received and moves the idle clock.
   void NoteInput(std::size_t bytes);
   void SetZstdFrames(bool on) { zstd_frames_ = on; }
@@ -167,8 +135,6 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   void LogRefusal(ErrorCode code, std::string_view text, bool fatal, uint64_t messages);
   // The WebSocket close status the transport sends when it closes (1000 "" by default).
   void SetCloseStatus(uint16_t code, std::string_view text);
-  uint16_t close_code() const { return close_code_; }
-  const std::string& close_text() const { return close_text_; }
 
   bool joined() const { return joined_; }
   bool can_write() const { return can_write_; }
@@ -184,12 +150,19 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   const char* scene_name() const;
   const Limits& limits() const { return ctx_.config().limits; }
 
-  ServerContext& ctx_;
-  net::Strand strand_;
-
  private:
+  // ---- TransportEvents: the transport's reports, on the strand ----
+  void OnOpened() final;  // the protocol's OnOpen(), then the first read
+  void OnMessage(std::span<const uint8_t> message, bool text) final;
+  void OnTransportFatal(ErrorCode code, std::string_view text) final { Fatal(code, text); }
+  void OnReadError(const net::error_code& ec) final;
+  void OnWriteDone(const net::error_code& ec, std::size_t bytes) final;
+  void OnClosed() final;
+
   void Watchdog();
 
+  ServerContext& ctx_;
+  const net::Strand strand_;
   const SessionKind kind_;
   const net::tcp::endpoint peer_;
   const std::string peer_text_;
@@ -205,8 +178,7 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   bool closing_ = false;
   bool closed_ = false;
   CloseReason close_reason_ = CloseReason::kNone;
-  uint16_t close_code_ = 1000;
-  std::string close_text_;
+  CloseStatus close_status_;
   // Token bucket over DCL messages.
   double tokens_ = 0.0;
   int64_t tokens_at_ms_ = 0;
@@ -237,6 +209,9 @@ class Session : public std::enable_shared_from_this<Session>, public SceneMember
   bool has_grant_ = false;
   std::string token_;          // the credential joined with (never logged)
   std::string granted_scene_;  // the scene it was checked for
+  const std::unique_ptr<Protocol> protocol_;
+  // Last: destroyed first (its socket closes before the session's state goes).
+  std::unique_ptr<Transport> transport_;
 };
 
 }  // namespace scenecrdt::server

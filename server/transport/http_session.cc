@@ -6,10 +6,11 @@
 #include <string_view>
 
 #include "scenecrdt/server/observability/endpoint_text.h"
-#include "scenecrdt/server/sessions/dcl_session.h"
-#include "scenecrdt/server/sessions/envelope_session.h"
+#include "scenecrdt/server/sessions/dcl_protocol.h"
+#include "scenecrdt/server/sessions/envelope_protocol.h"
+#include "scenecrdt/server/sessions/session.h"
 #include "scenecrdt/server/storage/persistence.h"
-#include "scenecrdt/server/transport/websocket_session.h"
+#include "scenecrdt/server/transport/websocket_transport.h"
 #include "scenecrdt/server/web/admin_routes.h"
 #include "scenecrdt/server/web/web_routes.h"
 
@@ -242,7 +243,11 @@ void HttpSession::Route() {
         Respond(http::status::bad_request, "bad scene name\n", req);
         return;
       }
-      StartWebSocket<EnvelopeSession>(std::move(req), nullptr, SessionKind::kWebSocket, route.name);
+      StartSession(std::make_shared<Session>(
+                       ctx_, SessionKind::kWebSocket,
+                       UpgradeTransport(std::move(req), EnvelopeProtocol::kTransportKeepAlive),
+                       std::make_unique<EnvelopeProtocol>(ctx_, route.name)),
+                   nullptr);
       return;
     }
     if (route.route == Route::kDclSocket) {
@@ -329,19 +334,24 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
     ctx_.ReleaseScene(held.value());
   }
   const UpgradeGrant noted{grant.value(), std::move(token), scene};
-  StartWebSocket<DclSession>(std::move(req), &noted, std::move(scene), role);
+  std::unique_ptr<Transport> transport =
+      UpgradeTransport(std::move(req), DclProtocol::kTransportKeepAlive);
+  auto protocol = std::make_unique<DclProtocol>(ctx_, transport->strand(), std::move(scene), role);
+  StartSession(
+      std::make_shared<Session>(ctx_, SessionKind::kDcl, std::move(transport), std::move(protocol)),
+      &noted);
 }
 
-template <class Protocol, class... Args>
-void HttpSession::StartWebSocket(Request req, const UpgradeGrant* grant, Args&&... args) {
-  std::shared_ptr<Session> session;
+std::unique_ptr<Transport> HttpSession::UpgradeTransport(Request req, bool keep_alive) {
   if (tls_) {
-    session = std::make_shared<WebSocketSession<Protocol, TlsSocket>>(
-        ctx_, std::move(*tls_), std::move(req), std::forward<Args>(args)...);
-  } else {
-    session = std::make_shared<WebSocketSession<Protocol, StrandSocket>>(
-        ctx_, std::move(socket_), std::move(req), std::forward<Args>(args)...);
+    return std::make_unique<WebSocketTransport<TlsSocket>>(ctx_, std::move(*tls_), std::move(req),
+                                                           keep_alive);
   }
+  return std::make_unique<WebSocketTransport<StrandSocket>>(ctx_, std::move(socket_),
+                                                            std::move(req), keep_alive);
+}
+
+void HttpSession::StartSession(const std::shared_ptr<Session>& session, const UpgradeGrant* grant) {
   session->AdoptConnection(std::move(ticket_));
   if (grant) session->NoteGrant(grant->grant, grant->token, grant->scene);
   session->Start();

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns HttpSession: one connection on the --http listener before it becomes a WebSocket
 // session: GET /healthz, GET /metrics, and WebSocket upgrades dispatched by path
-// (/scene/<name>: WebSocketSession<EnvelopeSession>; /dcl/<name>?token=T: authorised here,
-// then WebSocketSession<DclSession>). Keep-alive requests are served one after the other;
-// each read and write has a deadline. A framed-TCP client on this port (an envelope frame
-// where a request line should be) gets a fatal Error frame naming the --tcp port.
+// (/scene/<name>: a Session with an EnvelopeProtocol over a WebSocketTransport;
+// /dcl/<name>?token=T: authorised here, then one with a DclProtocol). Keep-alive requests
+// are served one after the other; each read and write has a deadline. A framed-TCP client on
+// this port (an envelope frame where a request line should be) gets a fatal Error frame
+// naming the --tcp port.
 #pragma once
 
 #include <memory>
@@ -16,6 +17,8 @@
 #include "scenecrdt/server/transport/endpoint.h"
 
 namespace scenecrdt::server {
+
+class Transport;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
@@ -48,9 +51,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     std::string token;
     std::string scene;
   };
-  // Hands the connection to a WebSocketSession<Protocol> over this connection's stream.
-  template <class Protocol, class... Args>
-  void StartWebSocket(Request req, const UpgradeGrant* grant, Args&&... args);
+  // Hands this connection's stream to a WebSocketTransport answering `req` (`keep_alive`:
+  // Beast's keep-alive pings own liveness).
+  std::unique_ptr<Transport> UpgradeTransport(Request req, bool keep_alive);
+  // Gives the session this connection's place under the caps and `grant`, and starts it.
+  void StartSession(const std::shared_ptr<Session>& session, const UpgradeGrant* grant);
   template <class F>
   void WithStream(F&& f) {
     if (tls_) {

@@ -7,8 +7,10 @@
 #include <string>
 
 #include "scenecrdt/server/observability/endpoint_text.h"
+#include "scenecrdt/server/sessions/envelope_protocol.h"
+#include "scenecrdt/server/sessions/session.h"
 #include "scenecrdt/server/transport/http_session.h"
-#include "scenecrdt/server/transport/tcp_session.h"
+#include "scenecrdt/server/transport/tcp_transport.h"
 
 namespace scenecrdt::server {
 
@@ -109,7 +111,10 @@ void Listener::Admit(StrandSocket socket) {
   // The context current now: a certificate reload (SIGHUP) applies to later connections.
   std::shared_ptr<net::ssl::context> tls = tls_ ? tls_->current() : nullptr;
   if (kind_ == ListenerKind::kFramedTcp) {
-    auto session = std::make_shared<TcpSession>(ctx_, std::move(socket), std::move(tls));
+    auto session = std::make_shared<Session>(
+        ctx_, SessionKind::kTcp,
+        std::make_unique<TcpTransport>(ctx_, std::move(socket), std::move(tls)),
+        std::make_unique<EnvelopeProtocol>(ctx_));
     session->AdoptConnection(std::move(ticket));
     session->Start();
   } else {

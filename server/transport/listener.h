@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns Listener: an acceptor for one of the two kinds of endpoints. kFramedTcp hands each
-// connection to a TcpSession (size-prefixed envelope frames); kHttp to an HttpSession
-// (health, metrics, WebSocket upgrades by path). Each connection gets its own strand and a
-// ConnectionTicket; over the caps it is answered at once (an Error frame or an HTTP 503) and
+// connection to a Session over a TcpTransport (size-prefixed envelope frames); kHttp to an
+// HttpSession (health, metrics, WebSocket upgrades by path). Each connection gets its own strand
+// and a ConnectionTicket; over the caps it is answered at once (an Error frame or an HTTP 503) and
 // closed. Accept errors (out of file descriptors ...) pause the loop (AcceptBackoff) instead
 // of re-arming at once.
 #pragma once

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the framed TCP transport: reads prefix then body, gather writes, closes.
-#include "scenecrdt/server/transport/tcp_session.h"
+// Owns the framed TCP transport: reads prefix then body, gather writes (zstd stream after the
+// Welcome when asked), the TLS handshake and close_notify, the lingering close.
+#include "scenecrdt/server/transport/tcp_transport.h"
 
 #include <algorithm>
 #include <array>
@@ -19,80 +20,82 @@ bool LooksLikeHttpRequest(std::span<const uint8_t> prefix) {
 
 }  // namespace
 
-TcpSession::TcpSession(ServerContext& ctx, StrandSocket socket,
-                       std::shared_ptr<net::ssl::context> tls)
-    : EnvelopeSession(ctx, socket.get_executor(), RemoteEndpoint(socket), SessionKind::kTcp),
+TcpTransport::TcpTransport(ServerContext& ctx, StrandSocket socket,
+                           std::shared_ptr<net::ssl::context> tls)
+    : ctx_(ctx),
+      strand_(socket.get_executor()),
+      peer_(RemoteEndpoint(socket)),
       socket_(std::move(socket)) {
   if (tls) tls_.emplace(std::move(socket_), *tls);
 }
 
-std::shared_ptr<TcpSession> TcpSession::Self() {
-  return std::static_pointer_cast<TcpSession>(shared_from_this());
-}
-
-void TcpSession::TransportStart() {
+void TcpTransport::Start(std::weak_ptr<TransportEvents> events) {
+  events_ = std::move(events);
   net::error_code ec;
   lowest().set_option(net::tcp::no_delay(true), ec);
   if (!tls_) {
-    Opened();
+    Owner()->OnOpened();
     return;
   }
   // A peer that never finishes the handshake is cut by the Hello deadline (watchdog).
   tls_->async_handshake(
       net::ssl::stream_base::server,
-      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& e) {
+      net::asio::bind_executor(strand_, [this, owner = Owner()](const net::error_code& e) {
         if (e) {
-          Metrics::Add(self->ctx_.metrics().tls_handshake_failures);
-          self->OnReadError(e);
+          Metrics::Add(ctx_.metrics().tls_handshake_failures);
+          owner->OnReadError(e);
           return;
         }
-        self->tls_ready_ = true;
-        self->Opened();
+        tls_ready_ = true;
+        owner->OnOpened();
       }));
 }
 
-void TcpSession::TransportRead() {
+void TcpTransport::Read() {
   if (read_pending_ || lingering_) return;
   frame_buffer_.resize(session::kSizePrefixBytes);
   read_pending_ = true;
   WithStream([this](auto& stream) {
     net::asio::async_read(
         stream, net::asio::buffer(frame_buffer_.data(), session::kSizePrefixBytes),
-        net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t) {
-          self->read_pending_ = false;
-          if (self->lingering_) {
-            self->OnLingerRead(ec);
-            return;
-          }
-          self->OnPrefix(ec);
-        }));
+        net::asio::bind_executor(strand_,
+                                 [this, owner = Owner()](const net::error_code& ec, std::size_t) {
+                                   read_pending_ = false;
+                                   if (lingering_) {
+                                     OnLingerRead(ec);
+                                     return;
+                                   }
+                                   OnPrefix(ec);
+                                 }));
   });
 }
 
-void TcpSession::OnPrefix(const net::error_code& ec) {
-  if (closed()) return;
+void TcpTransport::OnPrefix(const net::error_code& ec) {
+  if (closed_) return;
+  const std::shared_ptr<TransportEvents> owner = Owner();
   if (ec) {
-    OnReadError(ec);
+    owner->OnReadError(ec);
     return;
   }
+  const Limits& limits = ctx_.config().limits;
   const uint64_t size = *session::PeekFrameSize(frame_buffer_);
-  if (size > limits().max_frame_bytes && LooksLikeHttpRequest(frame_buffer_)) {
+  if (size > limits.max_frame_bytes && LooksLikeHttpRequest(frame_buffer_)) {
     http_peer_ = true;
     // Take in the rest of the request already here: closing over unread bytes would reset
     // the connection and could lose the answer at the peer.
     net::error_code drain;
     std::array<uint8_t, 8192> discard;
     if (!tls_ && socket_.available(drain) > 0) socket_.read_some(net::asio::buffer(discard), drain);
-    Fatal(ErrorCode::kBadRequest,
-          "an HTTP request on the framed TCP port (ws:// belongs on --http)");
+    owner->OnTransportFatal(ErrorCode::kBadRequest,
+                            "an HTTP request on the framed TCP port (ws:// belongs on --http)");
     return;
   }
-  if (size > limits().max_frame_bytes) {
-    Fatal(ErrorCode::kFrameTooLarge, "frame above the server's limit");
+  if (size > limits.max_frame_bytes) {
+    owner->OnTransportFatal(ErrorCode::kFrameTooLarge, "frame above the server's limit");
     return;
   }
   if (size <= session::kSizePrefixBytes) {
-    Fatal(ErrorCode::kEnvelopeInvalid, "empty frame");
+    owner->OnTransportFatal(ErrorCode::kEnvelopeInvalid, "empty frame");
     return;
   }
   frame_buffer_.resize(static_cast<std::size_t>(size));
@@ -102,33 +105,36 @@ void TcpSession::OnPrefix(const net::error_code& ec) {
         stream,
         net::asio::buffer(frame_buffer_.data() + session::kSizePrefixBytes,
                           frame_buffer_.size() - session::kSizePrefixBytes),
-        net::asio::bind_executor(strand_, [self = Self()](const net::error_code& e, std::size_t) {
-          self->read_pending_ = false;
-          if (self->lingering_) {
-            self->OnLingerRead(e);
-            return;
-          }
-          if (self->closed()) return;
-          if (e) {
-            self->OnReadError(e);
-            return;
-          }
-          self->OnFrame(self->frame_buffer_);
-          self->ReadNext();
-        }));
+        net::asio::bind_executor(strand_,
+                                 [this, owner = Owner()](const net::error_code& e, std::size_t) {
+                                   read_pending_ = false;
+                                   if (lingering_) {
+                                     OnLingerRead(e);
+                                     return;
+                                   }
+                                   if (closed_) return;
+                                   if (e) {
+                                     owner->OnReadError(e);
+                                     return;
+                                   }
+                                   owner->OnMessage(frame_buffer_, false);
+                                 }));
   });
 }
 
-void TcpSession::StartCompression(const SharedFrame& last_plain) {
+void TcpTransport::StartStreamCompression(const SharedFrame& last_plain) {
   zstd_ = std::make_unique<session::ZstdEncoder>();
   last_plain_ = last_plain;
 }
 
-void TcpSession::TransportWrite(const std::vector<net::asio::const_buffer>& buffers) {
+void TcpTransport::Write(const std::vector<net::asio::const_buffer>& buffers) {
+  write_pending_ = true;
   if (tls_ && !tls_ready_) {
     // A goodbye before the handshake finished (Hello deadline): nothing can be said in TLS.
-    net::asio::post(strand_,
-                    [self = Self()] { self->OnWriteDone(net::asio::error::not_connected, 0); });
+    net::asio::post(strand_, [this, owner = Owner()] {
+      write_pending_ = false;
+      owner->OnWriteDone(net::asio::error::not_connected, 0);
+    });
     return;
   }
   if (!zstd_) {
@@ -166,35 +172,39 @@ void TcpSession::TransportWrite(const std::vector<net::asio::const_buffer>& buff
   WriteWire(wire_);
 }
 
-void TcpSession::WriteWire(const std::vector<net::asio::const_buffer>& buffers) {
+void TcpTransport::WriteWire(const std::vector<net::asio::const_buffer>& buffers) {
   WithStream([this, &buffers](auto& stream) {
-    net::asio::async_write(stream, buffers,
-                           net::asio::bind_executor(
-                               strand_, [self = Self()](const net::error_code& ec, std::size_t n) {
-                                 self->OnWriteDone(ec, n);
-                               }));
+    net::asio::async_write(
+        stream, buffers,
+        net::asio::bind_executor(strand_,
+                                 [this, owner = Owner()](const net::error_code& ec, std::size_t n) {
+                                   write_pending_ = false;
+                                   owner->OnWriteDone(ec, n);
+                                 }));
   });
 }
 
-void TcpSession::TransportClose() {
+void TcpTransport::Close(const CloseStatus&) {
   net::error_code ec;
-  if (tls_ && tls_ready_ && !shutdown_started_ && !writing()) {
+  if (tls_ && tls_ready_ && !shutdown_started_ && !write_pending_) {
     // TLS: close_notify after the last frame, so the peer reads a clean end (SSL_read 0,
     // SSL_ERROR_ZERO_RETURN), not a truncation. Asio waits for the peer's close_notify; the
-    // watchdog cuts a peer that never answers after kCloseGraceMs (a second TransportClose).
+    // watchdog cuts a peer that never answers after kCloseGraceMs (a second Close).
     shutdown_started_ = true;
-    tls_->async_shutdown(net::asio::bind_executor(strand_, [self = Self()](const net::error_code&) {
-      net::error_code ignored;
-      self->lowest().close(ignored);
-      self->OnClosed();
-    }));
+    tls_->async_shutdown(
+        net::asio::bind_executor(strand_, [this, owner = Owner()](const net::error_code&) {
+          net::error_code ignored;
+          lowest().close(ignored);
+          closed_ = true;
+          owner->OnClosed();
+        }));
     return;
   }
-  if (!tls_ && !lingering_ && !writing()) {
+  if (!tls_ && !lingering_ && !write_pending_) {
     // Plain TCP: everything queued (the goodbye) is written; send the FIN and read what the
     // peer still sends until its FIN. Closing over unread bytes would answer with a reset,
     // and a reset can destroy the goodbye in the peer's kernel before the peer read it. The
-    // watchdog cuts a peer that keeps sending past kCloseGraceMs (a second TransportClose).
+    // watchdog cuts a peer that keeps sending past kCloseGraceMs (a second Close).
     lingering_ = true;
     lowest().shutdown(net::tcp::socket::shutdown_send, ec);
     if (!read_pending_) Linger();
@@ -205,28 +215,30 @@ void TcpSession::TransportClose() {
   CloseSocket();
 }
 
-void TcpSession::CloseSocket() {
+void TcpTransport::CloseSocket() {
   net::error_code ec;
   lowest().shutdown(net::tcp::socket::shutdown_both, ec);
   lowest().close(ec);
-  OnClosed();
+  closed_ = true;
+  if (auto owner = Owner()) owner->OnClosed();
 }
 
-void TcpSession::Linger() {
+void TcpTransport::Linger() {
   // Reuses the frame buffer (at least the prefix's 4 bytes, at most the largest frame read):
   // lingering allocates nothing.
   if (frame_buffer_.size() < 4096) frame_buffer_.resize(4096);
   read_pending_ = true;
   socket_.async_read_some(
       net::asio::buffer(frame_buffer_.data(), frame_buffer_.size()),
-      net::asio::bind_executor(strand_, [self = Self()](const net::error_code& ec, std::size_t) {
-        self->read_pending_ = false;
-        self->OnLingerRead(ec);
-      }));
+      net::asio::bind_executor(strand_,
+                               [this, owner = Owner()](const net::error_code& ec, std::size_t) {
+                                 read_pending_ = false;
+                                 OnLingerRead(ec);
+                               }));
 }
 
-void TcpSession::OnLingerRead(const net::error_code& ec) {
-  if (closed()) return;
+void TcpTransport::OnLingerRead(const net::error_code& ec) {
+  if (closed_) return;
   if (ec) {
     CloseSocket();  // the peer's FIN (eof) or its reset: nothing left to protect
     return;
@@ -234,11 +246,8 @@ void TcpSession::OnLingerRead(const net::error_code& ec) {
   Linger();
 }
 
-void TcpSession::QueueGoodbye(ErrorCode code, std::string_view text) {
-  if (!http_peer_) {
-    EnvelopeSession::QueueGoodbye(code, text);
-    return;
-  }
+SharedFrame TcpTransport::ForeignGoodbye(ErrorCode, std::string_view) {
+  if (!http_peer_) return nullptr;
   // Answered in the peer's language, naming the port it wanted.
   const uint16_t http = ctx_.http_port();
   std::string body =
@@ -254,7 +263,7 @@ void TcpSession::QueueGoodbye(ErrorCode code, std::string_view text) {
       std::string(session::kFramedTcpPortHeader) + ": " + std::to_string(ctx_.tcp_port()) + "\r\n";
   response += "Content-Type: text/plain\r\nConnection: close\r\nContent-Length: " +
               std::to_string(body.size()) + "\r\n\r\n" + body;
-  QueueRaw(MakeShared(std::vector<uint8_t>(response.begin(), response.end())));
+  return MakeShared(std::vector<uint8_t>(response.begin(), response.end()));
 }
 
 }  // namespace scenecrdt::server
