@@ -4,7 +4,7 @@
 // server's deflate settings (net/ws_compression.h) and writes each the same shared snapshot
 // of S bytes, as the scene does; N in-process clients (their own thread) offer deflate and
 // read it. Mode `deflate`: every message compressed, per session (the old behaviour); mode
-// `bounded`: SetMessageCompression as WebSocketSession::TransportWrite does (a message above
+// `bounded`: SetMessageCompression as WebSocketTransport::Write does (a message above
 // kMaxDeflatedMessageBytes goes as it is). Prints the io thread's CPU time, the slowest
 // delivery, the joiners whose write took longer than --slow-consumer-ms's default (5 s, the
 // server would cut them) and the worst lateness of a 50 ms timer on the io thread (what a

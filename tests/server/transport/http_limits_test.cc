@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/transport/http_session.cc, server/sessions/envelope_session.cc. Requests over the
+// Owner: server/transport/http_session.cc, server/sessions/envelope_protocol.cc. Requests over the
 // HTTP parser's limits get a status before the close (431 for headers or a path over 8 KiB, 400 for
 // a GET with a body), never a reset; a Hello sent as a WebSocket text message is refused; after a
 // fatal Error the WebSocket closes with a protocol or policy close code, not 1000.

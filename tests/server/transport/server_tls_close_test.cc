@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: the graceful TLS close of server/transport/tcp_session.cc, http_session.cc and
-// websocket_session.h (docs/SERVER.md "TLS"). A raw TLS client (Asio over OpenSSL, trusting a
+// Owner: the graceful TLS close of server/transport/tcp_transport.cc, http_session.cc and
+// websocket_transport.h (docs/SERVER.md "TLS"). A raw TLS client (Asio over OpenSSL, trusting a
 // certificate made by the openssl CLI) checks that every graceful close ends with a TLS
 // close_notify: its last read ends with eof (SSL_read returned 0 with SSL_ERROR_ZERO_RETURN),
 // not ssl::error::stream_truncated (the TCP connection closed without the alert). Covered:

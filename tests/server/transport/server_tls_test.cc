@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/transport/tls_context.*, the TLS streams of server/transport/tcp_session.cc,
-// http_session.cc, websocket_session.h, and client/connection.cc. Certificates are made by the
+// Owner: server/transport/tls_context.*, the TLS streams of server/transport/tcp_transport.cc,
+// http_session.cc, websocket_transport.h, and client/connection.cc. Certificates are made by the
 // openssl CLI in the test. tls:// and wss:// clients (trusting the test CA with
 // ConnectionOptions::ca_file, as `--ca` does) join and exchange writes; https:// answers /healthz;
 // a plain client on the TLS port and a client that does not trust the certificate fail with a clear

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/transport/ws_message_compression.*, server/transport/websocket_session.h (issue 23
-// item 5). With permessage-deflate negotiated, a snapshot above kMaxDeflatedMessageBytes goes out
-// uncompressed (RSV1 clear) in one frame, so joiners do not each deflate the whole scene;
-// small messages (the live batches) are still compressed. Read from a raw socket that offers
-// deflate as browsers and node's `ws` do, so the frame header bits are visible.
+// Owner: server/transport/ws_message_compression.*, server/transport/websocket_transport.h (issue
+// 23 item 5). With permessage-deflate negotiated, a snapshot above kMaxDeflatedMessageBytes goes
+// out uncompressed (RSV1 clear) in one frame, so joiners do not each deflate the whole scene; small
+// messages (the live batches) are still compressed. Read from a raw socket that offers deflate as
+// browsers and node's `ws` do, so the frame header bits are visible.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
