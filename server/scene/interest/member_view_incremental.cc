@@ -80,16 +80,12 @@ bool MemberView::Advance(const InterestIndex& index, ViewChange& change) {
   if (index.structure_version() > seen_version_) return false;
   const std::optional<glm::vec3> center = CenterNow(index);
   if (!center || *center != *center_) return false;
-  std::span<const InterestIndex::Moved> moved;
-  if (!index.MovedSince(seen_version_, moved)) return false;
   const double outer = spec_.radius + spec_.hysteresis;
   const InterestIndex::CellRect rect = index.RectNear(*center, outer);
   std::vector<protocol::EntityId> candidates;
-  for (const InterestIndex::Moved& m : moved) {
-    if ((m.from_cell != InterestIndex::kNoCell && rect.Contains(m.from_cell)) ||
-        (m.to_cell != InterestIndex::kNoCell && rect.Contains(m.to_cell))) {
-      candidates.push_back(m.entity);
-    }
+  if (!index.MovedNear(seen_version_, rect,
+                       [&](protocol::EntityId e) { candidates.push_back(e); })) {
+    return false;
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
