@@ -53,6 +53,7 @@ void MemberView::Refresh(const InterestIndex& index, ViewChange& change) {
     change.added.clear();
     change.removed.clear();
     View next;
+    next.reserve(view_.size());  // about the size it was: no rehash while it fills
     Recompute(index, next);
     if (!holds_all_) {
       for (const auto& kv : view_) {
