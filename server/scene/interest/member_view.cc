@@ -226,6 +226,21 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   out.leaving.assign(leaving.begin(), leaving.end());
   holds_all_ = false;
   dirty_ = false;
+  // The scratch stays for the next update unless a large delivery grew it: what a member
+  // keeps between updates is bounded (docs/INTEREST.md "Server work and bounds").
+  constexpr std::size_t kKeepScratch = 256;
+  const auto trim = [](auto& v) {
+    if (v.capacity() > kKeepScratch) {
+      v.clear();
+      v.shrink_to_fit();
+    }
+  };
+  trim(picked_);
+  trim(whole_);
+  trim(leaving_);
+  trim(entering_);
+  trim(change_.added);
+  trim(change_.removed);
 }
 
 void MemberView::TakeHeld(const InterestIndex& index, const ChangeBatch& changes,
