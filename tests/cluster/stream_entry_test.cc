@@ -166,9 +166,9 @@ TEST(StreamEntryTest, ReadLoopParseSkipsOwnEntriesAndKeepsOthersDecoded) {
   }
   EXPECT_EQ(entries[3].kind, StreamEntry::Kind::kBad);
   runtime::CrdtStore plain;
-  ASSERT_TRUE(plain.MergeStream(std::span(reinterpret_cast<const uint8_t*>(chunk.data()),
-                                          chunk.size()))
-                  .has_value());
+  ASSERT_TRUE(
+      plain.MergeStream(std::span(reinterpret_cast<const uint8_t*>(chunk.data()), chunk.size()))
+          .has_value());
   for (const int i : {2, 4}) {
     const StreamEntry& e = entries[i];
     ASSERT_EQ(e.kind, StreamEntry::Kind::kData) << i;

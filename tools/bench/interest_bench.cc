@@ -11,7 +11,10 @@
 // recompute the view from the grid (--mode picks one); the bytes sent must match. Plain main
 // (a timing, not a test):
 //   interest_bench [--static N] [--movers M] [--members K[,K...]] [--flushes F]
-//                  [--world S] [--radius R] [--cell C] [--mode both|incremental|full]
+//                  [--world S] [--radius R] [--cell C] [--follow N]
+//                  [--mode both|incremental|full]
+// --follow N: the first N members follow the first N movers (load's mover clients do; their
+// centre moves every flush, so their view is recomputed from the grid).
 // Build with the release preset for figures.
 #include <algorithm>
 #include <chrono>
@@ -45,6 +48,7 @@ struct Options {
   double world = 1000;
   double radius = 50;
   double cell = 16;
+  uint32_t follow = 0;  // the first members follow the first movers (as load's mover clients)
   bool incremental = true;
   bool full = true;
 };
@@ -110,6 +114,12 @@ double Run(const Options& o, uint32_t members, bool incremental) {
     InterestSpec spec;
     spec.mode = scenecrdt::session::InterestMode::kPoint;
     spec.center = {where(rng), 0.0f, where(rng)};
+    if (k < std::min(o.follow, o.movers)) {
+      // Registered under the cells of its first view: a followed mover stays near them.
+      spec.mode = scenecrdt::session::InterestMode::kFollow;
+      spec.follow = first_mover + k;
+      spec.center = {movers[k].position.x, movers[k].position.y, movers[k].position.z};
+    }
     spec.radius = o.radius;
     spec.hysteresis = std::max(1.0, 0.1 * o.radius);
     views.emplace_back(spec, false);
@@ -149,6 +159,8 @@ double Run(const Options& o, uint32_t members, bool incremental) {
     for (const auto& kv : changes.by_entity) {
       if (const auto cell = index.CellOf(kv.first)) mark(*cell);
     }
+    // A follower's centre moved with its mover (the scene re-registers it; here: visited).
+    for (uint32_t k = 0; k < std::min({o.follow, o.movers, members}); ++k) visit.insert(k);
     const auto t3 = Clock::now();
     std::size_t sent = 0;
     for (const uint32_t k : visit) {
@@ -215,6 +227,8 @@ int main(int argc, char** argv) {
         o.members.push_back(static_cast<uint32_t>(std::strtoul(p, &p, 10)));
         if (*p == ',') ++p;
       }
+    } else if (Arg(argc, argv, i, "--follow", v)) {
+      o.follow = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
     } else if (Arg(argc, argv, i, "--flushes", v)) {
       o.flushes = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
     } else if (Arg(argc, argv, i, "--world", v)) {
@@ -230,7 +244,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: interest_bench [--static N] [--movers M] [--members K,...] "
-                   "[--flushes F] [--world S] [--radius R] [--cell C] "
+                   "[--flushes F] [--world S] [--radius R] [--cell C] [--follow N] "
                    "[--mode both|incremental|full]\n");
       return 2;
     }

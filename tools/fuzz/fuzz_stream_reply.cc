@@ -25,12 +25,12 @@
 #include "scenecrdt/protocol/crdt_codec.h"
 
 using scenecrdt::ErrorCode;
+using scenecrdt::cluster::EntryOptions;
 using scenecrdt::cluster::IsValidNodeId;
 using scenecrdt::cluster::ParseLoadPage;
 using scenecrdt::cluster::ParseSnapshotFields;
 using scenecrdt::cluster::ParseStreamEntries;
 using scenecrdt::cluster::ParseStreamId;
-using scenecrdt::cluster::EntryOptions;
 using scenecrdt::cluster::ParseXreadReply;
 using scenecrdt::cluster::RedisReply;
 using scenecrdt::cluster::StreamEntry;

@@ -91,6 +91,33 @@ void InterestIndex::TrimJournal() {
   while (cut < journal_.size() && journal_[cut].version == v) ++cut;
   journal_base_ = v;
   journal_.erase(journal_.begin(), journal_.begin() + static_cast<std::ptrdiff_t>(cut));
+  // The same Syncs' cells.
+  const auto keep =
+      std::upper_bound(journal_syncs_.begin(), journal_syncs_.end(), v,
+                       [](uint64_t x, const JournalSync& j) { return x < j.version; });
+  const std::size_t cells_cut =
+      keep == journal_syncs_.end() ? journal_cells_.size() : keep->cells_begin;
+  journal_syncs_.erase(journal_syncs_.begin(), keep);
+  for (JournalSync& j : journal_syncs_) j.cells_begin -= cells_cut;
+  journal_cells_.erase(journal_cells_.begin(),
+                       journal_cells_.begin() + static_cast<std::ptrdiff_t>(cells_cut));
+}
+
+void InterestIndex::IndexJournal(std::size_t first, uint64_t version) {
+  if (first == journal_.size()) return;
+  const std::size_t begin = journal_cells_.size();
+  journal_syncs_.push_back({version, begin});
+  for (std::size_t i = first; i < journal_.size(); ++i) {
+    const Moved& m = journal_[i];
+    if (m.from_cell != kNoCell) journal_cells_.push_back({m.from_cell, m.entity});
+    if (m.to_cell != kNoCell && m.to_cell != m.from_cell) {
+      journal_cells_.push_back({m.to_cell, m.entity});
+    }
+  }
+  std::sort(journal_cells_.begin() + static_cast<std::ptrdiff_t>(begin), journal_cells_.end(),
+            [](const JournalCell& a, const JournalCell& b) {
+              return a.cell != b.cell ? a.cell < b.cell : a.entity < b.entity;
+            });
 }
 
 uint64_t InterestIndex::GainedAt(protocol::EntityId e) const {
@@ -103,6 +130,7 @@ bool InterestIndex::Sync() {
   if (changes.empty()) return false;
   const uint64_t seq = store_.sequence();
   const uint64_t version = version_ + 1;
+  const std::size_t journal_first = journal_.size();
   // The feed may name an entity several times: its current register is what counts.
   std::vector<protocol::EntityId> gained;
   for (const protocol::EntityId e : changes) {
@@ -158,6 +186,7 @@ bool InterestIndex::Sync() {
   for (const protocol::EntityId e : transforms_.changed_entities()) reposition(e);
   for (const protocol::EntityId e : gained) reposition(e);
   version_ = version;
+  IndexJournal(journal_first, version);
   TrimJournal();
   return true;
 }

@@ -12,6 +12,7 @@
 // only.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <glm/vec3.hpp>
@@ -124,6 +125,12 @@ class InterestIndex {
   // The journal entries of the Syncs after `version` into `out`; false when some of them were
   // dropped (the caller recomputes from the grid instead).
   bool MovedSince(uint64_t version, std::span<const Moved>& out) const;
+  // Calls f(entity) for every journal entry of the Syncs after `version` whose cell before or
+  // after is in `rect` (an entity may come several times); false, calling nothing, when some
+  // of those entries were dropped. Each Sync's cells are kept sorted: a binary search per
+  // cell column of `rect`, not a test per entry.
+  template <class F>
+  bool MovedNear(uint64_t version, const CellRect& rect, F&& f) const;
   // The version of the last Sync that changed a Transform's parent, or gave or took the
   // Transform of an entity with a parent or with children: the effective tree, parked loops
   // and placeholders change only then.
@@ -158,6 +165,8 @@ class InterestIndex {
   // Counts `parent`'s children up (+1) or down (-1); the root is not counted.
   void CountChild(protocol::EntityId parent, int delta);
   void TrimJournal();
+  // Adds the cells of journal_[first..] (the entries of the Sync `version`) to journal_cells_.
+  void IndexJournal(std::size_t first, uint64_t version);
 
   runtime::CrdtStore& store_;
   const double cell_m_;
@@ -168,6 +177,19 @@ class InterestIndex {
   std::vector<uint64_t> touched_;
   std::unordered_map<protocol::EntityId, uint32_t> children_;  // parent -> children (> 0)
   std::vector<Moved> journal_;                                 // by version
+  // Per Sync in the journal: its version and where its cells start in journal_cells_, which
+  // holds each entry's cells (before and after, kNoCell left out) sorted by (cell, entity)
+  // within a Sync.
+  struct JournalCell {
+    uint64_t cell = 0;
+    protocol::EntityId entity = 0;
+  };
+  struct JournalSync {
+    uint64_t version = 0;
+    std::size_t cells_begin = 0;
+  };
+  std::vector<JournalCell> journal_cells_;
+  std::vector<JournalSync> journal_syncs_;
   uint64_t journal_base_ = 0;  // every entry after this version is in journal_
   uint64_t structure_version_ = 0;
 };
@@ -189,6 +211,35 @@ void InterestIndex::ForEachNear(const glm::vec3& center, double radius, F&& f) c
       for (protocol::EntityId e : it->second) f(e, entries_.at(e).position);
     }
   }
+}
+
+template <class F>
+bool InterestIndex::MovedNear(uint64_t version, const CellRect& rect, F&& f) const {
+  if (version < journal_base_) return false;
+  auto sync = std::upper_bound(journal_syncs_.begin(), journal_syncs_.end(), version,
+                               [](uint64_t v, const JournalSync& j) { return v < j.version; });
+  const auto columns = static_cast<std::size_t>(std::max<int64_t>(0, rect.x1 - rect.x0 + 1));
+  for (; sync != journal_syncs_.end(); ++sync) {
+    const auto next = sync + 1;
+    const auto begin = journal_cells_.begin() + static_cast<std::ptrdiff_t>(sync->cells_begin);
+    const auto end = next == journal_syncs_.end()
+                         ? journal_cells_.end()
+                         : journal_cells_.begin() + static_cast<std::ptrdiff_t>(next->cells_begin);
+    if (static_cast<std::size_t>(end - begin) <= columns * 16) {
+      for (auto it = begin; it != end; ++it) {
+        if (rect.Contains(it->cell)) f(it->entity);
+      }
+      continue;
+    }
+    for (int64_t x = rect.x0; x <= rect.x1; ++x) {
+      const uint64_t lo = CellKey(x, rect.z0);
+      const uint64_t hi = CellKey(x, rect.z1);
+      auto it = std::lower_bound(begin, end, lo,
+                                 [](const JournalCell& c, uint64_t key) { return c.cell < key; });
+      for (; it != end && it->cell <= hi; ++it) f(it->entity);
+    }
+  }
+  return true;
 }
 
 }  // namespace scenecrdt::server

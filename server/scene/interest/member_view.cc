@@ -88,6 +88,7 @@ void ChangeBatch::Build(const runtime::CrdtStore& store, const InterestIndex& in
   stream.clear();
   msgs.clear();
   by_entity.clear();
+  by_cell.clear();
   everyone.clear();
   gained.clear();
   lost.clear();
@@ -116,47 +117,64 @@ void ChangeBatch::Build(const runtime::CrdtStore& store, const InterestIndex& in
       gained.push_back(m.entity);
     }
   });
+  by_cell.clear();
+  by_cell.reserve(by_entity.size());
+  for (const auto& [e, at] : by_entity) {
+    by_cell.push_back({index.CellOf(e).value_or(InterestIndex::kNoCell), e, &at});
+  }
+  std::sort(by_cell.begin(), by_cell.end(), [](const CellEntity& a, const CellEntity& b) {
+    return a.cell != b.cell ? a.cell < b.cell : a.entity < b.entity;
+  });
 }
 
 void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& store,
                         const ChangeBatch& changes, bool own_changes, Delivery& out) {
-  ViewChange change;
+  ViewChange& change = change_;
+  change.added.clear();
+  change.removed.clear();
   Refresh(index, change);
   const View& next = view_;
+  const auto has = [](std::span<const protocol::EntityId> sorted, protocol::EntityId e) {
+    return std::binary_search(sorted.begin(), sorted.end(), e);
+  };
   // Whether the client held `e` before this update.
   const auto held_before = [&](protocol::EntityId e) {
-    if (holds_all_ || change.removed.count(e) != 0) return true;
-    return next.count(e) != 0 && change.added.count(e) == 0;
+    if (holds_all_ || has(change.removed, e)) return true;
+    return next.count(e) != 0 && !has(change.added, e);
   };
-  std::unordered_set<protocol::EntityId> leaving;
+  std::vector<protocol::EntityId>& leaving = leaving_;
+  std::vector<protocol::EntityId>& entering = entering_;
+  leaving.clear();
+  entering.clear();
   // 1. Held with a Transform before, not now (or purged without a tombstone: retired by a
   //    newer version, which the client would not hear of).
   if (holds_all_) {
     index.ForEach([&](protocol::EntityId e) {
-      if (next.count(e) == 0) leaving.insert(e);
+      if (next.count(e) == 0) leaving.push_back(e);
     });
   } else {
     for (const protocol::EntityId e : change.removed) {
-      if (index.HasTransform(e) || !store.HoldsEntity(e)) leaving.insert(e);
+      if (index.HasTransform(e) || !store.HoldsEntity(e)) leaving.push_back(e);
     }
   }
   // 2. Entities whose Transform register changed since the cursor: one that gained a
   //    Transform out of view was held (no Transform) and must go; one that lost it is held
   //    now and is sent whole unless it was in view.
-  std::unordered_set<protocol::EntityId> entering;
   for (const protocol::EntityId e : changes.gained) {
-    if (!held_before(e) && next.count(e) == 0) leaving.insert(e);
+    if (!held_before(e) && next.count(e) == 0) leaving.push_back(e);
   }
   for (const protocol::EntityId e : changes.lost) {
-    if (!held_before(e)) entering.insert(e);
+    if (!held_before(e)) entering.push_back(e);
   }
   // 3. The member's own writes of entities it does not hold.
   for (const protocol::EntityId e : written_) {
-    if (index.HasTransform(e) && next.count(e) == 0) leaving.insert(e);
+    if (index.HasTransform(e) && next.count(e) == 0) leaving.push_back(e);
   }
   written_.clear();
+  std::sort(leaving.begin(), leaving.end());
+  leaving.erase(std::unique(leaving.begin(), leaving.end()), leaving.end());
   // 4. New in the view: sent whole.
-  for (const protocol::EntityId e : change.added) entering.insert(e);
+  entering.insert(entering.end(), change.added.begin(), change.added.end());
   // 5. Deferred entities (a byte budget) out of the view now: leaving, or held by everyone
   //    (their Transform is gone): their whole state goes now.
   for (auto it = deferred_.begin(); it != deferred_.end();) {
@@ -165,51 +183,37 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
       ++it;
       continue;
     }
-    if (leaving.count(e) == 0 && store.HoldsEntity(e)) entering.insert(e);
+    if (!has(leaving, e) && store.HoldsEntity(e)) entering.push_back(e);
     it = deferred_.erase(it);
   }
   // Whole states go in entity order (the same bytes whichever way the view was updated).
-  std::vector<protocol::EntityId> entering_sorted(entering.begin(), entering.end());
-  std::sort(entering_sorted.begin(), entering_sorted.end());
-  std::vector<uint32_t> picked;
+  std::sort(entering.begin(), entering.end());
+  entering.erase(std::unique(entering.begin(), entering.end()), entering.end());
+  std::vector<uint32_t>& picked = picked_;
+  picked.clear();
   if (!own_changes) {
     // The slice of the batch this member holds, in the batch's order: tombstones and
     // entities without a Transform (unless entering), then the held entities' messages.
-    for (const uint32_t i : changes.everyone) picked.push_back(i);
-    if (!entering.empty()) {
+    for (const uint32_t i : changes.everyone) {
+      const ChangeBatch::Msg& msg = changes.msgs[i];
       // An entering entity without a Transform is sent whole below: not its changes.
-      std::erase_if(picked, [&](uint32_t i) {
-        const ChangeBatch::Msg& msg = changes.msgs[i];
-        return !msg.tombstone && entering.count(msg.entity) != 0;
-      });
+      if (msg.tombstone || entering.empty() || !has(entering, msg.entity)) picked.push_back(i);
     }
   }
-  std::vector<uint8_t> whole;
+  std::vector<uint8_t>& whole = whole_;
+  whole.clear();
   if (budget_) {
     // Everything to everyone, and entering entities without a Transform, go regardless.
     std::size_t mandatory = 0;
     for (const uint32_t i : picked) mandatory += changes.msgs[i].size;
-    for (const protocol::EntityId e : entering_sorted) {
+    for (const protocol::EntityId e : entering) {
       if (!index.HasTransform(e)) store.ExportEntity(e, whole);
     }
     mandatory += whole.size();
     Budgeted(index, store, changes, own_changes, next, entering, mandatory, picked, whole, out);
   } else {
-    if (!own_changes) {
-      const auto take = [&](protocol::EntityId e, const std::vector<uint32_t>& at) {
-        if (next.count(e) == 0 || entering.count(e) != 0) return;
-        picked.insert(picked.end(), at.begin(), at.end());
-      };
-      if (next.size() < changes.by_entity.size()) {
-        for (const auto& kv : next) {
-          const auto it = changes.by_entity.find(kv.first);
-          if (it != changes.by_entity.end()) take(kv.first, it->second);
-        }
-      } else {
-        for (const auto& kv : changes.by_entity) take(kv.first, kv.second);
-      }
-    }
-    for (const protocol::EntityId e : entering_sorted) store.ExportEntity(e, whole);
+    if (!own_changes) TakeHeld(index, changes, entering, picked);
+    for (const protocol::EntityId e : entering) store.ExportEntity(e, whole);
   }
   std::sort(picked.begin(), picked.end());
   for (const uint32_t i : picked) {
@@ -220,9 +224,86 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   out.dcl.insert(out.dcl.end(), whole.begin(), whole.end());
   out.entering = entering.size();
   out.leaving.assign(leaving.begin(), leaving.end());
-  std::sort(out.leaving.begin(), out.leaving.end());
   holds_all_ = false;
   dirty_ = false;
+  // The scratch stays for the next update unless a large delivery grew it: what a member
+  // keeps between updates is bounded (docs/INTEREST.md "Server work and bounds").
+  constexpr std::size_t kKeepScratch = 256;
+  const auto trim = [](auto& v) {
+    if (v.capacity() > kKeepScratch) {
+      v.clear();
+      v.shrink_to_fit();
+    }
+  };
+  trim(picked_);
+  trim(whole_);
+  trim(leaving_);
+  trim(entering_);
+  trim(change_.added);
+  trim(change_.removed);
+}
+
+void MemberView::TakeHeld(const InterestIndex& index, const ChangeBatch& changes,
+                          std::span<const protocol::EntityId> entering,
+                          std::vector<uint32_t>& picked) {
+  const auto take = [&](protocol::EntityId e, const std::vector<uint32_t>& at) {
+    if (!entering.empty() && std::binary_search(entering.begin(), entering.end(), e)) return;
+    picked.insert(picked.end(), at.begin(), at.end());
+  };
+  if (!incremental_ || !center_) {
+    // The reference: every entity of the view or of the batch, whichever is smaller.
+    if (view_.size() < changes.by_entity.size()) {
+      for (const auto& kv : view_) {
+        const auto it = changes.by_entity.find(kv.first);
+        if (it != changes.by_entity.end()) take(kv.first, it->second);
+      }
+    } else {
+      for (const auto& kv : changes.by_entity) {
+        if (view_.count(kv.first) != 0) take(kv.first, kv.second);
+      }
+    }
+    return;
+  }
+  if (view_.empty() || changes.by_cell.empty()) return;
+  // Every core entity is within the outer radius of the centre, so in a cell of this rect
+  // ("Cell rectangle" in docs/INTEREST.md); the view's other entities may be anywhere.
+  const InterestIndex::CellRect rect = index.RectNear(*center_, spec_.radius + spec_.hysteresis);
+  using CellEntity = ChangeBatch::CellEntity;
+  const auto in_rect = [&](const CellEntity& c) {
+    if (view_.count(c.entity) != 0) take(c.entity, *c.msgs);
+  };
+  const auto columns = static_cast<std::size_t>(rect.x1 - rect.x0 + 1);
+  if (columns * 16 >= changes.by_cell.size()) {
+    for (const CellEntity& c : changes.by_cell) {
+      if (rect.Contains(c.cell)) in_rect(c);
+    }
+  } else {
+    for (int64_t x = rect.x0; x <= rect.x1; ++x) {
+      const uint64_t lo = InterestIndex::Key(x, rect.z0);
+      const uint64_t hi = InterestIndex::Key(x, rect.z1);
+      auto it = std::lower_bound(changes.by_cell.begin(), changes.by_cell.end(), lo,
+                                 [](const CellEntity& c, uint64_t key) { return c.cell < key; });
+      for (; it != changes.by_cell.end() && it->cell <= hi; ++it) in_rect(*it);
+    }
+  }
+  if (far_ == 0) return;
+  for (const protocol::EntityId e : FarList()) {
+    const std::optional<uint64_t> cell = index.CellOf(e);
+    if (cell && rect.Contains(*cell)) continue;  // taken above
+    const auto it = changes.by_entity.find(e);
+    if (it != changes.by_entity.end()) take(e, it->second);
+  }
+}
+
+const std::vector<protocol::EntityId>& MemberView::FarList() {
+  if (!far_list_valid_) {
+    far_list_.clear();
+    for (const auto& kv : view_) {
+      if (!kv.second) far_list_.push_back(kv.first);
+    }
+    far_list_valid_ = true;
+  }
+  return far_list_;
 }
 
 void MemberView::Snapshot(const InterestIndex& index, std::span<const uint8_t> snapshot,
@@ -250,9 +331,9 @@ std::optional<glm::vec3> MemberView::CenterNow(const InterestIndex& index) const
 
 void MemberView::Budgeted(const InterestIndex& index, const runtime::CrdtStore& store,
                           const ChangeBatch& changes, bool own_changes, const View& next,
-                          const std::unordered_set<protocol::EntityId>& entering,
-                          std::size_t mandatory, std::vector<uint32_t>& picked,
-                          std::vector<uint8_t>& whole, Delivery& out) {
+                          std::span<const protocol::EntityId> entering, std::size_t mandatory,
+                          std::vector<uint32_t>& picked, std::vector<uint8_t>& whole,
+                          Delivery& out) {
   struct Pending {
     protocol::EntityId entity = 0;
     uint32_t age = 0;                             // deliveries deferred so far
@@ -261,6 +342,9 @@ void MemberView::Budgeted(const InterestIndex& index, const runtime::CrdtStore& 
   };
   std::vector<Pending> pending;
   const std::optional<glm::vec3> center = CenterNow(index);
+  const auto is_entering = [&](protocol::EntityId e) {
+    return std::binary_search(entering.begin(), entering.end(), e);
+  };
   const auto add = [&](protocol::EntityId e, const std::vector<uint32_t>* msgs) {
     Pending p{e, 0, 0, msgs};
     if (const auto it = deferred_.find(e); it != deferred_.end()) {
@@ -278,7 +362,7 @@ void MemberView::Budgeted(const InterestIndex& index, const runtime::CrdtStore& 
   // Transform, and the deferred ones (in the view: step 5 of Update dropped the others).
   if (!own_changes) {
     for (const auto& [e, at] : changes.by_entity) {
-      if (next.count(e) != 0 && entering.count(e) == 0 && deferred_.count(e) == 0) add(e, &at);
+      if (next.count(e) != 0 && !is_entering(e) && deferred_.count(e) == 0) add(e, &at);
     }
   }
   for (const protocol::EntityId e : entering) {
@@ -326,6 +410,7 @@ void MemberView::Settle(const InterestIndex& index) {
   if (spec_.mode == session::InterestMode::kFollow) center_ = index.Position(spec_.follow);
   far_ = 0;
   for (const auto& kv : view_) far_ += kv.second ? 0 : 1;
+  far_list_valid_ = false;
   seen_version_ = index.version();
   spec_changed_ = false;
 }

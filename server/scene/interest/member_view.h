@@ -63,7 +63,14 @@ struct ChangeBatch {
   std::vector<uint8_t> stream;
   std::vector<Msg> msgs;
   std::unordered_map<protocol::EntityId, std::vector<uint32_t>> by_entity;  // with a Transform
-  std::vector<uint32_t> everyone;                                           // message indices
+  // The entities of by_entity by (cell, entity): a member looks only at its cells' changes.
+  struct CellEntity {
+    uint64_t cell = 0;
+    protocol::EntityId entity = 0;
+    const std::vector<uint32_t>* msgs = nullptr;  // its messages in by_entity
+  };
+  std::vector<CellEntity> by_cell;
+  std::vector<uint32_t> everyone;          // message indices
   std::vector<protocol::EntityId> gained;  // Transform message, Transform gained after `from`
   std::vector<protocol::EntityId> lost;    // Transform message, no live Transform now
 
@@ -141,8 +148,8 @@ class MemberView {
  private:
   // The entities an update added to or removed from the view.
   struct ViewChange {
-    std::unordered_set<protocol::EntityId> added;
-    std::unordered_set<protocol::EntityId> removed;
+    std::vector<protocol::EntityId> added;    // sorted once Refresh returns
+    std::vector<protocol::EntityId> removed;  // sorted once Refresh returns
   };
   void Recompute(const InterestIndex& index, View& next) const;
   // Adds to `view` the closure of the `core` entities (their effective ancestors and the loops
@@ -150,7 +157,7 @@ class MemberView {
   // Returns how many it added.
   static std::size_t AddClosure(const InterestIndex& index,
                                 std::span<const protocol::EntityId> core, View& view,
-                                std::unordered_set<protocol::EntityId>* added);
+                                std::vector<protocol::EntityId>* added);
   // Brings view_ up to the index (Advance, else from the grid) and fills `change` (left
   // empty while the client holds everything).
   void Refresh(const InterestIndex& index, ViewChange& change);
@@ -163,8 +170,16 @@ class MemberView {
   // that fit; the others are deferred. `mandatory`: bytes already due (sent regardless).
   void Budgeted(const InterestIndex& index, const runtime::CrdtStore& store,
                 const ChangeBatch& changes, bool own_changes, const View& next,
-                const std::unordered_set<protocol::EntityId>& entering, std::size_t mandatory,
+                std::span<const protocol::EntityId> entering, std::size_t mandatory,
                 std::vector<uint32_t>& picked, std::vector<uint8_t>& whole, Delivery& out);
+  // Appends to `picked` the batch messages of the held entities (in the view, not entering:
+  // `entering` sorted). Incremental: only the batch's entities in the member's cells, plus
+  // the view's entities outside its core that lie outside those cells; else (the reference)
+  // every entity of the view or of the batch, whichever is smaller.
+  void TakeHeld(const InterestIndex& index, const ChangeBatch& changes,
+                std::span<const protocol::EntityId> entering, std::vector<uint32_t>& picked);
+  // The view's entities outside its core (rebuilt when far_list_valid_ is false).
+  const std::vector<protocol::EntityId>& FarList();
   // After a view recomputed from the grid: the centre, the count of non-core entities and
   // the index version it reflects.
   void Settle(const InterestIndex& index);
@@ -179,6 +194,14 @@ class MemberView {
   bool dirty_ = true;
   std::optional<glm::vec3> center_;
   std::size_t far_ = 0;  // entities of view_ outside the core
+  std::vector<protocol::EntityId> far_list_;
+  bool far_list_valid_ = false;
+  // Scratch reused by every Update (no allocation per member per flush once warm).
+  std::vector<uint32_t> picked_;
+  std::vector<uint8_t> whole_;
+  std::vector<protocol::EntityId> leaving_;
+  std::vector<protocol::EntityId> entering_;
+  ViewChange change_;
   bool incremental_ = true;
   bool spec_changed_ = true;   // the view was not computed for spec_ yet
   uint64_t seen_version_ = 0;  // the index version view_ reflects (when !spec_changed_)

@@ -12,7 +12,7 @@ namespace scenecrdt::server {
 
 std::size_t MemberView::AddClosure(const InterestIndex& index,
                                    std::span<const protocol::EntityId> core, View& view,
-                                   std::unordered_set<protocol::EntityId>* added) {
+                                   std::vector<protocol::EntityId>* added) {
   // Effective ancestors, and the members of a loop a held entity is parked in. A chain stops
   // at an entity already in the view: its own chain is (or will be) walked.
   const runtime::TransformSystem& ts = index.transforms();
@@ -21,7 +21,7 @@ std::size_t MemberView::AddClosure(const InterestIndex& index,
   const auto add = [&](protocol::EntityId e) {
     if (!view.emplace(e, false).second) return false;
     ++count;
-    if (added) added->insert(e);
+    if (added) added->push_back(e);
     return true;
   };
   const auto add_loop = [&](protocol::EntityId x) {
@@ -49,21 +49,26 @@ std::size_t MemberView::AddClosure(const InterestIndex& index,
 void MemberView::Refresh(const InterestIndex& index, ViewChange& change) {
   if (Advance(index, change)) {
     ++incremental_updates_;
-    return;
-  }
-  View next;
-  Recompute(index, next);
-  if (!holds_all_) {
-    for (const auto& kv : view_) {
-      if (next.count(kv.first) == 0) change.removed.insert(kv.first);
+  } else {
+    change.added.clear();
+    change.removed.clear();
+    View next;
+    next.reserve(view_.size());  // about the size it was: no rehash while it fills
+    Recompute(index, next);
+    if (!holds_all_) {
+      for (const auto& kv : view_) {
+        if (next.count(kv.first) == 0) change.removed.push_back(kv.first);
+      }
+      for (const auto& kv : next) {
+        if (view_.count(kv.first) == 0) change.added.push_back(kv.first);
+      }
     }
-    for (const auto& kv : next) {
-      if (view_.count(kv.first) == 0) change.added.insert(kv.first);
-    }
+    view_.swap(next);
+    Settle(index);
+    ++full_updates_;
   }
-  view_.swap(next);
-  Settle(index);
-  ++full_updates_;
+  std::sort(change.added.begin(), change.added.end());
+  std::sort(change.removed.begin(), change.removed.end());
 }
 
 bool MemberView::Advance(const InterestIndex& index, ViewChange& change) {
@@ -76,16 +81,12 @@ bool MemberView::Advance(const InterestIndex& index, ViewChange& change) {
   if (index.structure_version() > seen_version_) return false;
   const std::optional<glm::vec3> center = CenterNow(index);
   if (!center || *center != *center_) return false;
-  std::span<const InterestIndex::Moved> moved;
-  if (!index.MovedSince(seen_version_, moved)) return false;
   const double outer = spec_.radius + spec_.hysteresis;
   const InterestIndex::CellRect rect = index.RectNear(*center, outer);
   std::vector<protocol::EntityId> candidates;
-  for (const InterestIndex::Moved& m : moved) {
-    if ((m.from_cell != InterestIndex::kNoCell && rect.Contains(m.from_cell)) ||
-        (m.to_cell != InterestIndex::kNoCell && rect.Contains(m.to_cell))) {
-      candidates.push_back(m.entity);
-    }
+  if (!index.MovedNear(seen_version_, rect,
+                       [&](protocol::EntityId e) { candidates.push_back(e); })) {
+    return false;
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
@@ -112,18 +113,19 @@ bool MemberView::Advance(const InterestIndex& index, ViewChange& change) {
   }
   for (const protocol::EntityId e : leave_core) {
     view_.erase(e);
-    change.removed.insert(e);
+    change.removed.push_back(e);
   }
   for (const protocol::EntityId e : enter_core) {
     const auto [it, inserted] = view_.emplace(e, true);
     if (inserted) {
-      change.added.insert(e);
+      change.added.push_back(e);
     } else {
       it->second = true;  // an ancestor already held, now in the core
       --far_;
     }
   }
   far_ += AddClosure(index, enter_core, view_, &change.added);
+  if (!enter_core.empty()) far_list_valid_ = false;  // an ancestor in the core, or new ones
   seen_version_ = index.version();
   return true;
 }

@@ -14,8 +14,8 @@
 #include "scenecrdt/protocol/crdt_codec.h"
 #include "scenecrdt/protocol/entity_id.h"
 #include "scenecrdt/server/auth/jwt_verifier.h"
-#include "tests/server/authority/authority_test_util.h"
 #include "tests/server/auth/jwt_test_util.h"
+#include "tests/server/authority/authority_test_util.h"
 #include "tests/server/server_test_util.h"
 
 namespace scenecrdt::testing {
