@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the client's TLS context settings.
+// Owns the client's TLS context settings and the reading of a refused certificate
+// (client/internal/client_tls.h).
 #include "scenecrdt/client/internal/client_tls.h"
+
+#include <openssl/err.h>
 
 namespace scenecrdt::client {
 
@@ -22,6 +25,12 @@ Result<std::shared_ptr<net::ssl::context>> MakeTlsContext(const std::string& ca_
   }
   ctx->set_verify_mode(net::ssl::verify_peer);
   return ctx;
+}
+
+bool IsCertificateRefused(const net::error_code& handshake_error) {
+  return handshake_error.category() == net::asio::error::get_ssl_category() &&
+         ERR_GET_REASON(static_cast<unsigned long>(handshake_error.value())) ==
+             SSL_R_CERTIFICATE_VERIFY_FAILED;
 }
 
 }  // namespace scenecrdt::client

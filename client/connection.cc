@@ -9,66 +9,12 @@
 #include <cerrno>
 
 #include "scenecrdt/client/internal/client_tls.h"
+#include "scenecrdt/client/internal/connection_streams.h"
 #include "scenecrdt/client/internal/receive_timestamp.h"
 #include "scenecrdt/net/tls.h"
 #include "scenecrdt/net/ws_compression.h"
 
 namespace scenecrdt::client {
-
-namespace websocket = net::beast::websocket;
-using TlsStream = net::ssl::stream<net::tcp::socket>;
-
-struct Connection::Impl {
-  explicit Impl(const net::Strand& strand)
-      : resolver(strand), deadline(strand), keepalive(strand) {}
-  net::tcp::resolver resolver;
-  net::asio::steady_timer deadline;
-  net::asio::steady_timer keepalive;
-  std::shared_ptr<net::ssl::context> tls_context;
-  // Exactly one of these four is set, by the URL's scheme.
-  std::optional<net::tcp::socket> tcp;
-  std::optional<TlsStream> tls;
-  std::optional<websocket::stream<net::tcp::socket>> ws;
-  std::optional<websocket::stream<TlsStream>> wss;
-  net::beast::flat_buffer ws_buffer;
-  websocket::response_type upgrade_response;
-
-  bool websocket() const { return ws || wss; }
-  TlsStream* tls_stream() { return tls ? &*tls : wss ? &wss->next_layer() : nullptr; }
-  net::tcp::socket& lowest() {
-    if (tcp) return *tcp;
-    if (ws) return ws->next_layer();
-    return tls_stream()->next_layer();
-  }
-  // Runs `f` with the byte stream of tcp:// or tls://.
-  template <class F>
-  void WithBytes(F&& f) {
-    if (tls) {
-      f(*tls);
-    } else {
-      f(*tcp);
-    }
-  }
-  // Runs `f` with the WebSocket stream of ws:// or wss://.
-  template <class F>
-  void WithWebSocket(F&& f) {
-    if (wss) {
-      f(*wss);
-    } else {
-      f(*ws);
-    }
-  }
-  // Why the upgrade failed: a scenecrdt framed-TCP port says so in its answer.
-  Error UpgradeError() const {
-    if (upgrade_response.find(session::kFramedTcpPortHeader) != upgrade_response.end()) {
-      return MakeError(ErrorCode::kBadRequest,
-                       "WebSocket upgrade refused: ws:// reached scenecrdt's framed-TCP port "
-                       "(serve --tcp); use tcp://HOST:PORT for that port, or ws:// with the "
-                       "server's --http port");
-    }
-    return MakeError(ErrorCode::kIo, "WebSocket upgrade refused");
-  }
-};
 
 void OfferCompression(const ServerUrl& url, const ConnectionOptions& options,
                       session::Hello& hello) {
@@ -84,26 +30,26 @@ Connection::Connection(net::asio::io_context& ioc, ServerUrl url, std::string sc
       scene_(std::move(scene)),
       options_(options),
       handlers_(std::move(handlers)),
-      impl_(std::make_unique<Impl>(strand_)) {
+      streams_(std::make_unique<ConnectionStreams>(strand_)) {
   if (url_.tls) {
     auto ctx = MakeTlsContext(options_.ca_file);
     if (!ctx.has_value()) {
       setup_error_ = ctx.error();
       // A socket to close in Fail; Start reports the error.
-      impl_->tcp.emplace(strand_);
+      streams_->tcp.emplace(strand_);
       return;
     }
-    impl_->tls_context = std::move(ctx.value());
+    streams_->tls_context = std::move(ctx.value());
   }
   const bool ws = url_.scheme != ServerUrl::Scheme::kTcp;
   if (url_.tls && ws) {
-    impl_->wss.emplace(strand_, *impl_->tls_context);
+    streams_->wss.emplace(strand_, *streams_->tls_context);
   } else if (url_.tls) {
-    impl_->tls.emplace(strand_, *impl_->tls_context);
+    streams_->tls.emplace(strand_, *streams_->tls_context);
   } else if (ws) {
-    impl_->ws.emplace(strand_);
+    streams_->ws.emplace(strand_);
   } else {
-    impl_->tcp.emplace(strand_);
+    streams_->tcp.emplace(strand_);
   }
 }
 
@@ -111,7 +57,7 @@ Connection::~Connection() = default;
 
 void Connection::Start() {
   net::asio::post(strand_, [self = shared_from_this()] {
-    Impl& impl = *self->impl_;
+    ConnectionStreams& impl = *self->streams_;
     if (self->setup_error_) {
       self->Fail(*self->setup_error_);
       return;
@@ -134,7 +80,7 @@ void Connection::Start() {
             self->ConnectFrom(results);
             return;
           }
-          net::asio::async_connect(self->impl_->lowest(), results,
+          net::asio::async_connect(self->streams_->lowest(), results,
                                    [self](const net::error_code& e, const net::tcp::endpoint&) {
                                      self->OnTcpConnected(e);
                                    });
@@ -163,7 +109,7 @@ void Connection::ConnectFrom(const net::tcp::resolver::results_type& results) {
     return;
   }
   const net::tcp::endpoint server = match->endpoint();
-  net::tcp::socket& socket = impl_->lowest();
+  net::tcp::socket& socket = streams_->lowest();
   socket.open(server.protocol(), ec);
   if (!ec) {
     // The port is picked at connect time (per destination), not at bind time: thousands of
@@ -190,17 +136,17 @@ void Connection::OnTcpConnected(const net::error_code& e) {
     return;
   }
   net::error_code ignored;
-  impl_->lowest().set_option(net::tcp::no_delay(true), ignored);
+  streams_->lowest().set_option(net::tcp::no_delay(true), ignored);
   // Kernel receive stamps: plain tcp:// only (TLS and WebSocket read through their own
   // layers; those connections use user-space times).
   if (options_.kernel_receive_timestamps) {
     const int on = 1;
-    if (!impl_->tcp ||
-        setsockopt(impl_->tcp->native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) {
+    if (!streams_->tcp || setsockopt(streams_->tcp->native_handle(), SOL_SOCKET, SO_TIMESTAMPNS,
+                                     &on, sizeof on) != 0) {
       options_.kernel_receive_timestamps = false;  // user-space times
     }
   }
-  if (impl_->tls_stream()) {
+  if (streams_->tls_stream()) {
     TlsHandshake();
   } else {
     Upgrade();
@@ -208,27 +154,19 @@ void Connection::OnTcpConnected(const net::error_code& e) {
 }
 
 void Connection::TlsHandshake() {
-  TlsStream& tls = *impl_->tls_stream();
-  // SNI, and the certificate must name the URL's host (DNS name or IP address).
-  net::error_code not_ip;
-  net::asio::ip::make_address(url_.host, not_ip);
-  if (not_ip) {  // SNI names hosts, never IP addresses (RFC 6066)
-    SSL_ctrl(tls.native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-             const_cast<char*>(url_.host.c_str()));
-  }
-  tls.set_verify_callback(net::ssl::host_name_verification(url_.host));
+  TlsStream& tls = *streams_->tls_stream();
+  PrepareClientHandshake(tls, url_.host);
   tls.async_handshake(
       net::ssl::stream_base::client, [self = shared_from_this()](const net::error_code& ec) {
         if (self->closed_) return;
         if (ec) {
-          const bool verify = ec.category() == net::asio::error::get_ssl_category() &&
-                              ERR_GET_REASON(static_cast<unsigned long>(ec.value())) ==
-                                  SSL_R_CERTIFICATE_VERIFY_FAILED;
+          // Error keeps a pointer to its text: both live as long as the program.
+          static const std::string untrusted = "TLS: " + std::string(kUntrustedCertificate);
           self->Fail(MakeError(ErrorCode::kIo,
-                               verify ? "TLS: the server's certificate is not trusted or not for "
-                                        "this host (a private CA needs --ca FILE)"
-                                      : "TLS handshake with the server failed (a plain server "
-                                        "needs tcp:// or ws://)"));
+                               IsCertificateRefused(ec)
+                                   ? untrusted.c_str()
+                                   : "TLS handshake with the server failed (a plain server "
+                                     "needs tcp:// or ws://)"));
           return;
         }
         self->Upgrade();
@@ -236,19 +174,19 @@ void Connection::TlsHandshake() {
 }
 
 void Connection::Upgrade() {
-  if (!impl_->websocket()) {
+  if (!streams_->websocket()) {
     OnConnected();
     return;
   }
-  impl_->WithWebSocket([this](auto& ws) {
+  streams_->WithWebSocket([this](auto& ws) {
     ws.binary(true);
     ws.read_message_max(options_.max_frame_bytes);
     ws.set_option(net::ClientDeflate(options_.deflate));
-    ws.async_handshake(impl_->upgrade_response, url_.host + ":" + std::to_string(url_.port),
+    ws.async_handshake(streams_->upgrade_response, url_.host + ":" + std::to_string(url_.port),
                        "/scene/" + scene_, [self = shared_from_this()](const net::error_code& h) {
                          if (self->closed_) return;
                          if (h) {
-                           self->Fail(self->impl_->UpgradeError());
+                           self->Fail(self->streams_->UpgradeError());
                            return;
                          }
                          self->OnConnected();
@@ -258,7 +196,7 @@ void Connection::Upgrade() {
 
 void Connection::OnConnected() {
   open_ = true;
-  impl_->deadline.cancel();
+  streams_->deadline.cancel();
   if (handlers_.on_open) handlers_.on_open();
   if (options_.ping_interval_ms > 0 && options_.pong_timeout_ms > 0) {
     last_pong_ = std::chrono::steady_clock::now();
@@ -269,8 +207,8 @@ void Connection::OnConnected() {
 }
 
 void Connection::ArmKeepalive() {
-  impl_->keepalive.expires_after(std::chrono::milliseconds(options_.ping_interval_ms));
-  impl_->keepalive.async_wait([self = shared_from_this()](const net::error_code& ec) {
+  streams_->keepalive.expires_after(std::chrono::milliseconds(options_.ping_interval_ms));
+  streams_->keepalive.async_wait([self = shared_from_this()](const net::error_code& ec) {
     if (ec || self->closed_) return;
     const auto now = std::chrono::steady_clock::now();
     if (now - self->last_pong_ > std::chrono::milliseconds(self->options_.pong_timeout_ms)) {
@@ -288,7 +226,7 @@ void Connection::ArmKeepalive() {
 void Connection::Read() {
   if (closed_ || !reading_ || read_pending_) return;
   read_pending_ = true;
-  if (impl_->websocket()) {
+  if (streams_->websocket()) {
     auto on_message = [self = shared_from_this()](const net::error_code& ec, std::size_t n) {
       self->read_pending_ = false;
       if (self->closed_) return;
@@ -298,7 +236,7 @@ void Connection::Read() {
         return;
       }
       self->bytes_received_.fetch_add(n, std::memory_order_relaxed);
-      const auto data = self->impl_->ws_buffer.cdata();
+      const auto data = self->streams_->ws_buffer.cdata();
       std::span<const uint8_t> message(static_cast<const uint8_t*>(data.data()), data.size());
       while (!message.empty() && !self->closed_) {
         const auto size = session::PeekFrameSize(message);
@@ -309,10 +247,11 @@ void Connection::Read() {
         self->Deliver(message.first(static_cast<std::size_t>(*size)));
         message = message.subspan(static_cast<std::size_t>(*size));
       }
-      self->impl_->ws_buffer.consume(self->impl_->ws_buffer.size());
+      self->streams_->ws_buffer.consume(self->streams_->ws_buffer.size());
       self->Read();
     };
-    impl_->WithWebSocket([&](auto& ws) { ws.async_read(impl_->ws_buffer, std::move(on_message)); });
+    streams_->WithWebSocket(
+        [&](auto& ws) { ws.async_read(streams_->ws_buffer, std::move(on_message)); });
     return;
   }
   constexpr std::size_t kReadChunk = 64 * 1024;
@@ -335,14 +274,14 @@ void Connection::Read() {
     self->bytes_received_.fetch_add(n, std::memory_order_relaxed);
     self->OnBytes(n);
   };
-  impl_->WithBytes([&](auto& stream) {
+  streams_->WithBytes([&](auto& stream) {
     stream.async_read_some(net::asio::buffer(in_.data() + in_used_, in_.size() - in_used_),
                            std::move(on_bytes));
   });
 }
 
 void Connection::ReadStamped() {
-  impl_->tcp->async_wait(
+  streams_->tcp->async_wait(
       net::tcp::socket::wait_read, [self = shared_from_this()](const net::error_code& ec) {
         self->read_pending_ = false;
         if (self->closed_) return;
@@ -350,7 +289,7 @@ void Connection::ReadStamped() {
           self->Fail(MakeError(ErrorCode::kIo, "connection lost"));
           return;
         }
-        const ssize_t n = ReceiveStamped(self->impl_->tcp->native_handle(),
+        const ssize_t n = ReceiveStamped(self->streams_->tcp->native_handle(),
                                          std::span<uint8_t>(self->in_.data() + self->in_used_,
                                                             self->in_.size() - self->in_used_),
                                          self->receive_time_ns_);
@@ -441,7 +380,7 @@ void Connection::Deliver(std::span<const uint8_t> frame) {
     session::Hello offered;
     OfferCompression(url_, options_, offered);
     const bool frames = w->compression == session::Compression::kZstdFrames;
-    if (impl_->websocket() || zstd_ || records_ ||
+    if (streams_->websocket() || zstd_ || records_ ||
         (frames ? !offered.zstd_frames : offered.compression != w->compression)) {
       Fail(MakeError(ErrorCode::kEnvelopeInvalid,
                      "the server chose a compression this connection did not offer"));
@@ -497,7 +436,7 @@ void Connection::WriteNext() {
   buffers_.clear();
   // Over WebSocket the frames of one write are one message, which the server reads whole up
   // to its frame limit (docs/PROTOCOL.md section 2, "Frame limit"): gather only that much.
-  const bool bounded = impl_->websocket();
+  const bool bounded = streams_->websocket();
   std::size_t message_bytes = 0;
   while (!out_.empty()) {
     if (bounded && !in_flight_.empty() && message_bytes + out_.front().size() > send_limit_bytes_) {
@@ -527,10 +466,10 @@ void Connection::WriteNext() {
     }
     self->WriteNext();
   };
-  if (impl_->websocket()) {
-    impl_->WithWebSocket([&](auto& ws) { ws.async_write(buffers_, std::move(done)); });
+  if (streams_->websocket()) {
+    streams_->WithWebSocket([&](auto& ws) { ws.async_write(buffers_, std::move(done)); });
   } else {
-    impl_->WithBytes(
+    streams_->WithBytes(
         [&](auto& stream) { net::asio::async_write(stream, buffers_, std::move(done)); });
   }
 }
@@ -549,8 +488,8 @@ void Connection::OnWriteFailed() {
   for (const auto& f : out_) dropped += f.size();
   queued_bytes_.fetch_sub(dropped, std::memory_order_relaxed);
   out_.clear();
-  impl_->deadline.expires_after(std::chrono::milliseconds(kWriteFailureGraceMs));
-  impl_->deadline.async_wait([self = shared_from_this(), error](const net::error_code& ec) {
+  streams_->deadline.expires_after(std::chrono::milliseconds(kWriteFailureGraceMs));
+  streams_->deadline.async_wait([self = shared_from_this(), error](const net::error_code& ec) {
     if (!ec && !self->closed_) self->Fail(error);
   });
 }
@@ -577,8 +516,8 @@ void Connection::CloseAfter(std::vector<uint8_t> last, std::chrono::milliseconds
           return;
         }
         self->closing_ = true;
-        self->impl_->deadline.expires_after(limit);
-        self->impl_->deadline.async_wait([self](const net::error_code& ec) {
+        self->streams_->deadline.expires_after(limit);
+        self->streams_->deadline.async_wait([self](const net::error_code& ec) {
           if (!ec) self->Fail(MakeError(ErrorCode::kOk, "closed by the client (goodbye unsent)"));
         });
         self->Queue(std::move(last));
@@ -589,11 +528,11 @@ void Connection::Fail(const Error& error) {
   if (closed_) return;
   closed_ = true;
   net::error_code ignored;
-  impl_->deadline.cancel();
-  impl_->keepalive.cancel();
-  impl_->resolver.cancel();
-  impl_->lowest().shutdown(net::tcp::socket::shutdown_both, ignored);
-  impl_->lowest().close(ignored);
+  streams_->deadline.cancel();
+  streams_->keepalive.cancel();
+  streams_->resolver.cancel();
+  streams_->lowest().shutdown(net::tcp::socket::shutdown_both, ignored);
+  streams_->lowest().close(ignored);
   std::size_t dropped = 0;
   for (const auto& f : out_) dropped += f.size();
   queued_bytes_.fetch_sub(dropped, std::memory_order_relaxed);

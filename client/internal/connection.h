@@ -27,6 +27,8 @@
 
 namespace scenecrdt::client {
 
+struct ConnectionStreams;
+
 // Sets what `hello` offers to read compressed over `url`: on tcp:// (and tls://) with
 // options.zstd, the zstd stream (Hello.compression) and, with options.zstd_frames, zstd frames.
 void OfferCompression(const ServerUrl& url, const ConnectionOptions& options,
@@ -71,7 +73,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   int64_t receive_time_ns() const { return receive_time_ns_; }
 
  private:
-  struct Impl;
   // With options_.local_address: bind, then connect to the first address of its family.
   void ConnectFrom(const net::tcp::resolver::results_type& results);
   void OnTcpConnected(const net::error_code& ec);  // then TLS, the upgrade or OnConnected
@@ -97,7 +98,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::string scene_;
   ConnectionOptions options_;
   ConnectionHandlers handlers_;
-  std::unique_ptr<Impl> impl_;  // sockets (keeps Beast out of this header's users' code paths)
+  std::unique_ptr<ConnectionStreams> streams_;  // connection_streams.h
   std::vector<uint8_t> in_;     // receive buffer (TCP); only grows, never re-zeroed per read
   std::size_t in_used_ = 0;     // bytes of in_ received and not yet framed
   std::vector<uint8_t> frame_;  // aligned copy of one frame

@@ -117,7 +117,6 @@ void ChangeBatch::Build(const runtime::CrdtStore& store, const InterestIndex& in
       gained.push_back(m.entity);
     }
   });
-  by_cell.clear();
   by_cell.reserve(by_entity.size());
   for (const auto& [e, at] : by_entity) {
     by_cell.push_back({index.CellOf(e).value_or(InterestIndex::kNoCell), e, &at});

@@ -2,9 +2,6 @@
 // Owns AdminGet (tools/cli/remote/admin_get.h): the admin API's GET over http or https.
 #include "tools/cli/remote/admin_get.h"
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-
 #include <memory>
 
 #include "scenecrdt/client/internal/client_tls.h"
@@ -92,19 +89,10 @@ std::optional<std::string> AdminGet(const AdminEndpoint& at, const std::string& 
         tcp.async_connect(r, [&](net::error_code connected, const net::tcp::endpoint&) {
           if (connected) return done(connected);
           if (!tls) return Exchange(plain, req, buffer, parser, done);
-          // SNI names hosts, never IP addresses (RFC 6066); the certificate must name the host.
-          net::error_code not_ip;
-          net::asio::ip::make_address(at.host, not_ip);
-          if (not_ip) {
-            SSL_ctrl(tls->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-                     const_cast<char*>(at.host.c_str()));
-          }
-          tls->set_verify_callback(net::ssl::host_name_verification(at.host));
+          client::PrepareClientHandshake(*tls, at.host);
           tls->async_handshake(net::ssl::stream_base::client, [&](net::error_code shaken) {
             if (shaken) {
-              verify_failed = shaken.category() == net::asio::error::get_ssl_category() &&
-                              ERR_GET_REASON(static_cast<unsigned long>(shaken.value())) ==
-                                  SSL_R_CERTIFICATE_VERIFY_FAILED;
+              verify_failed = client::IsCertificateRefused(shaken);
               return done(shaken);
             }
             Exchange(*tls, req, buffer, parser, done);
@@ -114,9 +102,7 @@ std::optional<std::string> AdminGet(const AdminEndpoint& at, const std::string& 
   ioc.run_for(timeout);
   if (failure) {
     error = "GET " + target + " on " + where + ": " +
-            (verify_failed ? "the server's certificate is not trusted or not for this host (a "
-                             "private CA needs --ca FILE)"
-                           : failure.message());
+            (verify_failed ? std::string(client::kUntrustedCertificate) : failure.message());
     return std::nullopt;
   }
   const auto& res = parser.get();
