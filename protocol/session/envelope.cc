@@ -23,10 +23,21 @@ flatbuffers::Offset<flatbuffers::String> OptionalString(flatbuffers::FlatBufferB
   return s.empty() ? 0 : b.CreateString(s);
 }
 
+// BuildFrame's builder: one per thread, cleared between frames so that its buffer is reused
+// (a frame costs one allocation, its own vector, once the builder is warm). A builder that
+// grew past kKeptBuilderBytes for a large frame (a state chunk) gives its memory back.
+constexpr std::size_t kKeptBuilderBytes = 64 * 1024;
+
+flatbuffers::FlatBufferBuilder& ThreadBuilder() {
+  thread_local flatbuffers::FlatBufferBuilder builder(1024);
+  builder.Clear();
+  return builder;
+}
+
 }  // namespace
 
 std::vector<uint8_t> BuildFrame(const Frame& frame) {
-  flatbuffers::FlatBufferBuilder b(256);
+  flatbuffers::FlatBufferBuilder& b = ThreadBuilder();
   fb::Payload type = fb::Payload::NONE;
   flatbuffers::Offset<void> payload;
   std::visit(
@@ -94,7 +105,9 @@ std::vector<uint8_t> BuildFrame(const Frame& frame) {
       frame);
   auto root = fb::CreateEnvelope(b, kProtocolVersion, type, payload);
   b.FinishSizePrefixed(root, fb::EnvelopeIdentifier());
-  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  std::vector<uint8_t> bytes(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+  if (b.GetSize() > kKeptBuilderBytes) b.Reset();
+  return bytes;
 }
 
 std::optional<uint64_t> PeekFrameSize(std::span<const uint8_t> bytes) {
