@@ -125,11 +125,12 @@ Result<void> Server::Start(bool handle_signals) {
   metrics_.connections_cap.store(limiter_->caps().max_total, std::memory_order_relaxed);
   metrics_.scenes_cap.store(l.max_scenes_in_memory, std::memory_order_relaxed);
   if (tcp_endpoint) {
-    tcp_ = std::make_unique<Listener>(*this, ListenerKind::kFramedTcp, *limiter_, tls_.get());
+    tcp_ =
+        std::make_unique<Listener>(Connections(), ListenerKind::kFramedTcp, *limiter_, tls_.get());
     if (auto r = tcp_->Open(*tcp_endpoint); !r.has_value()) return r.error();
   }
   if (http_endpoint) {
-    http_ = std::make_unique<Listener>(*this, ListenerKind::kHttp, *limiter_, tls_.get());
+    http_ = std::make_unique<Listener>(Connections(), ListenerKind::kHttp, *limiter_, tls_.get());
     if (auto r = http_->Open(*http_endpoint); !r.has_value()) return r.error();
   }
   if (handle_signals) {
@@ -149,7 +150,7 @@ Result<void> Server::Start(bool handle_signals) {
   if (tcp_) tcp_->Start();
   if (http_) http_->Start();
   if (config_.demo) {
-    demo_ = std::make_unique<Demo>(*this, config_.demo_hz);
+    demo_ = std::make_unique<Demo>(*this, *scenes_, config_.demo_hz);
     demo_->Start();
   }
   const int threads = std::max(1, config_.threads);
@@ -178,13 +179,8 @@ void Server::RequestStop() {
   stop_cv_.notify_all();
 }
 
-std::vector<std::shared_ptr<Session>> Server::LiveSessions() {
-  std::vector<std::shared_ptr<Session>> out;
-  std::lock_guard<std::mutex> lock(sessions_mu_);
-  for (auto& [id, weak] : sessions_) {
-    if (auto s = weak.lock()) out.push_back(std::move(s));
-  }
-  return out;
+ConnectionContext Server::Connections() {
+  return ConnectionContext{*this, *scenes_, sessions_, directory_.get()};
 }
 
 template <class Items, class Fn>
@@ -228,7 +224,7 @@ int Server::Wait() {
   const std::vector<Scene*> scenes = scenes_->Freeze();
   // 2. No new frames: every frame read so far is already posted to its scene.
   ForEachAndWait(
-      LiveSessions(),
+      sessions_.Live(),
       [](const std::shared_ptr<Session>& s, std::function<void()> done) {
         s->PostStopReading(std::move(done));
       },
@@ -246,17 +242,10 @@ int Server::Wait() {
                                       : error.c_str()));
   }
   // 4. Close every session after what it has queued (the acks above included).
-  for (const auto& s : LiveSessions()) {
+  for (const auto& s : sessions_.Live()) {
     s->PostClose(ErrorCode::kShuttingDown, "the server is stopping");
   }
-  for (int i = 0; i < 300; ++i) {
-    {
-      std::lock_guard<std::mutex> lock(sessions_mu_);
-      if (sessions_.empty()) break;
-    }
-    std::unique_lock<std::mutex> lock(phase_mu_);
-    phase_cv_.wait_for(lock, std::chrono::milliseconds(10));
-  }
+  sessions_.WaitUntilEmpty(std::chrono::seconds(3));
   // 5. Stop the cluster node (its threads post to scene strands), the io threads and the
   // persistence thread.
   if (cluster_) cluster_->Stop();
@@ -362,7 +351,7 @@ bool Server::ReloadAccess() {
   }
   auth_.Replace(std::move(fresh.value()));
   Metrics::Add(metrics_.auth_reloads);
-  const std::vector<std::shared_ptr<Session>> sessions = LiveSessions();
+  const std::vector<std::shared_ptr<Session>> sessions = sessions_.Live();
   for (const auto& s : sessions) s->PostRecheckGrant();
   log_.Write(LogLevel::kInfo, "auth_reload",
              "ok=yes auth_file=%s jwt_keys=%zu sessions_rechecked=%zu (new joins use them; "
@@ -389,23 +378,6 @@ void Server::NoteCertificate(const char* when) {
 }
 
 std::size_t Server::num_scenes() const { return scenes_->size(); }
-
-Scene* Server::FindOrCreateScene(std::string_view name) {
-  auto scene = scenes_->Acquire(name, /*may_create=*/true);
-  return scene.has_value() ? scene.value() : nullptr;  // never released: never evicted
-}
-
-Result<Scene*> Server::AcquireScene(std::string_view name, bool may_create) {
-  return scenes_->Acquire(name, may_create);
-}
-
-void Server::ReleaseScene(Scene* scene) { scenes_->Release(scene); }
-
-Result<bool> Server::DeleteScene(std::string_view name, std::function<void(SceneDeletion)> done) {
-  return scenes_->Delete(name, std::move(done));
-}
-
-std::vector<Scene*> Server::ListScenes() { return scenes_->AcquireLoaded(); }
 
 bool Server::InspectScene(const std::string& name,
                           const std::function<void(const runtime::CrdtStore&, uint64_t)>& read) {
@@ -441,21 +413,6 @@ std::optional<std::vector<OwnerRow>> Server::SceneOwners(const std::string& name
   });
   if (!found) return std::nullopt;
   return out;
-}
-
-uint64_t Server::RegisterSession(const std::shared_ptr<Session>& s) {
-  std::lock_guard<std::mutex> lock(sessions_mu_);
-  const uint64_t id = next_session_id_++;
-  sessions_.emplace(id, s);
-  return id;
-}
-
-void Server::UnregisterSession(uint64_t id) {
-  {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
-    sessions_.erase(id);
-  }
-  phase_cv_.notify_all();
 }
 
 }  // namespace scenecrdt::server

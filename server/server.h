@@ -12,7 +12,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,8 +25,10 @@
 #include "scenecrdt/server/scene/scene.h"
 #include "scenecrdt/server/scene/scene_registry.h"
 #include "scenecrdt/server/sessions/session.h"
+#include "scenecrdt/server/sessions/session_registry.h"
 #include "scenecrdt/server/storage/data_dir_lock.h"
 #include "scenecrdt/server/storage/persistence.h"
+#include "scenecrdt/server/transport/connection_context.h"
 #include "scenecrdt/server/transport/connection_limiter.h"
 #include "scenecrdt/server/transport/listener.h"
 #include "scenecrdt/server/transport/tls_context.h"
@@ -102,20 +103,15 @@ class Server final : public ServerContext {
   }
   // The cluster membership with --redis; nullptr without (the embedded default).
   ClusterNode* cluster() { return cluster_.get(); }
-  SceneDirectory* scene_directory() override { return directory_.get(); }
+  // The stored scene names for the viewer's list (after Start).
+  SceneDirectory* scene_directory() { return directory_.get(); }
   uint64_t incarnation() const override { return persistence_ ? persistence_->incarnation() : 0; }
   uint16_t tcp_port() const override { return tcp_ ? tcp_->port() : 0; }
   uint16_t http_port() const override { return http_ ? http_->port() : 0; }
-  Scene* FindOrCreateScene(std::string_view name) override;
-  Result<Scene*> AcquireScene(std::string_view name, bool may_create) override;
-  Result<bool> DeleteScene(std::string_view name, std::function<void(SceneDeletion)> done) override;
-  void ReleaseScene(Scene* scene) override;
-  std::vector<Scene*> ListScenes() override;
-  uint64_t RegisterSession(const std::shared_ptr<Session>& s) override;
-  void UnregisterSession(uint64_t id) override;
 
  private:
-  std::vector<std::shared_ptr<Session>> LiveSessions();
+  // What the listeners hand each connection (the registries below, the scene directory).
+  ConnectionContext Connections();
   // Posts `start(done)` for each item and waits (bounded) until every done ran.
   template <class Items, class Fn>
   bool ForEachAndWait(const Items& items, Fn start, std::chrono::milliseconds timeout);
@@ -149,9 +145,7 @@ class Server final : public ServerContext {
   std::string start_diagnostic_;
   std::size_t stored_scenes_ = 0;
 
-  std::mutex sessions_mu_;
-  std::map<uint64_t, std::weak_ptr<Session>> sessions_;
-  uint64_t next_session_id_ = 1;
+  SessionRegistry sessions_;
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -53,11 +53,11 @@ std::array<DemoBody, kDemoBodies> DemoBodiesAt(double t_s) {
   return bodies;
 }
 
-Demo::Demo(ServerContext& ctx, double hz)
-    : ctx_(ctx), hz_(hz > 0.0 ? hz : 25.0), timer_(net::asio::make_strand(ctx.ioc())) {}
+Demo::Demo(ServerContext& ctx, Scenes& scenes, double hz)
+    : scenes_(scenes), hz_(hz > 0.0 ? hz : 25.0), timer_(net::asio::make_strand(ctx.ioc())) {}
 
 bool Demo::Start() {
-  scene_ = ctx_.FindOrCreateScene("demo");
+  scene_ = scenes_.FindOrCreate("demo");
   if (!scene_) return false;
   timer_.expires_after(std::chrono::milliseconds(0));
   timer_.async_wait([this](const net::error_code& ec) {

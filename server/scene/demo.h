@@ -13,6 +13,7 @@
 
 #include "scenecrdt/protocol/transform.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/scene/scenes.h"
 
 namespace scenecrdt::server {
 
@@ -30,8 +31,8 @@ std::array<DemoBody, kDemoBodies> DemoBodiesAt(double t_s);
 // Writes DemoBodiesAt(tick / hz) into its scene every 1/hz seconds, on a strand of its own.
 class Demo {
  public:
-  // `hz` <= 0 means 25.
-  Demo(ServerContext& ctx, double hz);
+  // `hz` <= 0 means 25. Its scene comes from `scenes`.
+  Demo(ServerContext& ctx, Scenes& scenes, double hz);
   // Creates (or finds) the scene "demo" and starts writing. False while the server stops.
   bool Start();
   // Stops writing (thread-safe; the pending tick is cancelled on the strand).
@@ -40,7 +41,7 @@ class Demo {
  private:
   void Tick();
 
-  ServerContext& ctx_;
+  Scenes& scenes_;
   const double hz_;
   Scene* scene_ = nullptr;
   net::asio::steady_timer timer_;

@@ -70,6 +70,7 @@
 #include "scenecrdt/server/scene/interest/member_view.h"
 #include "scenecrdt/server/scene/rate_limit.h"
 #include "scenecrdt/server/scene/scene_bytes.h"
+#include "scenecrdt/server/scene/scene_deletion.h"
 #include "scenecrdt/server/scene/scene_member.h"
 #include "scenecrdt/server/scene/scene_sequences.h"
 #include "scenecrdt/server/storage/commit_log.h"
@@ -138,7 +139,7 @@ class Scene final : public LoggedScene {
     uint64_t durable_sequence = 0;
   };
   void Describe(std::function<void(Summary)> done);
-  using Deletion = SceneDeletion;  // context.h
+  using Deletion = SceneDeletion;  // scene_deletion.h
   // See "Deletion" above. `done` runs on the strand once the erase is durable (or failed).
   // SQLite only: the caller answers 501 in cluster mode. Called once.
   void Delete(std::function<void(Deletion)> done);

@@ -77,7 +77,16 @@ Result<Scene*> SceneRegistry::AcquireCluster(std::string_view name, bool may_cre
   return raw;
 }
 
-Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create, bool from_client) {
+Result<Scene*> SceneRegistry::Acquire(std::string_view name, bool may_create) {
+  return AcquireFor(name, may_create, /*from_client=*/true);
+}
+
+Scene* SceneRegistry::FindOrCreate(std::string_view name) {
+  auto scene = Acquire(name, /*may_create=*/true);
+  return scene.has_value() ? scene.value() : nullptr;
+}
+
+Result<Scene*> SceneRegistry::AcquireFor(std::string_view name, bool may_create, bool from_client) {
   if (ctx_.commits().shared()) return AcquireCluster(name, may_create, from_client);
   std::lock_guard<std::mutex> lock(mu_);
   auto found = FindLocked(name, from_client);
@@ -135,7 +144,7 @@ void SceneRegistry::Release(Scene* scene) {
 }
 
 Result<bool> SceneRegistry::Delete(std::string_view name, std::function<void(SceneDeletion)> done) {
-  auto held = Acquire(name, /*may_create=*/false, /*from_client=*/false);
+  auto held = AcquireFor(name, /*may_create=*/false, /*from_client=*/false);
   if (!held.has_value()) return held.error();
   Scene* scene = held.value();
   {
@@ -190,7 +199,7 @@ bool SceneRegistry::WithScene(std::string_view name, const std::function<void(Sc
     ++it->second.refs;
     scene = it->second.scene.get();
   } else {
-    scene = Acquire(name, /*may_create=*/false, /*from_client=*/false);
+    scene = AcquireFor(name, /*may_create=*/false, /*from_client=*/false);
   }
   if (!scene.has_value()) return false;
   fn(*scene.value());

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns SceneRegistry: the scenes held in memory, loaded from the database on first use and
-// evicted when idle (their state is durable, so memory is a cache of SQLite), with a cap on
-// how many are held (docs/SERVER.md "Memory bounds").
+// Owns SceneRegistry: the scenes held in memory (it implements Scenes, scenes.h), loaded from
+// the database on first use and evicted when idle (their state is durable, so memory is a cache of
+// SQLite), with a cap on how many are held (docs/SERVER.md "Memory bounds").
 //
 // - Acquire(name, may_create): the scene, loaded if stored; a name with nothing stored is
 //   created only when `may_create` (a write role): a read-only token never creates scenes.
@@ -45,22 +45,25 @@
 
 #include "scenecrdt/protocol/result.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/scene/scenes.h"
 
 namespace scenecrdt::server {
 
-class SceneRegistry {
+class SceneRegistry final : public Scenes {
  public:
   explicit SceneRegistry(ServerContext& ctx);
-  ~SceneRegistry();
+  ~SceneRegistry() override;
   SceneRegistry(const SceneRegistry&) = delete;
   SceneRegistry& operator=(const SceneRegistry&) = delete;
 
   // The scene, referenced until Release. Errors: kShuttingDown (stopping), kUnauthorized
   // (nothing stored and !may_create), kSceneFull (the in-memory cap), kCorruptData / kIo /
-  // kStorageUnavailable (the scene cannot be read; logged with SQLite's text).
-  // `from_client`: a session's join (counted in the refusal metrics), not a server tool.
-  Result<Scene*> Acquire(std::string_view name, bool may_create, bool from_client = true);
-  void Release(Scene* scene);
+  // kStorageUnavailable (the scene cannot be read; logged with SQLite's text). Counted in the
+  // refusal metrics as a session's join.
+  Result<Scene*> Acquire(std::string_view name, bool may_create) override;
+  // Acquire(name, true), never released; nullptr on an error.
+  Scene* FindOrCreate(std::string_view name) override;
+  void Release(Scene* scene) override;
   // Runs `fn` with the scene loaded (not created), referenced meanwhile. False when nothing
   // is stored under `name` or it cannot be loaded. Cluster mode: only a scene in memory (a
   // load from Redis is asynchronous).
@@ -69,7 +72,7 @@ class SceneRegistry {
   // Starts deleting `name` (see above); `done` runs on the scene's strand once its rows are
   // erased (or the erase failed: Deletion::ok). Errors, at once: kUnauthorized (nothing
   // stored), kSceneDeleted (a delete of it runs), and Acquire's others.
-  Result<bool> Delete(std::string_view name, std::function<void(SceneDeletion)> done);
+  Result<bool> Delete(std::string_view name, std::function<void(SceneDeletion)> done) override;
 
   // Starts the eviction sweep (after the io threads run).
   void StartSweeper();
@@ -78,7 +81,7 @@ class SceneRegistry {
   std::size_t size() const;
   // Every scene in memory and not being evicted, in name order, each referenced until Release
   // (the scene list of GET /).
-  std::vector<Scene*> AcquireLoaded();
+  std::vector<Scene*> AcquireLoaded() override;
   // One sweep now (tests; the timer calls it too).
   void Sweep();
 
@@ -95,6 +98,9 @@ class SceneRegistry {
     std::unique_ptr<Scene> scene;
     uint64_t refs = 0;
   };
+  // Acquire; `from_client`: a session's join (counted in the refusal metrics), not a server
+  // tool's.
+  Result<Scene*> AcquireFor(std::string_view name, bool may_create, bool from_client);
   void FinishDelete(const std::string& name, Scene* scene);
   // Under mu_: loading `name` again takes a fresh incarnation.
   void NoteGoneLocked(const std::string& name);

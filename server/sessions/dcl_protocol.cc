@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the raw-DCL protocol's chunk handling, drop policy, throttling and close codes.
+// Owns the raw-DCL protocol's chunk handling, drop policy and throttling (its close codes:
+// close_codes.h).
 #include "scenecrdt/server/sessions/dcl_protocol.h"
 
 #include <algorithm>
@@ -8,50 +9,10 @@
 
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/scene/scene.h"
+#include "scenecrdt/server/sessions/close_codes.h"
 #include "scenecrdt/server/sessions/session.h"
 
 namespace scenecrdt::server {
-
-namespace {
-
-// The decoder's verdicts on a malformed DCL chunk.
-bool IsMalformedDcl(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kTruncated:
-    case ErrorCode::kLengthTooSmall:
-    case ErrorCode::kLengthTooLarge:
-    case ErrorCode::kLengthMismatch:
-    case ErrorCode::kDataLengthMismatch:
-    case ErrorCode::kUnknownMessageType:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// The WebSocket close code for a fatal condition (RFC 6455 section 7.4.1).
-uint16_t WebSocketCloseCode(ErrorCode code) {
-  if (IsMalformedDcl(code)) return 1007;  // invalid frame payload data
-  switch (code) {
-    case ErrorCode::kFrameTooLarge:
-      return 1009;  // message too big
-    case ErrorCode::kShuttingDown:
-    case ErrorCode::kSceneDeleted:
-      return 1001;  // going away (the server, or the scene)
-    case ErrorCode::kSceneFull:
-      return 1013;  // try again later
-    case ErrorCode::kStorageUnavailable:
-    case ErrorCode::kCorruptData:
-    case ErrorCode::kIo:
-      return 1011;  // internal error: the scene cannot be read from the database
-    case ErrorCode::kBadRequest:
-      return 1003;  // unsupported data (a text message)
-    default:
-      return 1008;  // policy violation
-  }
-}
-
-}  // namespace
 
 DclProtocol::DclProtocol(ServerContext& ctx, const net::Strand& strand, std::string scene,
                          Role role)
@@ -137,7 +98,7 @@ void DclProtocol::OnWriteRefused(const session::Refusal& refusal) {
 }
 
 void DclProtocol::QueueGoodbye(ErrorCode code, std::string_view text) {
-  session().SetCloseStatus(WebSocketCloseCode(code), text);
+  session().SetCloseStatus(WebSocketCloseCode(CloseCodeProtocol::kDcl, code), text);
 }
 
 CloseReason DclProtocol::FatalCloseReason(ErrorCode code) const {

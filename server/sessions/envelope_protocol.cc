@@ -6,35 +6,12 @@
 
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/scene/scene.h"
+#include "scenecrdt/server/sessions/close_codes.h"
 #include "scenecrdt/server/sessions/session.h"
 
 namespace scenecrdt::server {
 
 namespace {
-
-// The WebSocket close status after a fatal Error frame (RFC 6455 section 7.4.1).
-uint16_t EnvelopeCloseCode(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kShuttingDown:
-    case ErrorCode::kSceneDeleted:
-      return 1001;  // going away (the server, or the scene)
-    case ErrorCode::kFrameTooLarge:
-      return 1009;  // message too big
-    case ErrorCode::kSceneFull:
-      return 1013;  // try again later
-    case ErrorCode::kStorageUnavailable:
-    case ErrorCode::kCorruptData:
-    case ErrorCode::kIo:
-      return 1011;  // internal error: the scene cannot be read from the database
-    case ErrorCode::kEnvelopeInvalid:
-    case ErrorCode::kProtocolVersion:
-    case ErrorCode::kUnexpectedPayload:
-    case ErrorCode::kBadRequest:
-      return 1002;  // protocol error
-    default:
-      return 1008;  // policy violation (unauthorized, slow consumer, malformed DCL ...)
-  }
-}
 
 // Clients assume this limit before the Welcome and from servers that do not send it.
 static_assert(Limits{}.max_frame_bytes == session::kDefaultServerMaxFrameBytes,
@@ -214,7 +191,7 @@ void EnvelopeProtocol::QueueGoodbye(ErrorCode code, std::string_view text) {
     return;
   }
   // Over WebSocket the close status says it too (never 1000 "normal" after a fatal Error).
-  session().SetCloseStatus(EnvelopeCloseCode(code), text);
+  session().SetCloseStatus(WebSocketCloseCode(CloseCodeProtocol::kEnvelope, code), text);
   // The fatal Error goes out even when the control queue is full.
   QueueRaw(MakeShared(session::BuildFrame(session::ErrorFrame{code, std::string(text), 0, true})));
 }

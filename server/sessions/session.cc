@@ -19,9 +19,11 @@ constexpr std::size_t kMaxCloseTextBytes = 123;
 
 }  // namespace
 
-Session::Session(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport,
+Session::Session(const SessionContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport,
                  std::unique_ptr<Protocol> protocol)
-    : ctx_(ctx),
+    : ctx_(ctx.server),
+      scenes_(ctx.scenes),
+      registry_(ctx.sessions),
       strand_(transport->strand()),
       kind_(kind),
       peer_(transport->peer()),
@@ -35,7 +37,7 @@ Session::Session(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport
 Session::~Session() { Metrics::Add(ctx_.metrics().queued_bytes, -in_flight_bytes_); }
 
 void Session::Start() {
-  id_ = ctx_.RegisterSession(shared_from_this());
+  id_ = registry_.Register(shared_from_this());
   Metrics::Add(ctx_.metrics().sessions, 1);
   Metrics::Add(ctx_.metrics().sessions_of(kind_), 1);
   Metrics::Add(ctx_.metrics().sessions_accepted);
@@ -81,7 +83,7 @@ void Session::NoteInput(std::size_t bytes) {
 void Session::JoinScene(const std::string& name, bool can_write, std::optional<uint64_t> resume,
                         std::optional<InterestSpec> interest) {
   // A read-only token may join a stored scene but never create one (docs/SERVER.md).
-  auto scene = ctx_.AcquireScene(name, can_write);
+  auto scene = scenes_.Acquire(name, can_write);
   if (!scene.has_value()) {
     Fatal(scene.error().code, scene.error().detail);
     return;
@@ -368,7 +370,7 @@ void Session::OnClosed() {
   watchdog_.cancel();
   NoteClose(CloseReason::kPeerGone);
   if (scene_) scene_->Leave(id_, close_reason_);
-  ctx_.ReleaseScene(scene_);  // the last use of scene_: it may be evicted once idle
+  scenes_.Release(scene_);  // the last use of scene_: it may be evicted once idle
   scene_ = nullptr;
   scene_frames_.clear();
   protocol_->OnClosed();
@@ -384,7 +386,7 @@ void Session::OnClosed() {
                    scene_name(), U(id_), SessionKindName(kind_), peer_text_.c_str(),
                    CloseReasonName(close_reason_), static_cast<long long>(NowMs() - started_ms_),
                    U(messages_in_), U(bytes_in_), U(bytes_out_), U(refusals_));
-  ctx_.UnregisterSession(id_);
+  registry_.Unregister(id_);
 }
 
 }  // namespace scenecrdt::server

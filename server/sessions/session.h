@@ -27,7 +27,9 @@
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/interest/member_view.h"
 #include "scenecrdt/server/scene/scene_member.h"
+#include "scenecrdt/server/scene/scenes.h"
 #include "scenecrdt/server/sessions/protocol.h"
+#include "scenecrdt/server/sessions/session_registry.h"
 #include "scenecrdt/server/sessions/session_transport.h"
 
 namespace scenecrdt::server {
@@ -36,13 +38,21 @@ namespace scenecrdt::server {
 // peer's answer before the socket is cut (at most --slow-consumer-ms).
 inline constexpr int64_t kCloseGraceMs = 1500;
 
+// What a session is handed besides its transport and protocol: the server's shared state, the
+// scenes it joins and the registry it stays in while open (all outlive it).
+struct SessionContext {
+  ServerContext& server;
+  Scenes& scenes;
+  SessionRegistry& sessions;
+};
+
 class Session final : public std::enable_shared_from_this<Session>,
                       public SceneMember,
                       public TransportEvents {
  public:
   // `transport`: the connection (its strand and peer address are the session's);
   // `protocol`: what its bytes mean (attached to this session here).
-  Session(ServerContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport,
+  Session(const SessionContext& ctx, SessionKind kind, std::unique_ptr<Transport> transport,
           std::unique_ptr<Protocol> protocol);
   ~Session();
   Session(const Session&) = delete;
@@ -162,6 +172,8 @@ class Session final : public std::enable_shared_from_this<Session>,
   void Watchdog();
 
   ServerContext& ctx_;
+  Scenes& scenes_;
+  SessionRegistry& registry_;
   const net::Strand strand_;
   const SessionKind kind_;
   const net::tcp::endpoint peer_;

@@ -35,10 +35,11 @@ std::string Printable(std::string_view text) {
 
 }  // namespace
 
-HttpSession::HttpSession(ServerContext& ctx, StrandSocket socket,
+HttpSession::HttpSession(const ConnectionContext& connections, StrandSocket socket,
                          std::shared_ptr<ConnectionTicket> ticket,
                          std::shared_ptr<net::ssl::context> tls)
-    : ctx_(ctx),
+    : connections_(connections),
+      ctx_(connections.server),
       socket_(std::move(socket)),
       deadline_(socket_.get_executor()),
       peer_(RemoteEndpoint(socket_)),
@@ -225,7 +226,7 @@ void HttpSession::Route() {
     // from a scene's strand.
     const auto auth_field = req[http::field::authorization];
     const auto method = req.method_string();
-    ServeAdmin(ctx_, std::string_view(method.data(), method.size()), route,
+    ServeAdmin(connections_.web(), std::string_view(method.data(), method.size()), route,
                std::string_view(auth_field.data(), auth_field.size()), peer_,
                [self = shared_from_this(), req](WebResponse r) {
                  net::asio::post(self->socket_.get_executor(),
@@ -244,7 +245,7 @@ void HttpSession::Route() {
         return;
       }
       StartSession(std::make_shared<Session>(
-                       ctx_, SessionKind::kWebSocket,
+                       connections_.session(), SessionKind::kWebSocket,
                        UpgradeTransport(std::move(req), EnvelopeProtocol::kTransportKeepAlive),
                        std::make_unique<EnvelopeProtocol>(ctx_, route.name)),
                    nullptr);
@@ -276,7 +277,7 @@ void HttpSession::Route() {
   } else if (route.route == Route::kMetrics) {
     Respond(http::status::ok, ctx_.metrics().RenderPrometheus(), req, "text/plain; version=0.0.4");
   } else if (IsViewerRoute(route.route)) {  // web_routes.h; answers may come from a scene
-    ServeWeb(ctx_, route, peer_, [self = shared_from_this(), req](WebResponse r) {
+    ServeWeb(connections_.web(), route, peer_, [self = shared_from_this(), req](WebResponse r) {
       net::asio::post(self->socket_.get_executor(), [self, req, r = std::move(r)]() mutable {
         self->Respond(static_cast<http::status>(r.status), std::move(r.body), req, r.content_type);
       });
@@ -316,7 +317,7 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
     // on a cluster node) is refused here (404), as are a full scene cap and a scene that
     // cannot be read now (503), rather than after the upgrade. The scene stays in memory
     // (unreferenced, until idle) for the join.
-    auto held = ctx_.AcquireScene(scene, /*may_create=*/false);
+    auto held = connections_.scenes.Acquire(scene, /*may_create=*/false);
     if (!held.has_value()) {
       const ErrorCode code = held.error().code;
       const http::status status = code == ErrorCode::kUnauthorized
@@ -331,15 +332,15 @@ void HttpSession::UpgradeDcl(std::string scene, std::string token, Request req) 
       Respond(status, std::string(held.error().detail) + "\n", req);
       return;
     }
-    ctx_.ReleaseScene(held.value());
+    connections_.scenes.Release(held.value());
   }
   const UpgradeGrant noted{grant.value(), std::move(token), scene};
   std::unique_ptr<Transport> transport =
       UpgradeTransport(std::move(req), DclProtocol::kTransportKeepAlive);
   auto protocol = std::make_unique<DclProtocol>(ctx_, transport->strand(), std::move(scene), role);
-  StartSession(
-      std::make_shared<Session>(ctx_, SessionKind::kDcl, std::move(transport), std::move(protocol)),
-      &noted);
+  StartSession(std::make_shared<Session>(connections_.session(), SessionKind::kDcl,
+                                         std::move(transport), std::move(protocol)),
+               &noted);
 }
 
 std::unique_ptr<Transport> HttpSession::UpgradeTransport(Request req, bool keep_alive) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/transport/connection_context.h"
 #include "scenecrdt/server/transport/connection_limiter.h"
 #include "scenecrdt/server/transport/endpoint.h"
 
@@ -22,9 +23,10 @@ class Transport;
 
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
-  // `tls`: the context of a TLS listener (https://, wss://); nullptr: plain HTTP.
-  HttpSession(ServerContext& ctx, StrandSocket socket, std::shared_ptr<ConnectionTicket> ticket,
-              std::shared_ptr<net::ssl::context> tls);
+  // `connections`: the listener's; `tls`: the context of a TLS listener (https://, wss://);
+  // nullptr: plain HTTP.
+  HttpSession(const ConnectionContext& connections, StrandSocket socket,
+              std::shared_ptr<ConnectionTicket> ticket, std::shared_ptr<net::ssl::context> tls);
   // The TLS handshake if any (within the handshake timeout), then the first request.
   void Start();
 
@@ -66,7 +68,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
   StrandSocket& lowest() { return tls_ ? tls_->next_layer() : socket_; }
 
-  ServerContext& ctx_;
+  const ConnectionContext connections_;
+  ServerContext& ctx_;   // connections_.server
   StrandSocket socket_;  // moved into tls_ for a TLS connection
   std::optional<TlsSocket> tls_;
   net::asio::steady_timer deadline_;

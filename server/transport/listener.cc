@@ -18,13 +18,14 @@ namespace {
 unsigned long long U(uint64_t v) { return static_cast<unsigned long long>(v); }
 }  // namespace
 
-Listener::Listener(ServerContext& ctx, ListenerKind kind, ConnectionLimiter& limiter,
-                   const TlsContexts* tls)
-    : ctx_(ctx),
+Listener::Listener(const ConnectionContext& connections, ListenerKind kind,
+                   ConnectionLimiter& limiter, const TlsContexts* tls)
+    : connections_(connections),
+      ctx_(connections.server),
       kind_(kind),
       limiter_(limiter),
       tls_(tls),
-      acceptor_(net::asio::make_strand(ctx.ioc())),
+      acceptor_(net::asio::make_strand(ctx_.ioc())),
       retry_(acceptor_.get_executor()) {}
 
 Result<void> Listener::Open(const net::tcp::endpoint& endpoint) {
@@ -112,13 +113,14 @@ void Listener::Admit(StrandSocket socket) {
   std::shared_ptr<net::ssl::context> tls = tls_ ? tls_->current() : nullptr;
   if (kind_ == ListenerKind::kFramedTcp) {
     auto session = std::make_shared<Session>(
-        ctx_, SessionKind::kTcp,
+        connections_.session(), SessionKind::kTcp,
         std::make_unique<TcpTransport>(ctx_, std::move(socket), std::move(tls)),
         std::make_unique<EnvelopeProtocol>(ctx_));
     session->AdoptConnection(std::move(ticket));
     session->Start();
   } else {
-    std::make_shared<HttpSession>(ctx_, std::move(socket), std::move(ticket), std::move(tls))
+    std::make_shared<HttpSession>(connections_, std::move(socket), std::move(ticket),
+                                  std::move(tls))
         ->Start();
   }
 }

@@ -13,6 +13,7 @@
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/observability/log_gate.h"
 #include "scenecrdt/server/transport/accept_backoff.h"
+#include "scenecrdt/server/transport/connection_context.h"
 #include "scenecrdt/server/transport/connection_limiter.h"
 #include "scenecrdt/server/transport/endpoint.h"
 #include "scenecrdt/server/transport/tls_context.h"
@@ -24,8 +25,9 @@ enum class ListenerKind : uint8_t { kFramedTcp, kHttp };
 // Owned by the Server, which outlives the io_context threads.
 class Listener {
  public:
-  // `tls`: the server's TLS contexts when it speaks tls:// / https:// (nullptr: plain).
-  Listener(ServerContext& ctx, ListenerKind kind, ConnectionLimiter& limiter,
+  // `connections`: what each accepted connection is handed; `tls`: the server's TLS contexts
+  // when it speaks tls:// / https:// (nullptr: plain).
+  Listener(const ConnectionContext& connections, ListenerKind kind, ConnectionLimiter& limiter,
            const TlsContexts* tls);
   Result<void> Open(const net::tcp::endpoint& endpoint);
   void Start();
@@ -41,7 +43,8 @@ class Listener {
   void Refuse(StrandSocket socket, ConnectionLimiter::Verdict verdict);
   const char* name() const { return kind_ == ListenerKind::kFramedTcp ? "tcp" : "http"; }
 
-  ServerContext& ctx_;
+  const ConnectionContext connections_;
+  ServerContext& ctx_;  // connections_.server
   ListenerKind kind_;
   ConnectionLimiter& limiter_;
   const TlsContexts* tls_;

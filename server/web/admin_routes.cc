@@ -38,7 +38,7 @@ WebResponse Problem(unsigned status, const std::string& text) {
   return Json(status, nlohmann::json{{"error", text}});
 }
 
-void ListScenes(ServerContext& ctx, std::function<void(WebResponse)> respond) {
+void ListScenes(const WebContext& web, std::function<void(WebResponse)> respond) {
   auto answer = [respond = std::move(respond)](Listing listing) {
     nlohmann::json scenes = nlohmann::json::array();
     for (const Scene::Summary& s : listing.scenes) scenes.push_back(SummaryJson(s));
@@ -46,21 +46,21 @@ void ListScenes(ServerContext& ctx, std::function<void(WebResponse)> respond) {
     if (!listing.error.empty()) out["error"] = listing.error;
     respond(Json(200, out));
   };
-  SceneDirectory* directory = ctx.scene_directory();
+  SceneDirectory* directory = web.directory;
   if (directory == nullptr) {
-    SceneSummaries(ctx, nullptr, nullptr, std::move(answer));
+    SceneSummaries(web, nullptr, nullptr, std::move(answer));
     return;
   }
-  directory->List([&ctx, answer = std::move(answer)](StoredScenesPtr stored) {
-    SceneSummaries(ctx, nullptr, stored, answer);
+  directory->List([web, answer = std::move(answer)](StoredScenesPtr stored) {
+    SceneSummaries(web, nullptr, stored, answer);
   });
 }
 
 // One stored scene held for an answer (loaded when only stored, never created), or nullptr
 // after answering 404 (nothing stored under `name`) or 503 (it cannot be read now).
-Scene* AcquireStored(ServerContext& ctx, const std::string& name,
+Scene* AcquireStored(const WebContext& web, const std::string& name,
                      const std::function<void(WebResponse)>& respond) {
-  auto held = ctx.AcquireScene(name, /*may_create=*/false);
+  auto held = web.scenes.Acquire(name, /*may_create=*/false);
   if (held.has_value()) return held.value();
   const bool missing = held.error().code == ErrorCode::kUnauthorized;
   respond(Problem(missing ? 404 : 503, missing
@@ -70,30 +70,30 @@ Scene* AcquireStored(ServerContext& ctx, const std::string& name,
 }
 
 // One scene, loaded when only stored (never created: 404 when nothing is stored).
-void InspectScene(ServerContext& ctx, const std::string& name,
+void InspectScene(const WebContext& web, const std::string& name,
                   std::function<void(WebResponse)> respond) {
-  Scene* scene = AcquireStored(ctx, name, respond);
+  Scene* scene = AcquireStored(web, name, respond);
   if (scene == nullptr) return;
-  scene->Describe([&ctx, scene, respond = std::move(respond)](Scene::Summary s) {
+  scene->Describe([web, scene, respond = std::move(respond)](Scene::Summary s) {
     nlohmann::json out = SummaryJson(s);
     out["sequences"] = {
         {"store", s.store_sequence}, {"scene", s.wire_sequence}, {"durable", s.durable_sequence}};
-    ctx.ReleaseScene(scene);
+    web.scenes.Release(scene);
     respond(Json(200, out));
   });
 }
 
 // The scene's owner table (--authority owner|rules; docs/AUTHORITY.md), loaded like
 // InspectScene: {"scene", "authority", "owners": {"<entity number>": "<principal>", ...}}.
-void SceneOwners(ServerContext& ctx, const std::string& name,
+void SceneOwners(const WebContext& web, const std::string& name,
                  std::function<void(WebResponse)> respond) {
-  Scene* scene = AcquireStored(ctx, name, respond);
+  Scene* scene = AcquireStored(web, name, respond);
   if (scene == nullptr) return;
-  scene->Owners([&ctx, scene, name, respond = std::move(respond)](std::vector<OwnerRow> rows) {
-    ctx.ReleaseScene(scene);
+  scene->Owners([web, scene, name, respond = std::move(respond)](std::vector<OwnerRow> rows) {
+    web.scenes.Release(scene);
     nlohmann::json owners = nlohmann::json::object();
     for (const auto& [number, principal] : rows) owners[std::to_string(number)] = principal;
-    const AuthorityMode mode = ctx.config().authority;
+    const AuthorityMode mode = web.server.config().authority;
     respond(Json(200, nlohmann::json{{"scene", name},
                                      {"authority", mode == AuthorityMode::kOwner   ? "owner"
                                                    : mode == AuthorityMode::kRules ? "rules"
@@ -106,15 +106,15 @@ void SceneOwners(ServerContext& ctx, const std::string& name,
 // acknowledged, so what a checkpoint can force is the WAL's: PRAGMA wal_checkpoint(TRUNCATE)
 // on a connection of its own (any connection may checkpoint), waiting at most 1 s for the
 // commit thread. Cluster mode: 501 (the nodes' stream compaction runs on its interval).
-void Checkpoint(ServerContext& ctx, const std::string& name,
+void Checkpoint(const WebContext& web, const std::string& name,
                 std::function<void(WebResponse)> respond) {
-  if (ctx.commits().shared()) {
+  if (web.server.commits().shared()) {
     respond(Problem(501,
                     "cluster mode: the scenes live in Redis streams, compacted by the nodes "
                     "every --compact-interval-ms; forcing one is not built"));
     return;
   }
-  const std::string path = Persistence::DatabasePath(ctx.config().data_dir);
+  const std::string path = Persistence::DatabasePath(web.server.config().data_dir);
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
   int wal_frames = -1;
@@ -135,8 +135,9 @@ void Checkpoint(ServerContext& ctx, const std::string& name,
   }
   sqlite3_close(db);
   if (rc != SQLITE_OK) {
-    ctx.log().Write(LogLevel::kWarn, "admin", "action=checkpoint scene=%s ok=no detail=\"%s\"",
-                    name.c_str(), why.c_str());
+    web.server.log().Write(LogLevel::kWarn, "admin",
+                           "action=checkpoint scene=%s ok=no detail=\"%s\"", name.c_str(),
+                           why.c_str());
     respond(Problem(rc == SQLITE_BUSY ? 503 : 500,
                     "checkpoint failed: " + why +
                         (rc == SQLITE_BUSY ? " (the commit thread held it for 1 s; retry)" : "")));
@@ -144,8 +145,9 @@ void Checkpoint(ServerContext& ctx, const std::string& name,
   }
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(path, ec);
-  ctx.log().Write(LogLevel::kInfo, "admin", "action=checkpoint scene=%s ok=yes wal_frames=%d",
-                  name.c_str(), wal_frames);
+  web.server.log().Write(LogLevel::kInfo, "admin",
+                         "action=checkpoint scene=%s ok=yes wal_frames=%d", name.c_str(),
+                         wal_frames);
   respond(Json(200, nlohmann::json{{"scene", name},
                                    {"checkpointed_frames", checkpointed},
                                    {"database_bytes", ec ? 0 : bytes}}));
@@ -154,20 +156,21 @@ void Checkpoint(ServerContext& ctx, const std::string& name,
 // SQLite: the members are closed with scene_deleted, the rows erased on the commit thread
 // after any commit in flight, the scene dropped from memory (scene_registry.h Delete).
 // Cluster mode: 501 (the stream and snapshot keys are shared with every node; not built).
-void DeleteScene(ServerContext& ctx, const std::string& name, const std::string& peer,
+void DeleteScene(const WebContext& web, const std::string& name, const std::string& peer,
                  std::function<void(WebResponse)> respond) {
-  if (ctx.commits().shared()) {
+  if (web.server.commits().shared()) {
     respond(Problem(501,
                     "cluster mode: deleting a scene is not built (its Redis stream and snapshot "
                     "are shared by every node, which may still host it); see "
                     "docs/OPERATIONS.md \"Admin API\""));
     return;
   }
-  auto started = ctx.DeleteScene(name, [&ctx, name, peer, respond](SceneDeletion d) {
-    ctx.log().Write(d.ok ? LogLevel::kInfo : LogLevel::kError, "admin",
-                    "action=delete scene=%s peer=%s ok=%s entities=%zu sessions=%zu rows=%llu",
-                    name.c_str(), peer.c_str(), d.ok ? "yes" : "no", d.entities, d.sessions,
-                    static_cast<unsigned long long>(d.rows));
+  auto started = web.scenes.Delete(name, [web, name, peer, respond](SceneDeletion d) {
+    web.server.log().Write(
+        d.ok ? LogLevel::kInfo : LogLevel::kError, "admin",
+        "action=delete scene=%s peer=%s ok=%s entities=%zu sessions=%zu rows=%llu", name.c_str(),
+        peer.c_str(), d.ok ? "yes" : "no", d.entities, d.sessions,
+        static_cast<unsigned long long>(d.rows));
     if (!d.ok) {
       respond(Problem(503,
                       "the scene's sessions were closed and it left memory, but erasing its rows "
@@ -175,7 +178,7 @@ void DeleteScene(ServerContext& ctx, const std::string& name, const std::string&
                       "join; retry the DELETE"));
       return;
     }
-    Metrics::Add(ctx.metrics().admin_scene_deletes);
+    Metrics::Add(web.server.metrics().admin_scene_deletes);
     respond(Json(200, nlohmann::json{{"deleted", name},
                                      {"entities", d.entities},
                                      {"sessions_closed", d.sessions},
@@ -188,9 +191,9 @@ void DeleteScene(ServerContext& ctx, const std::string& name, const std::string&
                                                              : 503;
   const std::string text = status == 404 ? "no such scene: nothing is stored under '" + name + "'"
                                          : std::string(started.error().detail);
-  ctx.log().Write(LogLevel::kWarn, "admin",
-                  "action=delete scene=%s peer=%s ok=no http=%u detail=\"%s\"", name.c_str(),
-                  peer.c_str(), status, text.c_str());
+  web.server.log().Write(LogLevel::kWarn, "admin",
+                         "action=delete scene=%s peer=%s ok=no http=%u detail=\"%s\"", name.c_str(),
+                         peer.c_str(), status, text.c_str());
   respond(Problem(status, text));
 }
 
@@ -208,10 +211,10 @@ bool SameSecret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-void ServeAdmin(ServerContext& ctx, std::string_view method, const WebRequest& route,
+void ServeAdmin(const WebContext& web, std::string_view method, const WebRequest& route,
                 std::string_view authorization, const net::tcp::endpoint& peer,
                 std::function<void(WebResponse)> respond) {
-  const std::string& token = ctx.config().admin_token;
+  const std::string& token = web.server.config().admin_token;
   if (token.empty()) {  // not configured: as if the paths did not exist
     respond({404, "not found (the admin API needs --admin-token-file)\n"});
     return;
@@ -221,25 +224,25 @@ void ServeAdmin(ServerContext& ctx, std::string_view method, const WebRequest& r
                                      ? authorization.substr(kBearer.size())
                                      : std::string_view();
   if (given.empty() || !SameSecret(given, token)) {
-    Metrics::Add(ctx.metrics().admin_refused);
-    ctx.log().Write(LogLevel::kWarn, "refusal",
-                    "scene=- session=- kind=admin peer=%s reason=unauthorized fatal=yes "
-                    "messages=0 detail=\"%s\" http=401",
-                    EndpointText(peer).c_str(),
-                    given.empty() ? "no bearer token" : "wrong admin token");
+    Metrics::Add(web.server.metrics().admin_refused);
+    web.server.log().Write(LogLevel::kWarn, "refusal",
+                           "scene=- session=- kind=admin peer=%s reason=unauthorized fatal=yes "
+                           "messages=0 detail=\"%s\" http=401",
+                           EndpointText(peer).c_str(),
+                           given.empty() ? "no bearer token" : "wrong admin token");
     respond(Problem(401,
                     "the admin API needs Authorization: Bearer <the --admin-token-file "
                     "token>"));
     return;
   }
-  Metrics::Add(ctx.metrics().admin_requests);
+  Metrics::Add(web.server.metrics().admin_requests);
   using Route = WebRequest::Route;
   if (route.route == Route::kAdminScenes) {
     if (method != "GET") {
       respond(Problem(405, "GET /admin/scenes"));
       return;
     }
-    ListScenes(ctx, std::move(respond));
+    ListScenes(web, std::move(respond));
     return;
   }
   if (route.route == Route::kAdminOther) {
@@ -253,7 +256,7 @@ void ServeAdmin(ServerContext& ctx, std::string_view method, const WebRequest& r
   const std::string& name = route.name;
   if (route.route == Route::kAdminCheckpoint) {
     if (method == "POST") {
-      Checkpoint(ctx, name, std::move(respond));
+      Checkpoint(web, name, std::move(respond));
     } else {
       respond(Problem(405, "POST /admin/scenes/<name>/checkpoint"));
     }
@@ -261,16 +264,16 @@ void ServeAdmin(ServerContext& ctx, std::string_view method, const WebRequest& r
   }
   if (route.route == Route::kAdminOwners) {
     if (method == "GET") {
-      SceneOwners(ctx, name, std::move(respond));
+      SceneOwners(web, name, std::move(respond));
     } else {
       respond(Problem(405, "GET /admin/scenes/<name>/owners"));
     }
     return;
   }
   if (method == "GET") {
-    InspectScene(ctx, name, std::move(respond));
+    InspectScene(web, name, std::move(respond));
   } else if (method == "DELETE") {
-    DeleteScene(ctx, name, EndpointText(peer), std::move(respond));
+    DeleteScene(web, name, EndpointText(peer), std::move(respond));
   } else {
     respond(Problem(405, "GET or DELETE /admin/scenes/<name>"));
   }

@@ -22,7 +22,7 @@ namespace scenecrdt::server {
 // Answers `method` on an admin `route` (IsAdminRoute, web_request.h) through `respond`, called
 // exactly once, possibly on another thread. `authorization`: the request's Authorization
 // header ("" when absent).
-void ServeAdmin(ServerContext& ctx, std::string_view method, const WebRequest& route,
+void ServeAdmin(const WebContext& web, std::string_view method, const WebRequest& route,
                 std::string_view authorization, const net::tcp::endpoint& peer,
                 std::function<void(WebResponse)> respond);
 

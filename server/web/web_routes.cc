@@ -64,8 +64,8 @@ const char* ContentType(std::string_view name) {
   return "application/octet-stream";
 }
 
-WebResponse Asset(ServerContext& ctx, std::string_view name, const std::string& peer) {
-  const std::string& root = ctx.config().web_root;
+WebResponse Asset(const WebContext& web, std::string_view name, const std::string& peer) {
+  const std::string& root = web.server.config().web_root;
   const std::string path = root + "/" + std::string(name);
   std::ifstream in(path, std::ios::binary);
   std::optional<std::string> body;
@@ -80,8 +80,8 @@ WebResponse Asset(ServerContext& ctx, std::string_view name, const std::string& 
   }
   if (body) return {200, std::move(*body), ContentType(name)};
   const std::string where = root.empty() ? std::string("(no --web-root)") : root;
-  ctx.log().Write(LogLevel::kWarn, "web_asset_missing", "peer=%s asset=%.*s web_root=\"%s\"",
-                  peer.c_str(), static_cast<int>(name.size()), name.data(), where.c_str());
+  web.server.log().Write(LogLevel::kWarn, "web_asset_missing", "peer=%s asset=%.*s web_root=\"%s\"",
+                         peer.c_str(), static_cast<int>(name.size()), name.data(), where.c_str());
   // The server's folders are its operator's business: the path goes to the log only.
   return {404,
           "viewer asset '" + std::string(name) +
@@ -94,12 +94,12 @@ WebResponse Asset(ServerContext& ctx, std::string_view name, const std::string& 
 
 }  // namespace
 
-void SceneSummaries(ServerContext& ctx, const std::string* token, const StoredScenesPtr& stored,
+void SceneSummaries(const WebContext& web, const std::string* token, const StoredScenesPtr& stored,
                     std::function<void(Listing)> done) {
   const auto granted = [&](const std::string& name) {
-    return token == nullptr || ctx.auth().CheckNow(*token, name).has_value();
+    return token == nullptr || web.server.auth().CheckNow(*token, name).has_value();
   };
-  std::vector<Scene*> loaded = ctx.ListScenes();
+  std::vector<Scene*> loaded = web.scenes.AcquireLoaded();
   std::vector<Scene*> scenes;
   std::set<std::string, std::less<>> names;
   for (Scene* s : loaded) {
@@ -107,7 +107,7 @@ void SceneSummaries(ServerContext& ctx, const std::string* token, const StoredSc
     if (granted(s->name())) {
       scenes.push_back(s);
     } else {
-      ctx.ReleaseScene(s);
+      web.scenes.Release(s);
     }
   }
   std::vector<Scene::Summary> stored_only;
@@ -150,14 +150,14 @@ void SceneSummaries(ServerContext& ctx, const std::string* token, const StoredSc
   }
   for (std::size_t i = 0; i < scenes.size(); ++i) {
     Scene* scene = scenes[i];
-    scene->Describe([g, i, scene, &ctx](Scene::Summary s) {
+    scene->Describe([g, i, scene, web](Scene::Summary s) {
       bool last = false;
       {
         std::lock_guard<std::mutex> lock(g->mu);
         g->out.scenes[i] = std::move(s);
         last = --g->left == 0;
       }
-      ctx.ReleaseScene(scene);
+      web.scenes.Release(scene);
       if (last) g->Finish();
     });
   }
@@ -231,7 +231,7 @@ bool IsViewerRoute(WebRequest::Route route) {
   }
 }
 
-void ServeWeb(ServerContext& ctx, const WebRequest& req, const net::tcp::endpoint& peer,
+void ServeWeb(const WebContext& web, const WebRequest& req, const net::tcp::endpoint& peer,
               std::function<void(WebResponse)> respond) {
   const std::string peer_text = EndpointText(peer);
   switch (req.route) {
@@ -239,7 +239,7 @@ void ServeWeb(ServerContext& ctx, const WebRequest& req, const net::tcp::endpoin
       if (req.name.empty()) {
         respond({404, "asset names are [A-Za-z0-9_.-] (no folders)\n"});
       } else {
-        respond(Asset(ctx, req.name, peer_text));
+        respond(Asset(web, req.name, peer_text));
       }
       return;
     case WebRequest::Route::kView:
@@ -260,19 +260,19 @@ void ServeWeb(ServerContext& ctx, const WebRequest& req, const net::tcp::endpoin
   // and its join is refused without creating anything.
   std::optional<WebResponse> page;
   if (req.route == WebRequest::Route::kView) {
-    page = Asset(ctx, "view.html", peer_text);
-    if (page->status != 200 || !ctx.auth().Knows(req.token)) {
+    page = Asset(web, "view.html", peer_text);
+    if (page->status != 200 || !web.server.auth().Knows(req.token)) {
       respond(std::move(*page));
       return;
     }
   }
-  if (!ctx.auth().Knows(req.token)) {
+  if (!web.server.auth().Knows(req.token)) {
     respond({401,
              "this server runs with --auth: add ?token=T (a token of the --auth file; the "
              "read role is enough) to list its scenes\n"});
     return;
   }
-  SceneDirectory* directory = ctx.scene_directory();
+  SceneDirectory* directory = web.directory;
   if (directory && !directory->rate().Admit(peer.address(), NowMs())) {
     directory->NoteLimited(peer_text);
     respond({429, "too many scene listings from your address (at most " +
@@ -280,7 +280,7 @@ void ServeWeb(ServerContext& ctx, const WebRequest& req, const net::tcp::endpoin
                       " a second): the viewer page polls every 2 s; retry in a second\n"});
     return;
   }
-  Metrics::Add(ctx.metrics().scene_listings);
+  Metrics::Add(web.server.metrics().scene_listings);
   const bool json = req.route == WebRequest::Route::kListJson;
   // /view/<scene>: the page when the scene exists (or the list is cut, so it may); else 404
   // with the list. Opening the page would join the scene, which creates it (issue 21).
@@ -301,13 +301,13 @@ void ServeWeb(ServerContext& ctx, const WebRequest& req, const net::tcp::endpoin
     }
   };
   if (!directory) {  // a context without stored scenes (tests): the scenes in memory
-    SceneSummaries(ctx, &req.token, nullptr, std::move(answer));
+    SceneSummaries(web, &req.token, nullptr, std::move(answer));
     return;
   }
   // The stored names are read on the directory's thread; the summaries are gathered from
   // there (auth checks per name included), never on this network thread.
-  directory->List([&ctx, token = req.token, answer = std::move(answer)](StoredScenesPtr stored) {
-    SceneSummaries(ctx, &token, stored, answer);
+  directory->List([web, token = req.token, answer = std::move(answer)](StoredScenesPtr stored) {
+    SceneSummaries(web, &token, stored, answer);
   });
 }
 

@@ -13,10 +13,20 @@
 
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/scene.h"
+#include "scenecrdt/server/scene/scenes.h"
 #include "scenecrdt/server/web/scene_directory.h"
 #include "scenecrdt/server/web/web_request.h"
 
 namespace scenecrdt::server {
+
+// What the web routes are handed (all outlive them; copied into callbacks): the server's
+// shared state, the scenes in memory, and the stored scene names (nullptr: list the scenes in
+// memory only).
+struct WebContext {
+  ServerContext& server;
+  Scenes& scenes;
+  SceneDirectory* directory = nullptr;
+};
 
 struct WebResponse {
   unsigned status = 200;  // an HTTP status code
@@ -35,7 +45,7 @@ struct Listing {
 // eviction cannot drop it meanwhile) plus the `stored` names not in memory (not loaded for a
 // listing); `done` runs once with all of them, in name order, on the strand of the last scene
 // to answer (or on the caller's thread).
-void SceneSummaries(ServerContext& ctx, const std::string* token, const StoredScenesPtr& stored,
+void SceneSummaries(const WebContext& web, const std::string* token, const StoredScenesPtr& stored,
                     std::function<void(Listing)> done);
 
 // True for the viewer's routes (kList, kListJson, kView, kAsset), the ones ServeWeb answers.
@@ -45,7 +55,7 @@ bool IsViewerRoute(WebRequest::Route route);
 // possibly on another thread. With --auth, / and /api/scenes need ?token=T and list only the
 // scenes it is granted; the viewer page and its assets are public (the page's WebSocket
 // carries the token). Listings are rate-limited per `peer` address (429 beyond).
-void ServeWeb(ServerContext& ctx, const WebRequest& req, const net::tcp::endpoint& peer,
+void ServeWeb(const WebContext& web, const WebRequest& req, const net::tcp::endpoint& peer,
               std::function<void(WebResponse)> respond);
 
 }  // namespace scenecrdt::server
