@@ -9,9 +9,11 @@ set -euo pipefail
 
 # The allowed order, top to bottom: each room may include its own files and those of the levels
 # below it, never one above or one beside it. Rooms in one level are separated by '|'.
-# "server" is server.h and server.cc; "config" is config.h and context.h (both directly in
-# server/); every other room is a subfolder.
-ORDER=(server transport "sessions|web" scene cluster storage config auth observability)
+# "server" is server.h and server.cc; "context" is context.h (ServerContext: what scenes,
+# sessions, transports and web routes share, storage's CommitLog and Persistence among it, so
+# it sits above cluster/ and storage/); "config" is config.h; both are directly in server/;
+# every other room is a subfolder.
+ORDER=(server transport "sessions|web" scene context cluster storage config auth observability)
 
 # The level of a room, or -1 when the order does not name it.
 level_of() {
@@ -25,11 +27,12 @@ level_of() {
   echo -1
 }
 
-# The room of a path relative to server/ ("scene/scene.h" -> scene, "context.h" -> config).
+# The room of a path relative to server/ ("scene/scene.h" -> scene, "context.h" -> context).
 room_of() {
   case "$1" in
     */*) echo "${1%%/*}" ;;
     server.h | server.cc) echo server ;;
+    context.h) echo context ;;
     *) echo config ;;
   esac
 }
@@ -79,6 +82,13 @@ self_test() {
     return 1
   fi
   rm "$tmp/scene/scene.cc"
+  mkdir -p "$tmp/storage"
+  printf '#include "scenecrdt/server/context.h"\n' > "$tmp/storage/persistence.cc"
+  if check "$tmp" > /dev/null 2>&1; then
+    echo "self-test: storage -> context was not caught" >&2
+    return 1
+  fi
+  rm "$tmp/storage/persistence.cc"
   mkdir -p "$tmp/web"
   printf '#include "scenecrdt/server/sessions/session.h"\n' > "$tmp/web/routes.cc"
   if check "$tmp" > /dev/null 2>&1; then

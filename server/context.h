@@ -18,6 +18,8 @@
 
 namespace scenecrdt::server {
 
+// storage/ (a room below this one: scripts/check_server_rooms.sh): declared, not included, so
+// that the files that share the context do not parse SQLite's and the commit log's headers.
 class CommitLog;
 class Persistence;
 
