@@ -37,8 +37,9 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       rate_(ctx.config().limits.max_rate_hz, strand_,
             [this] {
               const int64_t now = NowMs();
-              for (Member& m : members_) Deliver(m, now);
+              for (MemberState& m : members_) Deliver(m, now);
             }),
+      interest_(ctx, name_, store_, sequences_, frames_, compression_, rate_),
       authority_(ctx.config().authority, ctx.config().authority_rules),
       retry_timer_(strand_),
       flush_timer_(strand_) {
@@ -62,8 +63,8 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
   }
 }
 
-Scene::Member* Scene::FindMember(uint64_t id) {
-  for (Member& m : members_) {
+MemberState* Scene::FindMember(uint64_t id) {
+  for (MemberState& m : members_) {
     if (m.id == id) return &m;
   }
   return nullptr;
@@ -117,7 +118,7 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
         std::unique_ptr<MemberView> view;
         if (interest && !raw) {
           view = std::make_unique<MemberView>(*interest, false);
-          frames = ViewSnapshot(*view, zstd);
+          frames = interest_.JoinSnapshot(*view, zstd);
         } else if (raw || from == 0) {
           // raw: one chunk, the whole state (empty for a new scene)
           frames = SnapshotFrames(raw, zstd);
@@ -132,7 +133,7 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
         for (const SharedFrame& f : frames) state_bytes += f->size();
         Metrics::Add(metrics.state_bytes, state_bytes);
         session::Welcome welcome{member->id(), sequences_.Wire(seq), resumed, can_write};
-        Member m;
+        MemberState m;
         m.member = member;
         m.id = member->id();
         m.cursor = seq;
@@ -146,10 +147,9 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
           m.ranged = !ranges.empty();
           authority_.Grant(m.principal, ranges);
         }
-        if (view) ++interest_members_;
         m.view = std::move(view);
         members_.push_back(std::move(m));
-        if (members_.back().view) RegisterCells(members_.back());
+        if (members_.back().view) interest_.Joined(members_.back());
         ctx_.log().Write(LogLevel::kInfo, "open",
                          "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
                          "reconnect=%s members=%zu interest=%s",
@@ -172,24 +172,19 @@ void Scene::Leave(uint64_t member_id, CloseReason reason) {
     std::erase_if(held_joins_,
                   [&](const HeldJoin& j) { return j.member && j.member->id() == member_id; });
     auto it = std::find_if(members_.begin(), members_.end(),
-                           [&](const Member& m) { return m.id == member_id; });
+                           [&](const MemberState& m) { return m.id == member_id; });
     if (it == members_.end()) return;
     if (Departures::Abnormal(reason)) {
       departures_.Note(it->member->peer().address(), it->member->kind(), NowMs());
     }
-    const bool had_view = it->view != nullptr;
-    if (had_view) RegisterCells(*it, /*drop=*/true);
+    if (it->view) interest_.Leaving(*it);
     members_.erase(it);
-    if (had_view) {
-      --interest_members_;
-      DropIndexIfUnused();
-    }
   });
 }
 
 void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::AdmittedBatch batch) {
   net::asio::post(strand_, [this, member_id, frame_sequence, batch = std::move(batch)]() mutable {
-    Member* member = FindMember(member_id);
+    MemberState* member = FindMember(member_id);
     if (!member) return;  // left meanwhile
     Metrics& metrics = ctx_.metrics();
     const uint64_t growth = SceneBytes::Growth(store_, batch.messages());
@@ -235,7 +230,7 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
 
 void Scene::Ready(uint64_t member_id) {
   net::asio::post(strand_, [this, member_id] {
-    Member* m = FindMember(member_id);
+    MemberState* m = FindMember(member_id);
     if (!m) return;
     m->ready = true;
     const int64_t now = NowMs();
@@ -330,6 +325,22 @@ std::vector<SharedFrame> Scene::SnapshotFrames(bool raw, bool zstd) {
   return frames;
 }
 
+void Scene::SetInterest(uint64_t member_id, std::optional<InterestSpec> interest) {
+  net::asio::post(strand_, [this, member_id, interest] {
+    MemberState* m = FindMember(member_id);
+    if (m == nullptr) {
+      // A join still held for the shared log's load takes the interest with it.
+      for (HeldJoin& j : held_joins_) {
+        if (j.member && j.member->id() == member_id) j.interest = interest;
+      }
+      return;
+    }
+    if (m->raw) return;  // raw DCL cannot express "out of view" (docs/INTEREST.md)
+    interest_.SetInterest(*m, interest);
+    Deliver(*m, NowMs());
+  });
+}
+
 void Scene::Describe(std::function<void(Summary)> done) {
   net::asio::post(strand_, [this, done = std::move(done)] {
     const uint64_t seq = store_.sequence();
@@ -372,8 +383,8 @@ void Scene::FanOut() {
   // Interest members at `from` whose cells saw no change, whose view is all near its centre
   // and that did not write get nothing: only their cursor moves (docs/INTEREST.md).
   std::unordered_set<uint64_t> visit;
-  const bool selective = index_ && InterestVisits(from, visit);
-  for (Member& m : members_) {
+  const bool selective = interest_.active() && interest_.Visits(from, visit);
+  for (MemberState& m : members_) {
     if (!m.ready) continue;  // catches up (coalesced) when its write completes
     if (selective && m.view && m.cursor == from && !m.clear_interest && !m.view->dirty() &&
         !m.view->holds_far() && !m.view->registered_all && visit.count(m.id) == 0) {
@@ -397,8 +408,8 @@ void Scene::FanOut() {
   }
 }
 
-std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
-  if (m.view) return DeliverInterest(m, now_ms);
+std::size_t Scene::Deliver(MemberState& m, int64_t now_ms) {
+  if (m.view) return interest_.Deliver(m, now_ms);
   const uint64_t seq = store_.sequence();
   if (!m.ready || m.cursor >= seq) return 0;
   if (!rate_.Allow(m.next_send_ms, now_ms)) return 0;
@@ -504,7 +515,7 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
 void Scene::TellStorageUnavailable() {
   const uint64_t episode = ctx_.commits().failure_episode();
   for (const uint64_t id : acks_.Waiting()) {
-    Member* m = FindMember(id);
+    MemberState* m = FindMember(id);
     if (!m || m->raw || m->storage_told == episode) continue;  // raw DCL has no acks to wait on
     m->storage_told = episode;
     m->member->PostRefusal(ErrorCode::kStorageUnavailable,
@@ -517,7 +528,7 @@ void Scene::TellStorageUnavailable() {
 void Scene::ReleaseAcks() {
   // One cumulative Ack per member for everything durable now.
   for (const auto& [id, fs] : acks_.TakeDurable(durable_)) {
-    if (Member* m = FindMember(id)) m->member->PostAck(fs);
+    if (MemberState* m = FindMember(id)) m->member->PostAck(fs);
   }
   if (!commit_in_flight_ && durable_ == store_.sequence() && acks_.empty() && acks_.has_waiters()) {
     acks_.ReleaseWaiters();
@@ -607,7 +618,7 @@ void Scene::NotifyUnavailable() {
   // Frame sequence 0: the notice refuses no frame, so clients keep theirs and wait for acks.
   const std::vector<uint64_t> told = acks_.Waiting();
   for (const uint64_t id : told) {
-    if (Member* m = FindMember(id)) {
+    if (MemberState* m = FindMember(id)) {
       m->member->PostRefusal(ErrorCode::kUnavailable,
                              "Redis is unreachable: writes are held, not acknowledged", 0);
     }

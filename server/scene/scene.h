@@ -7,9 +7,10 @@
 // members receive), FanOutCache (one batch per cursor), SnapshotShare (joiners share
 // snapshots), AckBook (acks and flush waiters), RateLimit (--max-rate), Departures
 // (reconnects), SceneBytes (--max-scene-bytes), SceneSequences (scene sequences and resume)
-// and SharedCompression (zstd frames). Interest members (docs/INTEREST.md) get frames of
-// their own, built by MemberView over the scene's InterestIndex (DeliverInterest); the others
-// keep the shared batches.
+// and SharedCompression (zstd frames). The member record is MemberState
+// (scene_member_state.h). Interest members (docs/INTEREST.md) get frames of their own:
+// SceneInterest (interest/scene_interest.h) builds them with MemberView over the scene's
+// InterestIndex; the others keep the shared batches.
 //
 // Fan-out (docs/SERVER.md): each member has a cursor (the store sequence it has been sent up
 // to) and is "ready" when nothing of the scene is in flight to it. A merge schedules one
@@ -66,11 +67,12 @@
 #include "scenecrdt/server/scene/fan_out/frame_builder.h"
 #include "scenecrdt/server/scene/fan_out/shared_compression.h"
 #include "scenecrdt/server/scene/fan_out/snapshot_share.h"
-#include "scenecrdt/server/scene/interest/interest_index.h"
 #include "scenecrdt/server/scene/interest/member_view.h"
+#include "scenecrdt/server/scene/interest/scene_interest.h"
 #include "scenecrdt/server/scene/rate_limit.h"
 #include "scenecrdt/server/scene/scene_bytes.h"
 #include "scenecrdt/server/scene/scene_member.h"
+#include "scenecrdt/server/scene/scene_member_state.h"
 #include "scenecrdt/server/scene/scene_sequences.h"
 #include "scenecrdt/server/storage/commit_log.h"
 
@@ -166,25 +168,6 @@ class Scene final : public LoggedScene {
   void Retire(std::function<void()> then);
 
  private:
-  struct Member {
-    std::shared_ptr<SceneMember> member;
-    uint64_t id = 0;
-    uint64_t cursor = 0;               // store sequence sent up to
-    bool ready = false;                // nothing of the scene in flight to it
-    bool raw = false;                  // gets plain DCL chunks (/dcl/) instead of envelope frames
-    bool zstd = false;                 // gets the envelope frames as zstd records (compressed once)
-    int64_t next_send_ms = 0;          // --max-rate (rate_limit.h)
-    int64_t busy_since_ms = 0;         // when the delivery in flight was handed over
-    uint64_t storage_told = 0;         // the storage failure episode it was told about
-    std::unique_ptr<MemberView> view;  // an interest member (docs/INTEREST.md)
-    bool clear_interest = false;       // its interest was cleared: send everything once
-    bool own_changes = false;          // FanOut: every change since its cursor is its own
-    uint32_t principal = 0;            // Authority::Intern of its principal (authority on)
-    bool admin = false;                // role admin: writes anything
-    bool ranged = false;               // holds range grants (JWT `entities`)
-    uint32_t claims_in_flight = 0;     // cluster claims not decided yet (ClaimJob)
-    uint64_t held_frame = 0;           // its last frame, acked once they are decided
-  };
   // A cluster claim's refused write, corrected once the read loop passed `after`.
   struct DueCorrection {
     cluster::StreamId after;
@@ -198,26 +181,12 @@ class Scene final : public LoggedScene {
     std::optional<InterestSpec> interest;
   };
 
-  Member* FindMember(uint64_t id);
+  MemberState* FindMember(uint64_t id);
   void ScheduleFlush();
   void FanOut();
   // Sends everything after member.cursor (a shared batch or a coalesced catch-up) if allowed;
   // the bytes handed over (0: nothing sent).
-  std::size_t Deliver(Member& m, int64_t now_ms);
-  // Deliver for an interest member: its view's changes, entering and leaving entities.
-  std::size_t DeliverInterest(Member& m, int64_t now_ms);
-  // The interest index exists while the scene has interest members.
-  InterestIndex& EnsureIndex();
-  void DropIndexIfUnused();
-  // The index is brought up to the store (metrics: interest_index).
-  void SyncIndex();
-  // Keeps m's entry in interest_cells_ at its view's current centre; `drop`: removes it.
-  void RegisterCells(Member& m, bool drop = false);
-  // Before a fan-out of (from, seq]: builds shared_changes_ and fills `visit` with the
-  // interest members whose view or delivery may change; false when every one must be visited.
-  bool InterestVisits(uint64_t from, std::unordered_set<uint64_t>& visit);
-  // The state frames of an interest member's join: the snapshot of its view.
-  std::vector<SharedFrame> ViewSnapshot(MemberView& view, bool zstd);
+  std::size_t Deliver(MemberState& m, int64_t now_ms);
   // The batch of the members at `cursor` in store sequence `seq`, with the store's export
   // after `cursor` built (once: the fan-out's representations and the commit share it).
   FanOutCache::Batch& ExportBatch(uint64_t seq, uint64_t cursor);
@@ -229,10 +198,10 @@ class Scene final : public LoggedScene {
   // Leaves out of `batch` what the authority refuses (into `refused`); kOk-only when off.
   // On a shared log, a write that would claim an unowned number is held back and claimed
   // (ClaimJob; docs/AUTHORITY.md "Cluster"); the member's acks wait for the decision.
-  void FilterByAuthority(Member& m, uint64_t frame_sequence, runtime::AdmittedBatch& batch,
+  void FilterByAuthority(MemberState& m, uint64_t frame_sequence, runtime::AdmittedBatch& batch,
                          std::vector<RefusedWrite>& refused);
   // The member's frame is acked with the next commit, or once its claims are decided.
-  void AddAck(Member& m, uint64_t frame_sequence);
+  void AddAck(MemberState& m, uint64_t frame_sequence);
   // A claim's decision (scene_cluster_authority.cc): won writes merge, lost ones are refused
   // and corrected once this node has read the stream up to the decision.
   void OnClaimed(uint64_t member_id, const std::string& principal,
@@ -255,7 +224,7 @@ class Scene final : public LoggedScene {
   void AfterLogRead(const OwnerRows& owners, cluster::StreamId last);
   // Tells the member which writes of frame `frame_sequence` were refused and merges the
   // corrections that make them lose in its replica (docs/AUTHORITY.md).
-  void AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<RefusedWrite>& refused);
+  void AnswerRefused(MemberState& m, uint64_t frame_sequence, std::vector<RefusedWrite>& refused);
   void MaybeCommit();
   void OnCommitted(bool ok, uint64_t target);
   void ReleaseAcks();
@@ -275,7 +244,7 @@ class Scene final : public LoggedScene {
   net::Strand strand_;
   runtime::CrdtStore store_;
   SceneSequences sequences_;
-  std::vector<Member> members_;
+  std::vector<MemberState> members_;
 
   bool flush_scheduled_ = false;
   std::chrono::steady_clock::time_point flush_asked_;  // the first change since the last flush
@@ -291,16 +260,7 @@ class Scene final : public LoggedScene {
   RateLimit rate_;
   Departures departures_;
   SceneBytes bytes_;
-  std::unique_ptr<InterestIndex> index_;
-  std::size_t interest_members_ = 0;
-  // The changes of the last fan-out, decoded once and sliced for every interest member at
-  // its `from` (valid while the store is still at its `to`), and a catch-up member's own.
-  ChangeBatch shared_changes_;
-  bool shared_changes_valid_ = false;
-  ChangeBatch interest_scratch_;
-  // Grid cell -> the interest members whose enter radius (R + hysteresis) overlaps it:
-  // a fan-out visits only the members of the cells its changes touched (docs/INTEREST.md).
-  std::unordered_map<uint64_t, std::vector<uint64_t>> interest_cells_;
+  SceneInterest interest_;
 
   Authority authority_;
   std::vector<OwnerRow> owners_in_flight_;  // the owner rows of the commit in flight

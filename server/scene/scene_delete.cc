@@ -15,7 +15,7 @@ void Scene::Delete(std::function<void(Deletion)> done) {
     flush_timer_.cancel();
     retry_timer_.cancel();
     rate_.Cancel();
-    for (Member& m : members_) {
+    for (MemberState& m : members_) {
       m.member->PostClose(ErrorCode::kSceneDeleted,
                           "an operator deleted the scene (admin API); join again for an empty "
                           "scene");

@@ -12,7 +12,7 @@
 
 namespace scenecrdt::server {
 
-void Scene::FilterByAuthority(Member& m, uint64_t frame_sequence, runtime::AdmittedBatch& batch,
+void Scene::FilterByAuthority(MemberState& m, uint64_t frame_sequence, runtime::AdmittedBatch& batch,
                               std::vector<RefusedWrite>& refused) {
   bool restamped = false;
   // A shared log decides claims (docs/AUTHORITY.md "Cluster"): held back per number.
@@ -55,7 +55,7 @@ void Scene::FilterByAuthority(Member& m, uint64_t frame_sequence, runtime::Admit
   if (restamped) mixed_writers_ = true;
 }
 
-void Scene::AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<RefusedWrite>& refused) {
+void Scene::AnswerRefused(MemberState& m, uint64_t frame_sequence, std::vector<RefusedWrite>& refused) {
   // One answer per register: its highest refused timestamp.
   std::sort(refused.begin(), refused.end(), [](const RefusedWrite& a, const RefusedWrite& b) {
     return std::tie(a.component, a.entity, a.type, b.timestamp) <
@@ -101,7 +101,7 @@ void Scene::AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<Refuse
 
 void Scene::Transfer(uint64_t member_id, uint32_t entity, std::string to) {
   net::asio::post(strand_, [this, member_id, entity, to = std::move(to)]() mutable {
-    Member* m = FindMember(member_id);
+    MemberState* m = FindMember(member_id);
     if (!m) return;
     const uint32_t number = protocol::EntityNumber(entity);
     ErrorCode refusal = ErrorCode::kOk;

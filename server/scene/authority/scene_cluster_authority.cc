@@ -99,7 +99,7 @@ bool Scene::LogIdle() const {
   return !shared_log_ || (!load_requested_ && held_joins_.empty() && claims_pending_ == 0);
 }
 
-void Scene::AddAck(Member& m, uint64_t frame_sequence) {
+void Scene::AddAck(MemberState& m, uint64_t frame_sequence) {
   if (m.claims_in_flight == 0) {
     acks_.Add(store_.sequence(), m.id, frame_sequence);
   } else {
@@ -113,7 +113,7 @@ void Scene::OnClaimed(uint64_t member_id, const std::string& principal,
   --claims_pending_;
   if (retired_ || deleted_) return;
   Metrics& metrics = ctx_.metrics();
-  Member* m = FindMember(member_id);
+  MemberState* m = FindMember(member_id);
   const auto lost = [&](uint32_t number) -> const std::string* {
     for (const auto& [n, owner] : result.lost) {
       if (n == number) return &owner;
