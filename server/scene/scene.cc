@@ -40,10 +40,9 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
               for (MemberState& m : members_) Deliver(m, now);
             }),
       interest_(ctx, name_, store_, sequences_, frames_, compression_, rate_),
-      authority_(ctx.config().authority, ctx.config().authority_rules),
       retry_timer_(strand_),
-      flush_timer_(strand_) {
-  authority_.Restore(owners);
+      flush_timer_(strand_),
+      authority_(ctx, name_, store_, acks_, strand_, *this, owners) {
   if (!restore.empty()) {
     if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
       ctx_.log().Write(LogLevel::kError, "restore_failed", "scene=%s error=%s offset=%llu",
@@ -140,13 +139,7 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
         m.raw = raw;
         m.zstd = zstd;
         m.busy_since_ms = now;
-        if (authority_.enabled()) {
-          m.principal = authority_.Intern(member->principal());
-          m.admin = member->admin();
-          const auto ranges = member->entity_ranges();
-          m.ranged = !ranges.empty();
-          authority_.Grant(m.principal, ranges);
-        }
+        authority_.Joined(m);
         m.view = std::move(view);
         members_.push_back(std::move(m));
         if (members_.back().view) interest_.Joined(members_.back());
@@ -195,7 +188,10 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
       return;
     }
     std::vector<RefusedWrite> refused;
-    if (authority_.enabled()) FilterByAuthority(*member, frame_sequence, batch, refused);
+    // A write re-stamped over a correction: its writer's replica holds the old timestamp.
+    if (authority_.enabled() && authority_.Filter(*member, frame_sequence, batch, refused)) {
+      mixed_writers_ = true;
+    }
     const uint64_t before = store_.sequence();
     const uint32_t principal = member->principal;
     const ErrorCode refusal = store_.MergeAdmitted(
@@ -222,8 +218,12 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
         mixed_writers_ = true;
       }
     }
-    if (!refused.empty()) AnswerRefused(*member, frame_sequence, refused);
-    AddAck(*member, frame_sequence);
+    // The corrections go to every member, the refused writer included (it is not the sole
+    // writer of these changes).
+    if (!refused.empty() && authority_.AnswerRefused(*member, frame_sequence, refused)) {
+      mixed_writers_ = true;
+    }
+    authority_.AddAck(*member, frame_sequence);
     ScheduleFlush();
   });
 }
@@ -472,8 +472,7 @@ void Scene::MaybeCommit() {
   CommitJob job;
   job.scene = name_;
   job.dcl = std::move(dcl);
-  owners_in_flight_ = authority_.TakeChanges(durable_, job.corrections);
-  job.owners = owners_in_flight_;
+  job.owners = authority_.TakeChanges(durable_, job.corrections);
   job.done = [this, seq](bool ok) {
     net::asio::post(strand_, [this, ok, seq] { OnCommitted(ok, seq); });
   };
@@ -493,8 +492,7 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
   if (!ok) {
     // Nothing is acked; the next attempt exports again from the same durable point (and
     // writes the owner rows of this one again).
-    authority_.Failed(owners_in_flight_);
-    owners_in_flight_.clear();
+    authority_.CommitFailed();
     if (!shared_log_) TellStorageUnavailable();
     if (!retry_armed_) {
       retry_armed_ = true;
@@ -507,7 +505,7 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
     return;
   }
   durable_ = target;
-  owners_in_flight_.clear();
+  authority_.Committed();
   ReleaseAcks();
   MaybeCommit();
 }
@@ -535,7 +533,65 @@ void Scene::ReleaseAcks() {
   }
 }
 
+void Scene::AuthorityMerged(bool everyone) {
+  if (everyone) mixed_writers_ = true;
+  ScheduleFlush();
+}
+
+void Scene::Transfer(uint64_t member_id, uint32_t entity, std::string to) {
+  net::asio::post(strand_, [this, member_id, entity, to = std::move(to)]() mutable {
+    MemberState* m = FindMember(member_id);
+    if (!m) return;
+    if (const ErrorCode refusal = authority_.Transfer(*m, entity, to); refusal != ErrorCode::kOk) {
+      m->member->PostWriteRefused(session::Refusal{0, entity, 0, 0, refusal});
+      return;
+    }
+    m->member->PostOwnershipTransferred(session::TransferOwnership{entity, std::move(to)});
+    MaybeCommit();  // the owner row is durable state of its own
+  });
+}
+
 // ---- A shared log ----
+
+void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                      cluster::StreamId last, OwnerRows owners) {
+  // The owners first: nobody is welcomed before they apply (the merge welcomes held joins).
+  // The authority's mode never changes: readable from any thread.
+  if (authority_.enabled())
+    net::asio::post(strand_, [this, last, owners = std::move(owners)] {
+      if (!retired_) authority_.Loaded(owners, last);
+    });
+  MergeLoadedState(std::move(chunks), std::move(ids), last);
+}
+
+void Scene::LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::StreamId last,
+                       std::size_t posted_bytes, OwnerRows owners,
+                       std::vector<CorrectionMark> corrections) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes,
+                            owners = std::move(owners), corrections = std::move(corrections)] {
+    if (retired_ || corrections.empty() || !authority_.enabled()) {
+      MergeLogEntries(chunks, last, posted_bytes);
+    } else {
+      authority_.MergeCorrected(
+          chunks, last, posted_bytes, corrections,
+          [this](std::span<const cluster::DecodedChunk> part, cluster::StreamId part_last,
+                 std::size_t part_bytes) { MergeLogEntries(part, part_last, part_bytes); });
+    }
+    // After the merge: a due correction needs the values read up to `last`.
+    if (!retired_ && authority_.enabled()) authority_.AfterLogRead(owners, last);
+  });
+}
+
+void Scene::LogOwners(OwnerRows owners) {
+  net::asio::post(strand_, [this, owners = std::move(owners)] {
+    if (retired_ || !authority_.enabled()) return;
+    authority_.ReplaceOwners(owners);
+  });
+}
+
+bool Scene::LogIdle() const {
+  return !shared_log_ || (!load_requested_ && held_joins_.empty() && !authority_.claims_pending());
+}
 
 bool Scene::HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
                      std::optional<uint64_t> resume, const std::optional<InterestSpec>& interest) {

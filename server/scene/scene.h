@@ -10,7 +10,9 @@
 // and SharedCompression (zstd frames). The member record is MemberState
 // (scene_member_state.h). Interest members (docs/INTEREST.md) get frames of their own:
 // SceneInterest (interest/scene_interest.h) builds them with MemberView over the scene's
-// InterestIndex; the others keep the shared batches.
+// InterestIndex; the others keep the shared batches. Who may write (docs/AUTHORITY.md) is
+// SceneAuthority's (authority/scene_authority.h), which reaches back through its Host
+// interface.
 //
 // Fan-out (docs/SERVER.md): each member has a cursor (the store sequence it has been sent up
 // to) and is "ready" when nothing of the scene is in flight to it. A merge schedules one
@@ -62,6 +64,7 @@
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/ack_book.h"
 #include "scenecrdt/server/scene/authority/authority.h"
+#include "scenecrdt/server/scene/authority/scene_authority.h"
 #include "scenecrdt/server/scene/departures.h"
 #include "scenecrdt/server/scene/fan_out/fan_out_cache.h"
 #include "scenecrdt/server/scene/fan_out/frame_builder.h"
@@ -78,7 +81,7 @@
 
 namespace scenecrdt::server {
 
-class Scene final : public LoggedScene {
+class Scene final : public LoggedScene, private SceneAuthority::Host {
  public:
   // `restore`: a DCL stream (from Persistence::LoadScene) merged before anything else and
   // considered durable.
@@ -160,7 +163,7 @@ class Scene final : public LoggedScene {
   void LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::StreamId last,
                   std::size_t posted_bytes, OwnerRows owners,
                   std::vector<CorrectionMark> corrections) override;
-  void LogOwners(OwnerRows owners) override;  // scene_cluster_authority.cc
+  void LogOwners(OwnerRows owners) override;
   void LogAppended(cluster::StreamId id) override;
   // On the strand, once the registry evicted the scene and its shared log stopped following
   // it: what the log posted before is ignored from now on, and `then` runs on the strand
@@ -168,11 +171,6 @@ class Scene final : public LoggedScene {
   void Retire(std::function<void()> then);
 
  private:
-  // A cluster claim's refused write, corrected once the read loop passed `after`.
-  struct DueCorrection {
-    cluster::StreamId after;
-    RefusedWrite write;
-  };
   // A join waiting for the shared log's load (bounded by max_sessions_per_scene).
   struct HeldJoin {
     std::shared_ptr<SceneMember> member;
@@ -181,7 +179,11 @@ class Scene final : public LoggedScene {
     std::optional<InterestSpec> interest;
   };
 
-  MemberState* FindMember(uint64_t id);
+  // ---- SceneAuthority::Host ----
+  MemberState* FindMember(uint64_t id) override;
+  bool Gone() const override { return retired_ || deleted_; }
+  void AuthorityMerged(bool everyone) override;
+
   void ScheduleFlush();
   void FanOut();
   // Sends everything after member.cursor (a shared batch or a coalesced catch-up) if allowed;
@@ -195,36 +197,11 @@ class Scene final : public LoggedScene {
   // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
   // whose copies are still alive (`zstd`: as zstd records).
   std::vector<SharedFrame> SnapshotFrames(bool raw, bool zstd);
-  // Leaves out of `batch` what the authority refuses (into `refused`); kOk-only when off.
-  // On a shared log, a write that would claim an unowned number is held back and claimed
-  // (ClaimJob; docs/AUTHORITY.md "Cluster"); the member's acks wait for the decision.
-  void FilterByAuthority(MemberState& m, uint64_t frame_sequence, runtime::AdmittedBatch& batch,
-                         std::vector<RefusedWrite>& refused);
-  // The member's frame is acked with the next commit, or once its claims are decided.
-  void AddAck(MemberState& m, uint64_t frame_sequence);
-  // A claim's decision (scene_cluster_authority.cc): won writes merge, lost ones are refused
-  // and corrected once this node has read the stream up to the decision.
-  void OnClaimed(uint64_t member_id, const std::string& principal,
-                 std::vector<std::pair<uint32_t, std::vector<uint8_t>>> numbers,
-                 std::vector<RefusedWrite> writes, const ClaimResult& result);
   // LogLoaded's merge (posted to the strand) and LogEntries' (on the strand; scene.cc).
   void MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
                         cluster::StreamId last);
   void MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
                        std::size_t posted_bytes);
-  // MergeLogEntries chunk by chunk around the chunks that carry corrections (`marks`, by chunk
-  // index, in order): a correction that beat a value this node admitted is countered, that
-  // value stamped just above it (scene_cluster_authority.cc).
-  void MergeCorrectedEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
-                             std::size_t posted_bytes, std::span<const CorrectionMark> marks);
-  // Cluster: a correction of a number whose owner this node learned from a claim's answer
-  // waits (due_corrections_) until the read loop passed the winner's entry. True: deferred.
-  bool DeferCorrection(const RefusedWrite& write);
-  // The stream was read up to `last` (zero: unknown): its owner rows apply, due corrections run.
-  void AfterLogRead(const OwnerRows& owners, cluster::StreamId last);
-  // Tells the member which writes of frame `frame_sequence` were refused and merges the
-  // corrections that make them lose in its replica (docs/AUTHORITY.md).
-  void AnswerRefused(MemberState& m, uint64_t frame_sequence, std::vector<RefusedWrite>& refused);
   void MaybeCommit();
   void OnCommitted(bool ok, uint64_t target);
   void ReleaseAcks();
@@ -262,23 +239,13 @@ class Scene final : public LoggedScene {
   SceneBytes bytes_;
   SceneInterest interest_;
 
-  Authority authority_;
-  std::vector<OwnerRow> owners_in_flight_;  // the owner rows of the commit in flight
-  // Cluster claims' corrections waiting for the read loop (bounded by the held writes: one
-  // per refused register of a claim) and how far it has read.
-  std::vector<DueCorrection> due_corrections_;
-  cluster::StreamId read_through_;
-  // Numbers lost to another claim -> the decision's position, until the read loop passes it
-  // (bounded by the owned numbers).
-  std::unordered_map<uint32_t, cluster::StreamId> owner_unread_;
-  uint32_t claims_pending_ = 0;  // ClaimJobs submitted, not decided: the scene is not idle
-
   uint64_t durable_ = 0;
   bool commit_in_flight_ = false;
   bool retry_armed_ = false;
   AckBook acks_;
   net::asio::steady_timer retry_timer_;
   net::asio::steady_timer flush_timer_;
+  SceneAuthority authority_;
 
   // On a shared log only (ctx.commits().shared() set).
   SharedLog* shared_log_ = nullptr;
