@@ -42,7 +42,8 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       interest_(ctx, name_, store_, sequences_, frames_, compression_, rate_),
       retry_timer_(strand_),
       flush_timer_(strand_),
-      authority_(ctx, name_, store_, acks_, strand_, *this, owners) {
+      authority_(ctx, name_, store_, acks_, strand_, *this, owners),
+      deletion_(ctx, name_, strand_) {
   if (!restore.empty()) {
     if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
       ctx_.log().Write(LogLevel::kError, "restore_failed", "scene=%s error=%s offset=%llu",
@@ -73,7 +74,7 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
                  std::optional<uint64_t> resume, std::optional<InterestSpec> interest) {
   net::asio::post(
       strand_, [this, member = std::move(member), can_write, resume, interest]() mutable {
-        if (deleted_) {
+        if (deletion_.started()) {
           member->PostClose(ErrorCode::kSceneDeleted, "the scene was deleted; join again");
           return;
         }
@@ -257,7 +258,7 @@ void Scene::Ready(uint64_t member_id) {
 
 void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
   net::asio::post(strand_, [this, write = std::move(write)] {
-    if (deleted_) return;  // a server-side writer of a deleted scene: nothing is kept
+    if (deletion_.started()) return;  // a server-side writer of a deleted scene: nothing is kept
     const uint64_t before = store_.sequence();
     write(store_);
     if (store_.sequence() != before) mixed_writers_ = true;
@@ -267,7 +268,7 @@ void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
 
 void Scene::Flush(std::function<void()> done) {
   net::asio::post(strand_, [this, done = std::move(done)]() mutable {
-    if (deleted_) {
+    if (deletion_.started()) {
       done();  // nothing more is committed
       return;
     }
@@ -457,7 +458,7 @@ std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_
 }
 
 void Scene::MaybeCommit() {
-  if (commit_in_flight_ || deleted_) return;
+  if (commit_in_flight_ || deletion_.started()) return;
   const uint64_t seq = store_.sequence();
   if (seq == durable_ && !authority_.has_changes()) {
     ReleaseAcks();
@@ -481,8 +482,8 @@ void Scene::MaybeCommit() {
 
 void Scene::OnCommitted(bool ok, uint64_t target) {
   commit_in_flight_ = false;
-  if (deleted_) {
-    EraseRows();  // the commit that was in flight is done: the erase goes after it
+  if (deletion_.started()) {
+    deletion_.EraseRows();  // the commit that was in flight is done: the erase goes after it
     return;
   }
   if (shared_log_) {
@@ -550,6 +551,29 @@ void Scene::Transfer(uint64_t member_id, uint32_t entity, std::string to) {
     MaybeCommit();  // the owner row is durable state of its own
   });
 }
+
+// ---- Deletion ----
+
+void Scene::Delete(std::function<void(Deletion)> done) {
+  net::asio::post(strand_, [this, done = std::move(done)]() mutable {
+    deletion_.Start(std::move(done), store_.num_entities(), members_.size());
+    flush_timer_.cancel();
+    retry_timer_.cancel();
+    rate_.Cancel();
+    for (MemberState& m : members_) {
+      m.member->PostClose(ErrorCode::kSceneDeleted,
+                          "an operator deleted the scene (admin API); join again for an empty "
+                          "scene");
+    }
+    // Their Leave finds nothing; their frames still queued here are dropped (Submit finds no
+    // member), and nothing is acked: a client resends its unacked frames after a rejoin.
+    members_.clear();
+    acks_.ReleaseWaiters();
+    if (!commit_in_flight_) deletion_.EraseRows();  // else OnCommitted erases once it is done
+  });
+}
+
+void Scene::AfterPending(std::function<void()> then) { net::asio::post(strand_, std::move(then)); }
 
 // ---- A shared log ----
 

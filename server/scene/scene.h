@@ -40,8 +40,8 @@
 //
 // Deletion (the admin API, docs/OPERATIONS.md "Admin API"; SQLite only): Delete closes every
 // member with scene_deleted, refuses joins and writes from then on, commits nothing more, and
-// once no commit of the scene is in flight erases its rows (Persistence::SubmitErase: after
-// that commit, in one transaction). The registry then drops it (scene_registry.h).
+// once no commit of the scene is in flight erases its rows (DeletionJob: after that commit, in
+// one transaction). The registry then drops it (scene_registry.h).
 //
 // Memory (docs/SERVER.md "Memory bounds"): writes that would grow the state past
 // --max-scene-bytes are refused (scene_too_large); joiners at one store sequence share one set
@@ -65,6 +65,7 @@
 #include "scenecrdt/server/scene/ack_book.h"
 #include "scenecrdt/server/scene/authority/authority.h"
 #include "scenecrdt/server/scene/authority/scene_authority.h"
+#include "scenecrdt/server/scene/deletion_job.h"
 #include "scenecrdt/server/scene/departures.h"
 #include "scenecrdt/server/scene/fan_out/fan_out_cache.h"
 #include "scenecrdt/server/scene/fan_out/frame_builder.h"
@@ -181,7 +182,7 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
 
   // ---- SceneAuthority::Host ----
   MemberState* FindMember(uint64_t id) override;
-  bool Gone() const override { return retired_ || deleted_; }
+  bool Gone() const override { return retired_ || deletion_.started(); }
   void AuthorityMerged(bool everyone) override;
 
   void ScheduleFlush();
@@ -213,8 +214,6 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   // No load pending and no join held (always true on a local log).
   bool LogIdle() const;
   void NotifyUnavailable();
-  // Deletion: submits the erase (no commit in flight); its end runs on_deleted_.
-  void EraseRows();
 
   ServerContext& ctx_;
   std::string name_;
@@ -255,10 +254,7 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   bool unavailable_notified_ = false;
   bool retired_ = false;  // evicted: posted entries are only released (Retire)
 
-  // Deletion (Delete): no join, write or commit once set.
-  bool deleted_ = false;
-  Deletion deletion_;
-  std::function<void(Deletion)> on_deleted_;
+  DeletionJob deletion_;  // started: no join, write or commit
 };
 
 }  // namespace scenecrdt::server
