@@ -43,6 +43,7 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       retry_timer_(strand_),
       flush_timer_(strand_),
       authority_(ctx, name_, store_, acks_, strand_, *this, owners),
+      log_(ctx, *this),
       deletion_(ctx, name_, strand_) {
   if (!restore.empty()) {
     if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
@@ -53,13 +54,10 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
   }
   bytes_.Reset(restore.size());
   flushed_ = durable_ = store_.sequence();
-  if (SharedLog* log = ctx_.commits().shared()) {
+  if (log_.shared()) {
     // Nobody is welcomed before the scene's state is loaded from the log (LogLoaded).
-    shared_log_ = log;
     sequences_.UseSharedLog();
-    loaded_ = false;
-    load_requested_ = true;
-    log->Follow(*this);
+    log_.Follow();
   }
 }
 
@@ -78,7 +76,7 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
           member->PostClose(ErrorCode::kSceneDeleted, "the scene was deleted; join again");
           return;
         }
-        if (HoldJoin(member, can_write, resume, interest)) return;
+        if (log_.HoldJoin(member, can_write, resume, interest)) return;
         if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {
           member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
           return;
@@ -163,8 +161,7 @@ void Scene::Leave(uint64_t member_id, CloseReason reason) {
     // A join still held for the scene's load from Redis (cluster mode) is dropped: joined
     // after its session ended, it would stay a member for good and keep the scene from being
     // evicted (its Join was posted before this Leave, on the same strand).
-    std::erase_if(held_joins_,
-                  [&](const HeldJoin& j) { return j.member && j.member->id() == member_id; });
+    log_.DropHeld(member_id);
     auto it = std::find_if(members_.begin(), members_.end(),
                            [&](const MemberState& m) { return m.id == member_id; });
     if (it == members_.end()) return;
@@ -293,7 +290,7 @@ void Scene::RetireIfQuiescent(std::function<void(bool)> done) {
     const bool quiescent = members_.empty() && !commit_in_flight_ && !retry_armed_ &&
                            !flush_scheduled_ && !rate_.armed() && durable_ == store_.sequence() &&
                            !authority_.has_changes() && acks_.empty() && !acks_.has_waiters() &&
-                           LogIdle();
+                           log_.idle() && !authority_.claims_pending();
     done(quiescent);  // may destroy this scene: nothing of it is touched afterwards
   });
 }
@@ -331,9 +328,7 @@ void Scene::SetInterest(uint64_t member_id, std::optional<InterestSpec> interest
     MemberState* m = FindMember(member_id);
     if (m == nullptr) {
       // A join still held for the shared log's load takes the interest with it.
-      for (HeldJoin& j : held_joins_) {
-        if (j.member && j.member->id() == member_id) j.interest = interest;
-      }
+      log_.SetHeldInterest(member_id, interest);
       return;
     }
     if (m->raw) return;  // raw DCL cannot express "out of view" (docs/INTEREST.md)
@@ -486,15 +481,12 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
     deletion_.EraseRows();  // the commit that was in flight is done: the erase goes after it
     return;
   }
-  if (shared_log_) {
-    if (ok) unavailable_notified_ = false;
-    if (!ok) NotifyUnavailable();
-  }
+  log_.Committed(ok, acks_, members_);
   if (!ok) {
     // Nothing is acked; the next attempt exports again from the same durable point (and
     // writes the owner rows of this one again).
     authority_.CommitFailed();
-    if (!shared_log_) TellStorageUnavailable();
+    if (!log_.shared()) TellStorageUnavailable();
     if (!retry_armed_) {
       retry_armed_ = true;
       retry_timer_.expires_after(std::chrono::milliseconds(200));
@@ -583,7 +575,7 @@ void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::Stre
   // The authority's mode never changes: readable from any thread.
   if (authority_.enabled())
     net::asio::post(strand_, [this, last, owners = std::move(owners)] {
-      if (!retired_) authority_.Loaded(owners, last);
+      if (!log_.retired()) authority_.Loaded(owners, last);
     });
   MergeLoadedState(std::move(chunks), std::move(ids), last);
 }
@@ -593,7 +585,7 @@ void Scene::LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::Strea
                        std::vector<CorrectionMark> corrections) {
   net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes,
                             owners = std::move(owners), corrections = std::move(corrections)] {
-    if (retired_ || corrections.empty() || !authority_.enabled()) {
+    if (log_.retired() || corrections.empty() || !authority_.enabled()) {
       MergeLogEntries(chunks, last, posted_bytes);
     } else {
       authority_.MergeCorrected(
@@ -602,40 +594,21 @@ void Scene::LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::Strea
                  std::size_t part_bytes) { MergeLogEntries(part, part_last, part_bytes); });
     }
     // After the merge: a due correction needs the values read up to `last`.
-    if (!retired_ && authority_.enabled()) authority_.AfterLogRead(owners, last);
+    if (!log_.retired() && authority_.enabled()) authority_.AfterLogRead(owners, last);
   });
 }
 
 void Scene::LogOwners(OwnerRows owners) {
   net::asio::post(strand_, [this, owners = std::move(owners)] {
-    if (retired_ || !authority_.enabled()) return;
+    if (log_.retired() || !authority_.enabled()) return;
     authority_.ReplaceOwners(owners);
   });
-}
-
-bool Scene::LogIdle() const {
-  return !shared_log_ || (!load_requested_ && held_joins_.empty() && !authority_.claims_pending());
-}
-
-bool Scene::HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
-                     std::optional<uint64_t> resume, const std::optional<InterestSpec>& interest) {
-  if (loaded_) return false;
-  if (held_joins_.size() >= ctx_.config().limits.max_sessions_per_scene) {
-    member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
-    return true;
-  }
-  held_joins_.push_back({member, can_write, resume, interest});
-  if (!load_requested_) {
-    load_requested_ = true;
-    shared_log_->RequestLoad(*this);
-  }
-  return true;
 }
 
 void Scene::Retire(std::function<void()> then) {
   // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
   // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
-  retired_ = true;
+  log_.Retire();
   net::asio::post(strand_, std::move(then));
 }
 
@@ -646,30 +619,20 @@ void Scene::MergeLoadedState(std::vector<std::string> chunks, std::vector<cluste
     // size counts towards --max-scene-bytes (the bytes that rebuilt it: an upper bound).
     bytes_.Reset(MergeLoaded(store_, sequences_.marks(), chunks, ids, last, ctx_.log(), name_));
     flushed_ = durable_ = store_.sequence();
-    loaded_ = true;
-    load_requested_ = false;
-    std::vector<HeldJoin> held;
-    held.swap(held_joins_);
-    for (HeldJoin& j : held) Join(std::move(j.member), j.can_write, j.resume, j.interest);
-  });
-}
-
-void Scene::LogLoadFailed(std::string why) {
-  net::asio::post(strand_, [this, why = std::move(why)] {
-    load_requested_ = false;
-    std::vector<HeldJoin> held;
-    held.swap(held_joins_);
-    for (HeldJoin& j : held) {
-      j.member->PostClose(ErrorCode::kUnavailable,
-                          "the scene cannot be loaded from Redis now (" + why + "); retry");
+    for (SceneLogLink::HeldJoin& j : log_.Loaded()) {
+      Join(std::move(j.member), j.can_write, j.resume, j.interest);
     }
   });
 }
 
+void Scene::LogLoadFailed(std::string why) {
+  net::asio::post(strand_, [this, why = std::move(why)] { log_.LoadFailed(why); });
+}
+
 void Scene::MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
                             std::size_t posted_bytes) {
-  if (retired_) {
-    shared_log_->Consumed(posted_bytes);  // evicted: the entries are in the log
+  if (log_.retired()) {
+    log_.Consumed(posted_bytes);  // evicted: the entries are in the log
     return;
   }
   // Nothing of ours is waiting to be appended: the merged entries are in the log already, so
@@ -680,31 +643,18 @@ void Scene::MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, clust
   MergeRemote(store_, bytes_, chunks, ctx_.config().limits.max_scene_bytes, ctx_.metrics(),
               ctx_.log(), name_);
   if (idle) durable_ = store_.sequence();
-  if (!last.is_zero() && loaded_) sequences_.marks().NoteRead(last, store_.sequence(), durable_);
+  if (!last.is_zero() && log_.loaded()) {
+    sequences_.marks().NoteRead(last, store_.sequence(), durable_);
+  }
   if (store_.sequence() != before) {
     mixed_writers_ = true;
     ScheduleFlush();
   }
-  shared_log_->Consumed(posted_bytes);
+  log_.Consumed(posted_bytes);
 }
 
 void Scene::LogAppended(cluster::StreamId id) {
   net::asio::post(strand_, [this, id] { sequences_.marks().NoteAppended(id, durable_); });
-}
-
-void Scene::NotifyUnavailable() {
-  if (unavailable_notified_) return;
-  unavailable_notified_ = true;
-  // Frame sequence 0: the notice refuses no frame, so clients keep theirs and wait for acks.
-  const std::vector<uint64_t> told = acks_.Waiting();
-  for (const uint64_t id : told) {
-    if (MemberState* m = FindMember(id)) {
-      m->member->PostRefusal(ErrorCode::kUnavailable,
-                             "Redis is unreachable: writes are held, not acknowledged", 0);
-    }
-  }
-  ctx_.log().Write(LogLevel::kWarn, "cluster", "scene=%s unavailable=held writers=%zu",
-                   name_.c_str(), told.size());
 }
 
 }  // namespace scenecrdt::server

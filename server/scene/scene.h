@@ -36,7 +36,8 @@
 //
 // On a shared log (docs/CLUSTER.md "Server integration") the scene is a LoggedScene: joins
 // wait until its state is loaded from the log, other nodes' entries merge and fan out like
-// local writes, and the scene sequences come from the log's positions.
+// local writes, and the scene sequences come from the log's positions. The load, the held
+// joins and the outage notice are SceneLogLink's (scene_log_link.h).
 //
 // Deletion (the admin API, docs/OPERATIONS.md "Admin API"; SQLite only): Delete closes every
 // member with scene_deleted, refuses joins and writes from then on, commits nothing more, and
@@ -75,6 +76,7 @@
 #include "scenecrdt/server/scene/interest/scene_interest.h"
 #include "scenecrdt/server/scene/rate_limit.h"
 #include "scenecrdt/server/scene/scene_bytes.h"
+#include "scenecrdt/server/scene/scene_log_link.h"
 #include "scenecrdt/server/scene/scene_member.h"
 #include "scenecrdt/server/scene/scene_member_state.h"
 #include "scenecrdt/server/scene/scene_sequences.h"
@@ -172,17 +174,9 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   void Retire(std::function<void()> then);
 
  private:
-  // A join waiting for the shared log's load (bounded by max_sessions_per_scene).
-  struct HeldJoin {
-    std::shared_ptr<SceneMember> member;
-    bool can_write;
-    std::optional<uint64_t> resume;
-    std::optional<InterestSpec> interest;
-  };
-
   // ---- SceneAuthority::Host ----
   MemberState* FindMember(uint64_t id) override;
-  bool Gone() const override { return retired_ || deletion_.started(); }
+  bool Gone() const override { return log_.retired() || deletion_.started(); }
   void AuthorityMerged(bool everyone) override;
 
   void ScheduleFlush();
@@ -208,12 +202,6 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   void ReleaseAcks();
   // Commits fail: tells each envelope writer waiting for an ack (once per episode).
   void TellStorageUnavailable();
-  // On a shared log: joins wait for the load; writers hear once per outage that it is away.
-  bool HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
-                std::optional<uint64_t> resume, const std::optional<InterestSpec>& interest);
-  // No load pending and no join held (always true on a local log).
-  bool LogIdle() const;
-  void NotifyUnavailable();
 
   ServerContext& ctx_;
   std::string name_;
@@ -246,14 +234,7 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   net::asio::steady_timer flush_timer_;
   SceneAuthority authority_;
 
-  // On a shared log only (ctx.commits().shared() set).
-  SharedLog* shared_log_ = nullptr;
-  bool loaded_ = true;
-  bool load_requested_ = false;
-  std::vector<HeldJoin> held_joins_;  // bounded by max_sessions_per_scene
-  bool unavailable_notified_ = false;
-  bool retired_ = false;  // evicted: posted entries are only released (Retire)
-
+  SceneLogLink log_;
   DeletionJob deletion_;  // started: no join, write or commit
 };
 
