@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the scene strand's work: joins, merges, fan-out, catch-up, group commit and acks, and
-// what a shared log hands the scene (its load, other nodes' entries, append positions).
+// what a shared log hands the scene (its load, other nodes' entries, append positions), over
+// the concern classes of scene.h.
 #include "scenecrdt/server/scene/scene.h"
 
 #include <algorithm>
@@ -32,14 +33,13 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       strand_(net::asio::make_strand(ctx.ioc())),
       store_(StoreLimitsFrom(ctx.config().limits)),
       sequences_(session::MakeSceneSequence(incarnation.value_or(ctx.incarnation()), 0)),
-      frames_(ctx.metrics(), ctx.config().limits.state_chunk_bytes),
-      compression_(ctx.metrics()),
+      frames_(ctx.metrics(), ctx.config().limits.state_chunk_bytes, store_, sequences_),
       rate_(ctx.config().limits.max_rate_hz, strand_,
             [this] {
               const int64_t now = NowMs();
               for (MemberState& m : members_) Deliver(m, now);
             }),
-      interest_(ctx, name_, store_, sequences_, frames_, compression_, rate_),
+      interest_(ctx, name_, store_, sequences_, frames_.builder(), frames_.compression(), rate_),
       retry_timer_(strand_),
       flush_timer_(strand_),
       authority_(ctx, name_, store_, acks_, strand_, *this, owners),
@@ -119,10 +119,9 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
           frames = interest_.JoinSnapshot(*view, zstd);
         } else if (raw || from == 0) {
           // raw: one chunk, the whole state (empty for a new scene)
-          frames = SnapshotFrames(raw, zstd);
+          frames = frames_.Snapshot(raw, zstd);
         } else {
-          frames = BuildFrames(from, seq, /*is_state=*/true);
-          if (zstd) frames = compression_.Records(frames);
+          frames = frames_.Resume(from, zstd);
         }
         const auto build_us = std::chrono::duration_cast<std::chrono::microseconds>(
             std::chrono::steady_clock::now() - build_start);
@@ -295,48 +294,6 @@ void Scene::RetireIfQuiescent(std::function<void(bool)> done) {
   });
 }
 
-std::vector<SharedFrame> Scene::SnapshotFrames(bool raw, bool zstd) {
-  using Form = SnapshotShare::Form;
-  const uint64_t seq = store_.sequence();
-  const Form form = raw ? Form::kRaw : (zstd ? Form::kZstd : Form::kEnvelope);
-  std::vector<SharedFrame> frames = snapshots_.Alive(seq, form);
-  if (!frames.empty()) {
-    Metrics::Add(ctx_.metrics().snapshot_shares);
-    return frames;
-  }
-  if (raw) {
-    std::size_t messages = 0;
-    frames = {frames_.Export(store_, 0, messages)};
-    frames_.CountOut(messages);
-    snapshots_.Keep(seq, Form::kRaw, frames);
-    return frames;
-  }
-  if (zstd) frames = snapshots_.Alive(seq, Form::kEnvelope);
-  if (frames.empty()) {
-    frames = BuildFrames(0, seq, /*is_state=*/true);
-    snapshots_.Keep(seq, Form::kEnvelope, frames);
-  }
-  if (zstd) {
-    frames = compression_.Records(frames);
-    snapshots_.Keep(seq, Form::kZstd, frames);
-  }
-  return frames;
-}
-
-void Scene::SetInterest(uint64_t member_id, std::optional<InterestSpec> interest) {
-  net::asio::post(strand_, [this, member_id, interest] {
-    MemberState* m = FindMember(member_id);
-    if (m == nullptr) {
-      // A join still held for the shared log's load takes the interest with it.
-      log_.SetHeldInterest(member_id, interest);
-      return;
-    }
-    if (m->raw) return;  // raw DCL cannot express "out of view" (docs/INTEREST.md)
-    interest_.SetInterest(*m, interest);
-    Deliver(*m, NowMs());
-  });
-}
-
 void Scene::Describe(std::function<void(Summary)> done) {
   net::asio::post(strand_, [this, done = std::move(done)] {
     const uint64_t seq = store_.sequence();
@@ -409,28 +366,8 @@ std::size_t Scene::Deliver(MemberState& m, int64_t now_ms) {
   const uint64_t seq = store_.sequence();
   if (!m.ready || m.cursor >= seq) return 0;
   if (!rate_.Allow(m.next_send_ms, now_ms)) return 0;
-  FanOutCache::Batch& batch = ExportBatch(seq, m.cursor);
-  if (!batch.delivered) {
-    batch.delivered = true;
-    frames_.CountOut(batch.messages);
-    Metrics::Add(m.cursor == flushed_ || m.cursor + 1 >= seq ? ctx_.metrics().shared_frames
-                                                             : ctx_.metrics().catchups);
-  }
-  std::vector<SharedFrame> frames;
-  if (m.raw) {
-    frames.push_back(batch.dcl);  // raw members get the export as it is
-  } else {
-    if (batch.envelope.empty()) {
-      batch.envelope = frames_.FromStream(*batch.dcl, sequences_.Wire(m.cursor),
-                                          sequences_.Wire(seq), /*is_state=*/false);
-    }
-    frames = batch.envelope;
-    if (m.zstd) {
-      if (batch.zstd.empty()) batch.zstd = compression_.Records(batch.envelope);
-      compression_.CountDelivery(batch.envelope, batch.zstd);
-      frames = batch.zstd;
-    }
-  }
+  std::vector<SharedFrame> frames =
+      frames_.Delivery(m, seq, m.cursor == flushed_ || m.cursor + 1 >= seq);
   std::size_t bytes = 0;
   for (const SharedFrame& f : frames) bytes += f->size();
   m.member->PostSceneFrames(std::move(frames));
@@ -439,17 +376,6 @@ std::size_t Scene::Deliver(MemberState& m, int64_t now_ms) {
   m.busy_since_ms = now_ms;
   if (const int64_t next = rate_.Next(now_ms); next != 0) m.next_send_ms = next;
   return bytes;
-}
-
-FanOutCache::Batch& Scene::ExportBatch(uint64_t seq, uint64_t cursor) {
-  bool created = false;
-  FanOutCache::Batch& batch = cache_.At(seq, cursor, created);
-  if (!batch.dcl) batch.dcl = frames_.Export(store_, cursor, batch.messages);
-  return batch;
-}
-
-std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_state) {
-  return frames_.Envelope(store_, from, sequences_.Wire(from), sequences_.Wire(to), is_state);
 }
 
 void Scene::MaybeCommit() {
@@ -461,7 +387,7 @@ void Scene::MaybeCommit() {
   }
   // The flush's export when the fan-out made one from the durable point (the usual case:
   // commits keep up), else one the members catching up from there will share.
-  const SharedFrame& exported = ExportBatch(seq, durable_).dcl;
+  const SharedFrame& exported = frames_.Export(seq, durable_).dcl;
   std::vector<uint8_t> dcl(exported->begin(), exported->end());
   commit_in_flight_ = true;
   acks_.Submitted(seq);
@@ -531,6 +457,20 @@ void Scene::AuthorityMerged(bool everyone) {
   ScheduleFlush();
 }
 
+void Scene::SetInterest(uint64_t member_id, std::optional<InterestSpec> interest) {
+  net::asio::post(strand_, [this, member_id, interest] {
+    MemberState* m = FindMember(member_id);
+    if (m == nullptr) {
+      // A join still held for the shared log's load takes the interest with it.
+      log_.SetHeldInterest(member_id, interest);
+      return;
+    }
+    if (m->raw) return;  // raw DCL cannot express "out of view" (docs/INTEREST.md)
+    interest_.SetInterest(*m, interest);
+    Deliver(*m, NowMs());
+  });
+}
+
 void Scene::Transfer(uint64_t member_id, uint32_t entity, std::string to) {
   net::asio::post(strand_, [this, member_id, entity, to = std::move(to)]() mutable {
     MemberState* m = FindMember(member_id);
@@ -580,6 +520,23 @@ void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::Stre
   MergeLoadedState(std::move(chunks), std::move(ids), last);
 }
 
+void Scene::MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                             cluster::StreamId last) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), ids = std::move(ids), last] {
+    // What was loaded is in the log already: nothing to append, nothing to fan out yet. Its
+    // size counts towards --max-scene-bytes (the bytes that rebuilt it: an upper bound).
+    bytes_.Reset(MergeLoaded(store_, sequences_.marks(), chunks, ids, last, ctx_.log(), name_));
+    flushed_ = durable_ = store_.sequence();
+    for (SceneLogLink::HeldJoin& j : log_.Loaded()) {
+      Join(std::move(j.member), j.can_write, j.resume, j.interest);
+    }
+  });
+}
+
+void Scene::LogLoadFailed(std::string why) {
+  net::asio::post(strand_, [this, why = std::move(why)] { log_.LoadFailed(why); });
+}
+
 void Scene::LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::StreamId last,
                        std::size_t posted_bytes, OwnerRows owners,
                        std::vector<CorrectionMark> corrections) {
@@ -596,37 +553,6 @@ void Scene::LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::Strea
     // After the merge: a due correction needs the values read up to `last`.
     if (!log_.retired() && authority_.enabled()) authority_.AfterLogRead(owners, last);
   });
-}
-
-void Scene::LogOwners(OwnerRows owners) {
-  net::asio::post(strand_, [this, owners = std::move(owners)] {
-    if (log_.retired() || !authority_.enabled()) return;
-    authority_.ReplaceOwners(owners);
-  });
-}
-
-void Scene::Retire(std::function<void()> then) {
-  // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
-  // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
-  log_.Retire();
-  net::asio::post(strand_, std::move(then));
-}
-
-void Scene::MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
-                             cluster::StreamId last) {
-  net::asio::post(strand_, [this, chunks = std::move(chunks), ids = std::move(ids), last] {
-    // What was loaded is in the log already: nothing to append, nothing to fan out yet. Its
-    // size counts towards --max-scene-bytes (the bytes that rebuilt it: an upper bound).
-    bytes_.Reset(MergeLoaded(store_, sequences_.marks(), chunks, ids, last, ctx_.log(), name_));
-    flushed_ = durable_ = store_.sequence();
-    for (SceneLogLink::HeldJoin& j : log_.Loaded()) {
-      Join(std::move(j.member), j.can_write, j.resume, j.interest);
-    }
-  });
-}
-
-void Scene::LogLoadFailed(std::string why) {
-  net::asio::post(strand_, [this, why = std::move(why)] { log_.LoadFailed(why); });
 }
 
 void Scene::MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
@@ -653,8 +579,22 @@ void Scene::MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, clust
   log_.Consumed(posted_bytes);
 }
 
+void Scene::LogOwners(OwnerRows owners) {
+  net::asio::post(strand_, [this, owners = std::move(owners)] {
+    if (log_.retired() || !authority_.enabled()) return;
+    authority_.ReplaceOwners(owners);
+  });
+}
+
 void Scene::LogAppended(cluster::StreamId id) {
   net::asio::post(strand_, [this, id] { sequences_.marks().NoteAppended(id, durable_); });
+}
+
+void Scene::Retire(std::function<void()> then) {
+  // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
+  // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
+  log_.Retire();
+  net::asio::post(strand_, std::move(then));
 }
 
 }  // namespace scenecrdt::server

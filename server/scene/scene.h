@@ -2,17 +2,16 @@
 // Owns Scene: one CrdtStore plus its members, change sequence, fan-out and durability
 // bookkeeping, all on one strand (no mutex: every public method posts to the strand). It
 // reaches its members only through SceneMember (scene_member.h) and its durability only
-// through its CommitLog (storage/commit_log.h: SQLite, or the cluster's shared log); the jobs
-// that stand alone are small classes of their own, used on the strand: FrameBuilder (what
-// members receive), FanOutCache (one batch per cursor), SnapshotShare (joiners share
-// snapshots), AckBook (acks and flush waiters), RateLimit (--max-rate), Departures
-// (reconnects), SceneBytes (--max-scene-bytes), SceneSequences (scene sequences and resume)
-// and SharedCompression (zstd frames). The member record is MemberState
-// (scene_member_state.h). Interest members (docs/INTEREST.md) get frames of their own:
-// SceneInterest (interest/scene_interest.h) builds them with MemberView over the scene's
-// InterestIndex; the others keep the shared batches. Who may write (docs/AUTHORITY.md) is
-// SceneAuthority's (authority/scene_authority.h), which reaches back through its Host
-// interface.
+// through its CommitLog (storage/commit_log.h: SQLite, or the cluster's shared log). Each
+// concern is a class of its own, used on the strand; those that read or update a member take
+// its record (MemberState, scene_member_state.h) by reference: SceneFrames (what members
+// receive, built once and shared: fan_out/), SceneInterest (interest members, docs/INTEREST.md:
+// their frames are their own, built by MemberView over the scene's InterestIndex),
+// SceneAuthority (who may write, docs/AUTHORITY.md; it reaches back through its Host
+// interface), SceneLogLink (a shared log's load, held joins and outage notice), DeletionJob
+// (the admin API's erase), AckBook (acks and flush waiters), RateLimit (--max-rate),
+// Departures (reconnects), SceneBytes (--max-scene-bytes) and SceneSequences (scene sequences
+// and resume).
 //
 // Fan-out (docs/SERVER.md): each member has a cursor (the store sequence it has been sent up
 // to) and is "ready" when nothing of the scene is in flight to it. A merge schedules one
@@ -36,8 +35,7 @@
 //
 // On a shared log (docs/CLUSTER.md "Server integration") the scene is a LoggedScene: joins
 // wait until its state is loaded from the log, other nodes' entries merge and fan out like
-// local writes, and the scene sequences come from the log's positions. The load, the held
-// joins and the outage notice are SceneLogLink's (scene_log_link.h).
+// local writes, and the scene sequences come from the log's positions.
 //
 // Deletion (the admin API, docs/OPERATIONS.md "Admin API"; SQLite only): Delete closes every
 // member with scene_deleted, refuses joins and writes from then on, commits nothing more, and
@@ -68,10 +66,7 @@
 #include "scenecrdt/server/scene/authority/scene_authority.h"
 #include "scenecrdt/server/scene/deletion_job.h"
 #include "scenecrdt/server/scene/departures.h"
-#include "scenecrdt/server/scene/fan_out/fan_out_cache.h"
-#include "scenecrdt/server/scene/fan_out/frame_builder.h"
-#include "scenecrdt/server/scene/fan_out/shared_compression.h"
-#include "scenecrdt/server/scene/fan_out/snapshot_share.h"
+#include "scenecrdt/server/scene/fan_out/scene_frames.h"
 #include "scenecrdt/server/scene/interest/member_view.h"
 #include "scenecrdt/server/scene/interest/scene_interest.h"
 #include "scenecrdt/server/scene/rate_limit.h"
@@ -184,14 +179,6 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   // Sends everything after member.cursor (a shared batch or a coalesced catch-up) if allowed;
   // the bytes handed over (0: nothing sent).
   std::size_t Deliver(MemberState& m, int64_t now_ms);
-  // The batch of the members at `cursor` in store sequence `seq`, with the store's export
-  // after `cursor` built (once: the fan-out's representations and the commit share it).
-  FanOutCache::Batch& ExportBatch(uint64_t seq, uint64_t cursor);
-  // The envelope frames of the changes in (from, to].
-  std::vector<SharedFrame> BuildFrames(uint64_t from, uint64_t to, bool is_state);
-  // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
-  // whose copies are still alive (`zstd`: as zstd records).
-  std::vector<SharedFrame> SnapshotFrames(bool raw, bool zstd);
   // LogLoaded's merge (posted to the strand) and LogEntries' (on the strand; scene.cc).
   void MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
                         cluster::StreamId last);
@@ -217,10 +204,7 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   // not get its own changes echoed back.
   uint64_t sole_writer_ = 0;
   bool mixed_writers_ = false;
-  FrameBuilder frames_;
-  FanOutCache cache_;
-  SnapshotShare snapshots_;
-  SharedCompression compression_;
+  SceneFrames frames_;
   RateLimit rate_;
   Departures departures_;
   SceneBytes bytes_;
@@ -232,8 +216,8 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   AckBook acks_;
   net::asio::steady_timer retry_timer_;
   net::asio::steady_timer flush_timer_;
-  SceneAuthority authority_;
 
+  SceneAuthority authority_;
   SceneLogLink log_;
   DeletionJob deletion_;  // started: no join, write or commit
 };
