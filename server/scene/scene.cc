@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns the scene strand's work: joins, merges, fan-out, catch-up, group commit and acks, and
-// what a shared log hands the scene (its load, other nodes' entries, append positions).
+// what a shared log hands the scene (its load, other nodes' entries, append positions), over
+// the concern classes of scene.h.
 #include "scenecrdt/server/scene/scene.h"
 
 #include <algorithm>
@@ -32,17 +33,18 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
       strand_(net::asio::make_strand(ctx.ioc())),
       store_(StoreLimitsFrom(ctx.config().limits)),
       sequences_(session::MakeSceneSequence(incarnation.value_or(ctx.incarnation()), 0)),
-      frames_(ctx.metrics(), ctx.config().limits.state_chunk_bytes),
-      compression_(ctx.metrics()),
+      frames_(ctx.metrics(), ctx.config().limits.state_chunk_bytes, store_, sequences_),
       rate_(ctx.config().limits.max_rate_hz, strand_,
             [this] {
               const int64_t now = NowMs();
-              for (Member& m : members_) Deliver(m, now);
+              for (MemberState& m : members_) Deliver(m, now);
             }),
-      authority_(ctx.config().authority, ctx.config().authority_rules),
+      interest_(ctx, name_, store_, sequences_, frames_.builder(), frames_.compression(), rate_),
       retry_timer_(strand_),
-      flush_timer_(strand_) {
-  authority_.Restore(owners);
+      flush_timer_(strand_),
+      authority_(ctx, name_, store_, acks_, strand_, *this, owners),
+      log_(ctx, *this),
+      deletion_(ctx, name_, strand_) {
   if (!restore.empty()) {
     if (auto merged = store_.MergeStream(restore); !merged.has_value()) {
       ctx_.log().Write(LogLevel::kError, "restore_failed", "scene=%s error=%s offset=%llu",
@@ -52,18 +54,15 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
   }
   bytes_.Reset(restore.size());
   flushed_ = durable_ = store_.sequence();
-  if (SharedLog* log = ctx_.commits().shared()) {
+  if (log_.shared()) {
     // Nobody is welcomed before the scene's state is loaded from the log (LogLoaded).
-    shared_log_ = log;
     sequences_.UseSharedLog();
-    loaded_ = false;
-    load_requested_ = true;
-    log->Follow(*this);
+    log_.Follow();
   }
 }
 
-Scene::Member* Scene::FindMember(uint64_t id) {
-  for (Member& m : members_) {
+MemberState* Scene::FindMember(uint64_t id) {
+  for (MemberState& m : members_) {
     if (m.id == id) return &m;
   }
   return nullptr;
@@ -73,11 +72,11 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
                  std::optional<uint64_t> resume, std::optional<InterestSpec> interest) {
   net::asio::post(
       strand_, [this, member = std::move(member), can_write, resume, interest]() mutable {
-        if (deleted_) {
+        if (deletion_.started()) {
           member->PostClose(ErrorCode::kSceneDeleted, "the scene was deleted; join again");
           return;
         }
-        if (HoldJoin(member, can_write, resume, interest)) return;
+        if (log_.HoldJoin(member, can_write, resume, interest)) return;
         if (members_.size() >= ctx_.config().limits.max_sessions_per_scene) {
           member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
           return;
@@ -117,13 +116,12 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
         std::unique_ptr<MemberView> view;
         if (interest && !raw) {
           view = std::make_unique<MemberView>(*interest, false);
-          frames = ViewSnapshot(*view, zstd);
+          frames = interest_.JoinSnapshot(*view, zstd);
         } else if (raw || from == 0) {
           // raw: one chunk, the whole state (empty for a new scene)
-          frames = SnapshotFrames(raw, zstd);
+          frames = frames_.Snapshot(raw, zstd);
         } else {
-          frames = BuildFrames(from, seq, /*is_state=*/true);
-          if (zstd) frames = compression_.Records(frames);
+          frames = frames_.Resume(from, zstd);
         }
         const auto build_us = std::chrono::duration_cast<std::chrono::microseconds>(
             std::chrono::steady_clock::now() - build_start);
@@ -132,24 +130,17 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
         for (const SharedFrame& f : frames) state_bytes += f->size();
         Metrics::Add(metrics.state_bytes, state_bytes);
         session::Welcome welcome{member->id(), sequences_.Wire(seq), resumed, can_write};
-        Member m;
+        MemberState m;
         m.member = member;
         m.id = member->id();
         m.cursor = seq;
         m.raw = raw;
         m.zstd = zstd;
         m.busy_since_ms = now;
-        if (authority_.enabled()) {
-          m.principal = authority_.Intern(member->principal());
-          m.admin = member->admin();
-          const auto ranges = member->entity_ranges();
-          m.ranged = !ranges.empty();
-          authority_.Grant(m.principal, ranges);
-        }
-        if (view) ++interest_members_;
+        authority_.Joined(m);
         m.view = std::move(view);
         members_.push_back(std::move(m));
-        if (members_.back().view) RegisterCells(members_.back());
+        if (members_.back().view) interest_.Joined(members_.back());
         ctx_.log().Write(LogLevel::kInfo, "open",
                          "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
                          "reconnect=%s members=%zu interest=%s",
@@ -169,27 +160,21 @@ void Scene::Leave(uint64_t member_id, CloseReason reason) {
     // A join still held for the scene's load from Redis (cluster mode) is dropped: joined
     // after its session ended, it would stay a member for good and keep the scene from being
     // evicted (its Join was posted before this Leave, on the same strand).
-    std::erase_if(held_joins_,
-                  [&](const HeldJoin& j) { return j.member && j.member->id() == member_id; });
+    log_.DropHeld(member_id);
     auto it = std::find_if(members_.begin(), members_.end(),
-                           [&](const Member& m) { return m.id == member_id; });
+                           [&](const MemberState& m) { return m.id == member_id; });
     if (it == members_.end()) return;
     if (Departures::Abnormal(reason)) {
       departures_.Note(it->member->peer().address(), it->member->kind(), NowMs());
     }
-    const bool had_view = it->view != nullptr;
-    if (had_view) RegisterCells(*it, /*drop=*/true);
+    if (it->view) interest_.Leaving(*it);
     members_.erase(it);
-    if (had_view) {
-      --interest_members_;
-      DropIndexIfUnused();
-    }
   });
 }
 
 void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::AdmittedBatch batch) {
   net::asio::post(strand_, [this, member_id, frame_sequence, batch = std::move(batch)]() mutable {
-    Member* member = FindMember(member_id);
+    MemberState* member = FindMember(member_id);
     if (!member) return;  // left meanwhile
     Metrics& metrics = ctx_.metrics();
     const uint64_t growth = SceneBytes::Growth(store_, batch.messages());
@@ -200,7 +185,10 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
       return;
     }
     std::vector<RefusedWrite> refused;
-    if (authority_.enabled()) FilterByAuthority(*member, frame_sequence, batch, refused);
+    // A write re-stamped over a correction: its writer's replica holds the old timestamp.
+    if (authority_.enabled() && authority_.Filter(*member, frame_sequence, batch, refused)) {
+      mixed_writers_ = true;
+    }
     const uint64_t before = store_.sequence();
     const uint32_t principal = member->principal;
     const ErrorCode refusal = store_.MergeAdmitted(
@@ -227,15 +215,19 @@ void Scene::Submit(uint64_t member_id, uint64_t frame_sequence, runtime::Admitte
         mixed_writers_ = true;
       }
     }
-    if (!refused.empty()) AnswerRefused(*member, frame_sequence, refused);
-    AddAck(*member, frame_sequence);
+    // The corrections go to every member, the refused writer included (it is not the sole
+    // writer of these changes).
+    if (!refused.empty() && authority_.AnswerRefused(*member, frame_sequence, refused)) {
+      mixed_writers_ = true;
+    }
+    authority_.AddAck(*member, frame_sequence);
     ScheduleFlush();
   });
 }
 
 void Scene::Ready(uint64_t member_id) {
   net::asio::post(strand_, [this, member_id] {
-    Member* m = FindMember(member_id);
+    MemberState* m = FindMember(member_id);
     if (!m) return;
     m->ready = true;
     const int64_t now = NowMs();
@@ -262,7 +254,7 @@ void Scene::Ready(uint64_t member_id) {
 
 void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
   net::asio::post(strand_, [this, write = std::move(write)] {
-    if (deleted_) return;  // a server-side writer of a deleted scene: nothing is kept
+    if (deletion_.started()) return;  // a server-side writer of a deleted scene: nothing is kept
     const uint64_t before = store_.sequence();
     write(store_);
     if (store_.sequence() != before) mixed_writers_ = true;
@@ -272,7 +264,7 @@ void Scene::LocalWrite(std::function<void(runtime::CrdtStore&)> write) {
 
 void Scene::Flush(std::function<void()> done) {
   net::asio::post(strand_, [this, done = std::move(done)]() mutable {
-    if (deleted_) {
+    if (deletion_.started()) {
       done();  // nothing more is committed
       return;
     }
@@ -297,37 +289,9 @@ void Scene::RetireIfQuiescent(std::function<void(bool)> done) {
     const bool quiescent = members_.empty() && !commit_in_flight_ && !retry_armed_ &&
                            !flush_scheduled_ && !rate_.armed() && durable_ == store_.sequence() &&
                            !authority_.has_changes() && acks_.empty() && !acks_.has_waiters() &&
-                           LogIdle();
+                           log_.idle() && !authority_.claims_pending();
     done(quiescent);  // may destroy this scene: nothing of it is touched afterwards
   });
-}
-
-std::vector<SharedFrame> Scene::SnapshotFrames(bool raw, bool zstd) {
-  using Form = SnapshotShare::Form;
-  const uint64_t seq = store_.sequence();
-  const Form form = raw ? Form::kRaw : (zstd ? Form::kZstd : Form::kEnvelope);
-  std::vector<SharedFrame> frames = snapshots_.Alive(seq, form);
-  if (!frames.empty()) {
-    Metrics::Add(ctx_.metrics().snapshot_shares);
-    return frames;
-  }
-  if (raw) {
-    std::size_t messages = 0;
-    frames = {frames_.Export(store_, 0, messages)};
-    frames_.CountOut(messages);
-    snapshots_.Keep(seq, Form::kRaw, frames);
-    return frames;
-  }
-  if (zstd) frames = snapshots_.Alive(seq, Form::kEnvelope);
-  if (frames.empty()) {
-    frames = BuildFrames(0, seq, /*is_state=*/true);
-    snapshots_.Keep(seq, Form::kEnvelope, frames);
-  }
-  if (zstd) {
-    frames = compression_.Records(frames);
-    snapshots_.Keep(seq, Form::kZstd, frames);
-  }
-  return frames;
 }
 
 void Scene::Describe(std::function<void(Summary)> done) {
@@ -372,8 +336,8 @@ void Scene::FanOut() {
   // Interest members at `from` whose cells saw no change, whose view is all near its centre
   // and that did not write get nothing: only their cursor moves (docs/INTEREST.md).
   std::unordered_set<uint64_t> visit;
-  const bool selective = index_ && InterestVisits(from, visit);
-  for (Member& m : members_) {
+  const bool selective = interest_.active() && interest_.Visits(from, visit);
+  for (MemberState& m : members_) {
     if (!m.ready) continue;  // catches up (coalesced) when its write completes
     if (selective && m.view && m.cursor == from && !m.clear_interest && !m.view->dirty() &&
         !m.view->holds_far() && !m.view->registered_all && visit.count(m.id) == 0) {
@@ -397,33 +361,13 @@ void Scene::FanOut() {
   }
 }
 
-std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
-  if (m.view) return DeliverInterest(m, now_ms);
+std::size_t Scene::Deliver(MemberState& m, int64_t now_ms) {
+  if (m.view) return interest_.Deliver(m, now_ms);
   const uint64_t seq = store_.sequence();
   if (!m.ready || m.cursor >= seq) return 0;
   if (!rate_.Allow(m.next_send_ms, now_ms)) return 0;
-  FanOutCache::Batch& batch = ExportBatch(seq, m.cursor);
-  if (!batch.delivered) {
-    batch.delivered = true;
-    frames_.CountOut(batch.messages);
-    Metrics::Add(m.cursor == flushed_ || m.cursor + 1 >= seq ? ctx_.metrics().shared_frames
-                                                             : ctx_.metrics().catchups);
-  }
-  std::vector<SharedFrame> frames;
-  if (m.raw) {
-    frames.push_back(batch.dcl);  // raw members get the export as it is
-  } else {
-    if (batch.envelope.empty()) {
-      batch.envelope = frames_.FromStream(*batch.dcl, sequences_.Wire(m.cursor),
-                                          sequences_.Wire(seq), /*is_state=*/false);
-    }
-    frames = batch.envelope;
-    if (m.zstd) {
-      if (batch.zstd.empty()) batch.zstd = compression_.Records(batch.envelope);
-      compression_.CountDelivery(batch.envelope, batch.zstd);
-      frames = batch.zstd;
-    }
-  }
+  std::vector<SharedFrame> frames =
+      frames_.Delivery(m, seq, m.cursor == flushed_ || m.cursor + 1 >= seq);
   std::size_t bytes = 0;
   for (const SharedFrame& f : frames) bytes += f->size();
   m.member->PostSceneFrames(std::move(frames));
@@ -434,19 +378,8 @@ std::size_t Scene::Deliver(Member& m, int64_t now_ms) {
   return bytes;
 }
 
-FanOutCache::Batch& Scene::ExportBatch(uint64_t seq, uint64_t cursor) {
-  bool created = false;
-  FanOutCache::Batch& batch = cache_.At(seq, cursor, created);
-  if (!batch.dcl) batch.dcl = frames_.Export(store_, cursor, batch.messages);
-  return batch;
-}
-
-std::vector<SharedFrame> Scene::BuildFrames(uint64_t from, uint64_t to, bool is_state) {
-  return frames_.Envelope(store_, from, sequences_.Wire(from), sequences_.Wire(to), is_state);
-}
-
 void Scene::MaybeCommit() {
-  if (commit_in_flight_ || deleted_) return;
+  if (commit_in_flight_ || deletion_.started()) return;
   const uint64_t seq = store_.sequence();
   if (seq == durable_ && !authority_.has_changes()) {
     ReleaseAcks();
@@ -454,15 +387,14 @@ void Scene::MaybeCommit() {
   }
   // The flush's export when the fan-out made one from the durable point (the usual case:
   // commits keep up), else one the members catching up from there will share.
-  const SharedFrame& exported = ExportBatch(seq, durable_).dcl;
+  const SharedFrame& exported = frames_.Export(seq, durable_).dcl;
   std::vector<uint8_t> dcl(exported->begin(), exported->end());
   commit_in_flight_ = true;
   acks_.Submitted(seq);
   CommitJob job;
   job.scene = name_;
   job.dcl = std::move(dcl);
-  owners_in_flight_ = authority_.TakeChanges(durable_, job.corrections);
-  job.owners = owners_in_flight_;
+  job.owners = authority_.TakeChanges(durable_, job.corrections);
   job.done = [this, seq](bool ok) {
     net::asio::post(strand_, [this, ok, seq] { OnCommitted(ok, seq); });
   };
@@ -471,20 +403,16 @@ void Scene::MaybeCommit() {
 
 void Scene::OnCommitted(bool ok, uint64_t target) {
   commit_in_flight_ = false;
-  if (deleted_) {
-    EraseRows();  // the commit that was in flight is done: the erase goes after it
+  if (deletion_.started()) {
+    deletion_.EraseRows();  // the commit that was in flight is done: the erase goes after it
     return;
   }
-  if (shared_log_) {
-    if (ok) unavailable_notified_ = false;
-    if (!ok) NotifyUnavailable();
-  }
+  log_.Committed(ok, acks_, members_);
   if (!ok) {
     // Nothing is acked; the next attempt exports again from the same durable point (and
     // writes the owner rows of this one again).
-    authority_.Failed(owners_in_flight_);
-    owners_in_flight_.clear();
-    if (!shared_log_) TellStorageUnavailable();
+    authority_.CommitFailed();
+    if (!log_.shared()) TellStorageUnavailable();
     if (!retry_armed_) {
       retry_armed_ = true;
       retry_timer_.expires_after(std::chrono::milliseconds(200));
@@ -496,7 +424,7 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
     return;
   }
   durable_ = target;
-  owners_in_flight_.clear();
+  authority_.Committed();
   ReleaseAcks();
   MaybeCommit();
 }
@@ -504,7 +432,7 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
 void Scene::TellStorageUnavailable() {
   const uint64_t episode = ctx_.commits().failure_episode();
   for (const uint64_t id : acks_.Waiting()) {
-    Member* m = FindMember(id);
+    MemberState* m = FindMember(id);
     if (!m || m->raw || m->storage_told == episode) continue;  // raw DCL has no acks to wait on
     m->storage_told = episode;
     m->member->PostRefusal(ErrorCode::kStorageUnavailable,
@@ -517,35 +445,79 @@ void Scene::TellStorageUnavailable() {
 void Scene::ReleaseAcks() {
   // One cumulative Ack per member for everything durable now.
   for (const auto& [id, fs] : acks_.TakeDurable(durable_)) {
-    if (Member* m = FindMember(id)) m->member->PostAck(fs);
+    if (MemberState* m = FindMember(id)) m->member->PostAck(fs);
   }
   if (!commit_in_flight_ && durable_ == store_.sequence() && acks_.empty() && acks_.has_waiters()) {
     acks_.ReleaseWaiters();
   }
 }
 
-// ---- A shared log ----
-
-bool Scene::HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
-                     std::optional<uint64_t> resume, const std::optional<InterestSpec>& interest) {
-  if (loaded_) return false;
-  if (held_joins_.size() >= ctx_.config().limits.max_sessions_per_scene) {
-    member->PostClose(ErrorCode::kSceneFull, "the scene has its maximum number of sessions");
-    return true;
-  }
-  held_joins_.push_back({member, can_write, resume, interest});
-  if (!load_requested_) {
-    load_requested_ = true;
-    shared_log_->RequestLoad(*this);
-  }
-  return true;
+void Scene::AuthorityMerged(bool everyone) {
+  if (everyone) mixed_writers_ = true;
+  ScheduleFlush();
 }
 
-void Scene::Retire(std::function<void()> then) {
-  // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
-  // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
-  retired_ = true;
-  net::asio::post(strand_, std::move(then));
+void Scene::SetInterest(uint64_t member_id, std::optional<InterestSpec> interest) {
+  net::asio::post(strand_, [this, member_id, interest] {
+    MemberState* m = FindMember(member_id);
+    if (m == nullptr) {
+      // A join still held for the shared log's load takes the interest with it.
+      log_.SetHeldInterest(member_id, interest);
+      return;
+    }
+    if (m->raw) return;  // raw DCL cannot express "out of view" (docs/INTEREST.md)
+    interest_.SetInterest(*m, interest);
+    Deliver(*m, NowMs());
+  });
+}
+
+void Scene::Transfer(uint64_t member_id, uint32_t entity, std::string to) {
+  net::asio::post(strand_, [this, member_id, entity, to = std::move(to)]() mutable {
+    MemberState* m = FindMember(member_id);
+    if (!m) return;
+    if (const ErrorCode refusal = authority_.Transfer(*m, entity, to); refusal != ErrorCode::kOk) {
+      m->member->PostWriteRefused(session::Refusal{0, entity, 0, 0, refusal});
+      return;
+    }
+    m->member->PostOwnershipTransferred(session::TransferOwnership{entity, std::move(to)});
+    MaybeCommit();  // the owner row is durable state of its own
+  });
+}
+
+// ---- Deletion ----
+
+void Scene::Delete(std::function<void(Deletion)> done) {
+  net::asio::post(strand_, [this, done = std::move(done)]() mutable {
+    deletion_.Start(std::move(done), store_.num_entities(), members_.size());
+    flush_timer_.cancel();
+    retry_timer_.cancel();
+    rate_.Cancel();
+    for (MemberState& m : members_) {
+      m.member->PostClose(ErrorCode::kSceneDeleted,
+                          "an operator deleted the scene (admin API); join again for an empty "
+                          "scene");
+    }
+    // Their Leave finds nothing; their frames still queued here are dropped (Submit finds no
+    // member), and nothing is acked: a client resends its unacked frames after a rejoin.
+    members_.clear();
+    acks_.ReleaseWaiters();
+    if (!commit_in_flight_) deletion_.EraseRows();  // else OnCommitted erases once it is done
+  });
+}
+
+void Scene::AfterPending(std::function<void()> then) { net::asio::post(strand_, std::move(then)); }
+
+// ---- A shared log ----
+
+void Scene::LogLoaded(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
+                      cluster::StreamId last, OwnerRows owners) {
+  // The owners first: nobody is welcomed before they apply (the merge welcomes held joins).
+  // The authority's mode never changes: readable from any thread.
+  if (authority_.enabled())
+    net::asio::post(strand_, [this, last, owners = std::move(owners)] {
+      if (!log_.retired()) authority_.Loaded(owners, last);
+    });
+  MergeLoadedState(std::move(chunks), std::move(ids), last);
 }
 
 void Scene::MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
@@ -555,30 +527,38 @@ void Scene::MergeLoadedState(std::vector<std::string> chunks, std::vector<cluste
     // size counts towards --max-scene-bytes (the bytes that rebuilt it: an upper bound).
     bytes_.Reset(MergeLoaded(store_, sequences_.marks(), chunks, ids, last, ctx_.log(), name_));
     flushed_ = durable_ = store_.sequence();
-    loaded_ = true;
-    load_requested_ = false;
-    std::vector<HeldJoin> held;
-    held.swap(held_joins_);
-    for (HeldJoin& j : held) Join(std::move(j.member), j.can_write, j.resume, j.interest);
+    for (SceneLogLink::HeldJoin& j : log_.Loaded()) {
+      Join(std::move(j.member), j.can_write, j.resume, j.interest);
+    }
   });
 }
 
 void Scene::LogLoadFailed(std::string why) {
-  net::asio::post(strand_, [this, why = std::move(why)] {
-    load_requested_ = false;
-    std::vector<HeldJoin> held;
-    held.swap(held_joins_);
-    for (HeldJoin& j : held) {
-      j.member->PostClose(ErrorCode::kUnavailable,
-                          "the scene cannot be loaded from Redis now (" + why + "); retry");
+  net::asio::post(strand_, [this, why = std::move(why)] { log_.LoadFailed(why); });
+}
+
+void Scene::LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::StreamId last,
+                       std::size_t posted_bytes, OwnerRows owners,
+                       std::vector<CorrectionMark> corrections) {
+  net::asio::post(strand_, [this, chunks = std::move(chunks), last, posted_bytes,
+                            owners = std::move(owners), corrections = std::move(corrections)] {
+    if (log_.retired() || corrections.empty() || !authority_.enabled()) {
+      MergeLogEntries(chunks, last, posted_bytes);
+    } else {
+      authority_.MergeCorrected(
+          chunks, last, posted_bytes, corrections,
+          [this](std::span<const cluster::DecodedChunk> part, cluster::StreamId part_last,
+                 std::size_t part_bytes) { MergeLogEntries(part, part_last, part_bytes); });
     }
+    // After the merge: a due correction needs the values read up to `last`.
+    if (!log_.retired() && authority_.enabled()) authority_.AfterLogRead(owners, last);
   });
 }
 
 void Scene::MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
                             std::size_t posted_bytes) {
-  if (retired_) {
-    shared_log_->Consumed(posted_bytes);  // evicted: the entries are in the log
+  if (log_.retired()) {
+    log_.Consumed(posted_bytes);  // evicted: the entries are in the log
     return;
   }
   // Nothing of ours is waiting to be appended: the merged entries are in the log already, so
@@ -589,31 +569,32 @@ void Scene::MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, clust
   MergeRemote(store_, bytes_, chunks, ctx_.config().limits.max_scene_bytes, ctx_.metrics(),
               ctx_.log(), name_);
   if (idle) durable_ = store_.sequence();
-  if (!last.is_zero() && loaded_) sequences_.marks().NoteRead(last, store_.sequence(), durable_);
+  if (!last.is_zero() && log_.loaded()) {
+    sequences_.marks().NoteRead(last, store_.sequence(), durable_);
+  }
   if (store_.sequence() != before) {
     mixed_writers_ = true;
     ScheduleFlush();
   }
-  shared_log_->Consumed(posted_bytes);
+  log_.Consumed(posted_bytes);
+}
+
+void Scene::LogOwners(OwnerRows owners) {
+  net::asio::post(strand_, [this, owners = std::move(owners)] {
+    if (log_.retired() || !authority_.enabled()) return;
+    authority_.ReplaceOwners(owners);
+  });
 }
 
 void Scene::LogAppended(cluster::StreamId id) {
   net::asio::post(strand_, [this, id] { sequences_.marks().NoteAppended(id, durable_); });
 }
 
-void Scene::NotifyUnavailable() {
-  if (unavailable_notified_) return;
-  unavailable_notified_ = true;
-  // Frame sequence 0: the notice refuses no frame, so clients keep theirs and wait for acks.
-  const std::vector<uint64_t> told = acks_.Waiting();
-  for (const uint64_t id : told) {
-    if (Member* m = FindMember(id)) {
-      m->member->PostRefusal(ErrorCode::kUnavailable,
-                             "Redis is unreachable: writes are held, not acknowledged", 0);
-    }
-  }
-  ctx_.log().Write(LogLevel::kWarn, "cluster", "scene=%s unavailable=held writers=%zu",
-                   name_.c_str(), told.size());
+void Scene::Retire(std::function<void()> then) {
+  // Called on the strand (from the registry's quiescence check), so nothing of the scene runs
+  // meanwhile; whatever is queued behind runs before `then` (a strand is FIFO).
+  log_.Retire();
+  net::asio::post(strand_, std::move(then));
 }
 
 }  // namespace scenecrdt::server

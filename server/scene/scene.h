@@ -2,14 +2,16 @@
 // Owns Scene: one CrdtStore plus its members, change sequence, fan-out and durability
 // bookkeeping, all on one strand (no mutex: every public method posts to the strand). It
 // reaches its members only through SceneMember (scene_member.h) and its durability only
-// through its CommitLog (storage/commit_log.h: SQLite, or the cluster's shared log); the jobs
-// that stand alone are small classes of their own, used on the strand: FrameBuilder (what
-// members receive), FanOutCache (one batch per cursor), SnapshotShare (joiners share
-// snapshots), AckBook (acks and flush waiters), RateLimit (--max-rate), Departures
-// (reconnects), SceneBytes (--max-scene-bytes), SceneSequences (scene sequences and resume)
-// and SharedCompression (zstd frames). Interest members (docs/INTEREST.md) get frames of
-// their own, built by MemberView over the scene's InterestIndex (DeliverInterest); the others
-// keep the shared batches.
+// through its CommitLog (storage/commit_log.h: SQLite, or the cluster's shared log). Each
+// concern is a class of its own, used on the strand; those that read or update a member take
+// its record (MemberState, scene_member_state.h) by reference: SceneFrames (what members
+// receive, built once and shared: fan_out/), SceneInterest (interest members, docs/INTEREST.md:
+// their frames are their own, built by MemberView over the scene's InterestIndex),
+// SceneAuthority (who may write, docs/AUTHORITY.md; it reaches back through its Host
+// interface), SceneLogLink (a shared log's load, held joins and outage notice), DeletionJob
+// (the admin API's erase), AckBook (acks and flush waiters), RateLimit (--max-rate),
+// Departures (reconnects), SceneBytes (--max-scene-bytes) and SceneSequences (scene sequences
+// and resume).
 //
 // Fan-out (docs/SERVER.md): each member has a cursor (the store sequence it has been sent up
 // to) and is "ready" when nothing of the scene is in flight to it. A merge schedules one
@@ -37,8 +39,8 @@
 //
 // Deletion (the admin API, docs/OPERATIONS.md "Admin API"; SQLite only): Delete closes every
 // member with scene_deleted, refuses joins and writes from then on, commits nothing more, and
-// once no commit of the scene is in flight erases its rows (Persistence::SubmitErase: after
-// that commit, in one transaction). The registry then drops it (scene_registry.h).
+// once no commit of the scene is in flight erases its rows (DeletionJob: after that commit, in
+// one transaction). The registry then drops it (scene_registry.h).
 //
 // Memory (docs/SERVER.md "Memory bounds"): writes that would grow the state past
 // --max-scene-bytes are refused (scene_too_large); joiners at one store sequence share one set
@@ -61,23 +63,24 @@
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/ack_book.h"
 #include "scenecrdt/server/scene/authority/authority.h"
+#include "scenecrdt/server/scene/authority/scene_authority.h"
+#include "scenecrdt/server/scene/deletion_job.h"
 #include "scenecrdt/server/scene/departures.h"
-#include "scenecrdt/server/scene/fan_out/fan_out_cache.h"
-#include "scenecrdt/server/scene/fan_out/frame_builder.h"
-#include "scenecrdt/server/scene/fan_out/shared_compression.h"
-#include "scenecrdt/server/scene/fan_out/snapshot_share.h"
-#include "scenecrdt/server/scene/interest/interest_index.h"
+#include "scenecrdt/server/scene/fan_out/scene_frames.h"
 #include "scenecrdt/server/scene/interest/member_view.h"
+#include "scenecrdt/server/scene/interest/scene_interest.h"
 #include "scenecrdt/server/scene/rate_limit.h"
 #include "scenecrdt/server/scene/scene_bytes.h"
 #include "scenecrdt/server/scene/scene_deletion.h"
+#include "scenecrdt/server/scene/scene_log_link.h"
 #include "scenecrdt/server/scene/scene_member.h"
+#include "scenecrdt/server/scene/scene_member_state.h"
 #include "scenecrdt/server/scene/scene_sequences.h"
 #include "scenecrdt/server/storage/commit_log.h"
 
 namespace scenecrdt::server {
 
-class Scene final : public LoggedScene {
+class Scene final : public LoggedScene, private SceneAuthority::Host {
  public:
   // `restore`: a DCL stream (from Persistence::LoadScene) merged before anything else and
   // considered durable.
@@ -159,7 +162,7 @@ class Scene final : public LoggedScene {
   void LogEntries(std::vector<cluster::DecodedChunk> chunks, cluster::StreamId last,
                   std::size_t posted_bytes, OwnerRows owners,
                   std::vector<CorrectionMark> corrections) override;
-  void LogOwners(OwnerRows owners) override;  // scene_cluster_authority.cc
+  void LogOwners(OwnerRows owners) override;
   void LogAppended(cluster::StreamId id) override;
   // On the strand, once the registry evicted the scene and its shared log stopped following
   // it: what the log posted before is ignored from now on, and `then` runs on the strand
@@ -167,116 +170,33 @@ class Scene final : public LoggedScene {
   void Retire(std::function<void()> then);
 
  private:
-  struct Member {
-    std::shared_ptr<SceneMember> member;
-    uint64_t id = 0;
-    uint64_t cursor = 0;               // store sequence sent up to
-    bool ready = false;                // nothing of the scene in flight to it
-    bool raw = false;                  // gets plain DCL chunks (/dcl/) instead of envelope frames
-    bool zstd = false;                 // gets the envelope frames as zstd records (compressed once)
-    int64_t next_send_ms = 0;          // --max-rate (rate_limit.h)
-    int64_t busy_since_ms = 0;         // when the delivery in flight was handed over
-    uint64_t storage_told = 0;         // the storage failure episode it was told about
-    std::unique_ptr<MemberView> view;  // an interest member (docs/INTEREST.md)
-    bool clear_interest = false;       // its interest was cleared: send everything once
-    bool own_changes = false;          // FanOut: every change since its cursor is its own
-    uint32_t principal = 0;            // Authority::Intern of its principal (authority on)
-    bool admin = false;                // role admin: writes anything
-    bool ranged = false;               // holds range grants (JWT `entities`)
-    uint32_t claims_in_flight = 0;     // cluster claims not decided yet (ClaimJob)
-    uint64_t held_frame = 0;           // its last frame, acked once they are decided
-  };
-  // A cluster claim's refused write, corrected once the read loop passed `after`.
-  struct DueCorrection {
-    cluster::StreamId after;
-    RefusedWrite write;
-  };
-  // A join waiting for the shared log's load (bounded by max_sessions_per_scene).
-  struct HeldJoin {
-    std::shared_ptr<SceneMember> member;
-    bool can_write;
-    std::optional<uint64_t> resume;
-    std::optional<InterestSpec> interest;
-  };
+  // ---- SceneAuthority::Host ----
+  MemberState* FindMember(uint64_t id) override;
+  bool Gone() const override { return log_.retired() || deletion_.started(); }
+  void AuthorityMerged(bool everyone) override;
 
-  Member* FindMember(uint64_t id);
   void ScheduleFlush();
   void FanOut();
   // Sends everything after member.cursor (a shared batch or a coalesced catch-up) if allowed;
   // the bytes handed over (0: nothing sent).
-  std::size_t Deliver(Member& m, int64_t now_ms);
-  // Deliver for an interest member: its view's changes, entering and leaving entities.
-  std::size_t DeliverInterest(Member& m, int64_t now_ms);
-  // The interest index exists while the scene has interest members.
-  InterestIndex& EnsureIndex();
-  void DropIndexIfUnused();
-  // The index is brought up to the store (metrics: interest_index).
-  void SyncIndex();
-  // Keeps m's entry in interest_cells_ at its view's current centre; `drop`: removes it.
-  void RegisterCells(Member& m, bool drop = false);
-  // Before a fan-out of (from, seq]: builds shared_changes_ and fills `visit` with the
-  // interest members whose view or delivery may change; false when every one must be visited.
-  bool InterestVisits(uint64_t from, std::unordered_set<uint64_t>& visit);
-  // The state frames of an interest member's join: the snapshot of its view.
-  std::vector<SharedFrame> ViewSnapshot(MemberView& view, bool zstd);
-  // The batch of the members at `cursor` in store sequence `seq`, with the store's export
-  // after `cursor` built (once: the fan-out's representations and the commit share it).
-  FanOutCache::Batch& ExportBatch(uint64_t seq, uint64_t cursor);
-  // The envelope frames of the changes in (from, to].
-  std::vector<SharedFrame> BuildFrames(uint64_t from, uint64_t to, bool is_state);
-  // The snapshot frames for a joiner at the current sequence, shared with earlier joiners
-  // whose copies are still alive (`zstd`: as zstd records).
-  std::vector<SharedFrame> SnapshotFrames(bool raw, bool zstd);
-  // Leaves out of `batch` what the authority refuses (into `refused`); kOk-only when off.
-  // On a shared log, a write that would claim an unowned number is held back and claimed
-  // (ClaimJob; docs/AUTHORITY.md "Cluster"); the member's acks wait for the decision.
-  void FilterByAuthority(Member& m, uint64_t frame_sequence, runtime::AdmittedBatch& batch,
-                         std::vector<RefusedWrite>& refused);
-  // The member's frame is acked with the next commit, or once its claims are decided.
-  void AddAck(Member& m, uint64_t frame_sequence);
-  // A claim's decision (scene_cluster_authority.cc): won writes merge, lost ones are refused
-  // and corrected once this node has read the stream up to the decision.
-  void OnClaimed(uint64_t member_id, const std::string& principal,
-                 std::vector<std::pair<uint32_t, std::vector<uint8_t>>> numbers,
-                 std::vector<RefusedWrite> writes, const ClaimResult& result);
+  std::size_t Deliver(MemberState& m, int64_t now_ms);
   // LogLoaded's merge (posted to the strand) and LogEntries' (on the strand; scene.cc).
   void MergeLoadedState(std::vector<std::string> chunks, std::vector<cluster::StreamId> ids,
                         cluster::StreamId last);
   void MergeLogEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
                        std::size_t posted_bytes);
-  // MergeLogEntries chunk by chunk around the chunks that carry corrections (`marks`, by chunk
-  // index, in order): a correction that beat a value this node admitted is countered, that
-  // value stamped just above it (scene_cluster_authority.cc).
-  void MergeCorrectedEntries(std::span<const cluster::DecodedChunk> chunks, cluster::StreamId last,
-                             std::size_t posted_bytes, std::span<const CorrectionMark> marks);
-  // Cluster: a correction of a number whose owner this node learned from a claim's answer
-  // waits (due_corrections_) until the read loop passed the winner's entry. True: deferred.
-  bool DeferCorrection(const RefusedWrite& write);
-  // The stream was read up to `last` (zero: unknown): its owner rows apply, due corrections run.
-  void AfterLogRead(const OwnerRows& owners, cluster::StreamId last);
-  // Tells the member which writes of frame `frame_sequence` were refused and merges the
-  // corrections that make them lose in its replica (docs/AUTHORITY.md).
-  void AnswerRefused(Member& m, uint64_t frame_sequence, std::vector<RefusedWrite>& refused);
   void MaybeCommit();
   void OnCommitted(bool ok, uint64_t target);
   void ReleaseAcks();
   // Commits fail: tells each envelope writer waiting for an ack (once per episode).
   void TellStorageUnavailable();
-  // On a shared log: joins wait for the load; writers hear once per outage that it is away.
-  bool HoldJoin(const std::shared_ptr<SceneMember>& member, bool can_write,
-                std::optional<uint64_t> resume, const std::optional<InterestSpec>& interest);
-  // No load pending and no join held (always true on a local log).
-  bool LogIdle() const;
-  void NotifyUnavailable();
-  // Deletion: submits the erase (no commit in flight); its end runs on_deleted_.
-  void EraseRows();
 
   ServerContext& ctx_;
   std::string name_;
   net::Strand strand_;
   runtime::CrdtStore store_;
   SceneSequences sequences_;
-  std::vector<Member> members_;
+  std::vector<MemberState> members_;
 
   bool flush_scheduled_ = false;
   std::chrono::steady_clock::time_point flush_asked_;  // the first change since the last flush
@@ -285,34 +205,11 @@ class Scene final : public LoggedScene {
   // not get its own changes echoed back.
   uint64_t sole_writer_ = 0;
   bool mixed_writers_ = false;
-  FrameBuilder frames_;
-  FanOutCache cache_;
-  SnapshotShare snapshots_;
-  SharedCompression compression_;
+  SceneFrames frames_;
   RateLimit rate_;
   Departures departures_;
   SceneBytes bytes_;
-  std::unique_ptr<InterestIndex> index_;
-  std::size_t interest_members_ = 0;
-  // The changes of the last fan-out, decoded once and sliced for every interest member at
-  // its `from` (valid while the store is still at its `to`), and a catch-up member's own.
-  ChangeBatch shared_changes_;
-  bool shared_changes_valid_ = false;
-  ChangeBatch interest_scratch_;
-  // Grid cell -> the interest members whose enter radius (R + hysteresis) overlaps it:
-  // a fan-out visits only the members of the cells its changes touched (docs/INTEREST.md).
-  std::unordered_map<uint64_t, std::vector<uint64_t>> interest_cells_;
-
-  Authority authority_;
-  std::vector<OwnerRow> owners_in_flight_;  // the owner rows of the commit in flight
-  // Cluster claims' corrections waiting for the read loop (bounded by the held writes: one
-  // per refused register of a claim) and how far it has read.
-  std::vector<DueCorrection> due_corrections_;
-  cluster::StreamId read_through_;
-  // Numbers lost to another claim -> the decision's position, until the read loop passes it
-  // (bounded by the owned numbers).
-  std::unordered_map<uint32_t, cluster::StreamId> owner_unread_;
-  uint32_t claims_pending_ = 0;  // ClaimJobs submitted, not decided: the scene is not idle
+  SceneInterest interest_;
 
   uint64_t durable_ = 0;
   bool commit_in_flight_ = false;
@@ -321,18 +218,9 @@ class Scene final : public LoggedScene {
   net::asio::steady_timer retry_timer_;
   net::asio::steady_timer flush_timer_;
 
-  // On a shared log only (ctx.commits().shared() set).
-  SharedLog* shared_log_ = nullptr;
-  bool loaded_ = true;
-  bool load_requested_ = false;
-  std::vector<HeldJoin> held_joins_;  // bounded by max_sessions_per_scene
-  bool unavailable_notified_ = false;
-  bool retired_ = false;  // evicted: posted entries are only released (Retire)
-
-  // Deletion (Delete): no join, write or commit once set.
-  bool deleted_ = false;
-  Deletion deletion_;
-  std::function<void(Deletion)> on_deleted_;
+  SceneAuthority authority_;
+  SceneLogLink log_;
+  DeletionJob deletion_;  // started: no join, write or commit
 };
 
 }  // namespace scenecrdt::server

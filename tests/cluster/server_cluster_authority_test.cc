@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owner: server/cluster/cluster_owners.* and server/scene/authority/scene_cluster_authority.cc.
+// Owner: server/cluster/cluster_owners.* and server/scene/authority/scene_authority.*.
 // `serve --redis --authority owner|rules` on two in-process nodes and one real redis-server
 // (docs/AUTHORITY.md "Cluster"): two principals creating the same entities at once on
 // different nodes end with one owner per entity, the same on every node and on a node that

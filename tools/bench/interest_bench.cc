@@ -104,7 +104,7 @@ double Run(const Options& o, uint32_t members, bool incremental) {
   const double build_us = Us(built, Clock::now());
 
   // Members: point interests over the square, their views computed (as a join does), each
-  // registered under the cells of its enter radius (as Scene::RegisterCells does).
+  // registered under the cells of its enter radius (as SceneInterest::RegisterCells does).
   std::vector<MemberView> views;
   std::unordered_map<uint64_t, std::vector<uint32_t>> cells;
   ChangeBatch none;

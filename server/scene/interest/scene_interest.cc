@@ -1,38 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the scene strand's interest management (docs/INTEREST.md): the index's lifetime and
+// Owns SceneInterest's work on the scene strand (docs/INTEREST.md): the index's lifetime and
 // per-flush sync, interest members' view snapshots, their deliveries (OutOfView, then the Crdt
-// frames of their view) and their interest changes. Members without an interest never come
-// here: they keep the shared batches of scene.cc.
+// frames of their view) and their interest changes.
+#include "scenecrdt/server/scene/interest/scene_interest.h"
+
 #include <algorithm>
 #include <chrono>
 
-#include "scenecrdt/server/scene/scene.h"
-
 namespace scenecrdt::server {
 
-InterestIndex& Scene::EnsureIndex() {
+InterestIndex& SceneInterest::EnsureIndex() {
   if (!index_) {
     const auto started = std::chrono::steady_clock::now();
     index_ = std::make_unique<InterestIndex>(store_, ctx_.config().limits.interest_cell_m);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - started);
     ctx_.log().Write(LogLevel::kInfo, "interest", "scene=%s index=built entities=%zu us=%lld",
-                     name_.c_str(), index_->size(), static_cast<long long>(us.count()));
+                     scene_.c_str(), index_->size(), static_cast<long long>(us.count()));
   }
   return *index_;
 }
 
-void Scene::DropIndexIfUnused() {
-  if (interest_members_ == 0 && index_) {
+void SceneInterest::DropIndexIfUnused() {
+  if (members_ == 0 && index_) {
     index_.reset();
     shared_changes_ = ChangeBatch();
     shared_changes_valid_ = false;
-    interest_scratch_ = ChangeBatch();
-    interest_cells_.clear();
+    scratch_ = ChangeBatch();
+    cells_.clear();
   }
 }
 
-void Scene::SyncIndex() {
+void SceneInterest::SyncIndex() {
   const auto started = std::chrono::steady_clock::now();
   if (index_->Sync()) {
     ctx_.metrics().interest_index.Observe(
@@ -40,7 +39,7 @@ void Scene::SyncIndex() {
   }
 }
 
-std::vector<SharedFrame> Scene::ViewSnapshot(MemberView& view, bool zstd) {
+std::vector<SharedFrame> SceneInterest::JoinSnapshot(MemberView& view, bool zstd) {
   EnsureIndex();
   SyncIndex();
   const uint64_t seq = store_.sequence();
@@ -48,7 +47,7 @@ std::vector<SharedFrame> Scene::ViewSnapshot(MemberView& view, bool zstd) {
   store_.ExportSnapshot(all);
   std::vector<uint8_t> dcl;
   view.Snapshot(*index_, all, dcl);
-  // The member is not in members_ yet: Join registers its cells.
+  // The member is not in the scene yet: Joined registers its cells.
   Metrics::Add(ctx_.metrics().interest_snapshots);
   ctx_.metrics().interest_view_entities.Observe(view.size());
   std::vector<SharedFrame> frames =
@@ -57,36 +56,35 @@ std::vector<SharedFrame> Scene::ViewSnapshot(MemberView& view, bool zstd) {
   return frames;
 }
 
-void Scene::SetInterest(uint64_t member_id, std::optional<InterestSpec> interest) {
-  net::asio::post(strand_, [this, member_id, interest] {
-    Member* m = FindMember(member_id);
-    if (m == nullptr) {
-      // A join still held for the shared log's load takes the interest with it.
-      for (HeldJoin& j : held_joins_) {
-        if (j.member && j.member->id() == member_id) j.interest = interest;
-      }
-      return;
-    }
-    if (m->raw) return;  // raw DCL cannot express "out of view" (docs/INTEREST.md)
-    if (interest) {
-      m->clear_interest = false;
-      if (m->view) {
-        m->view->SetSpec(*interest);
-      } else {
-        EnsureIndex();
-        // Its client holds everything up to its cursor: the first delivery names what is
-        // out of view.
-        m->view = std::make_unique<MemberView>(*interest, /*holds_all=*/true);
-        ++interest_members_;
-      }
-    } else if (m->view) {
-      m->clear_interest = true;
-    }
-    Deliver(*m, NowMs());
-  });
+void SceneInterest::Joined(MemberState& m) {
+  ++members_;
+  RegisterCells(m);
 }
 
-std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
+void SceneInterest::Leaving(MemberState& m) {
+  RegisterCells(m, /*drop=*/true);
+  --members_;
+  DropIndexIfUnused();
+}
+
+void SceneInterest::SetInterest(MemberState& m, const std::optional<InterestSpec>& interest) {
+  if (interest) {
+    m.clear_interest = false;
+    if (m.view) {
+      m.view->SetSpec(*interest);
+    } else {
+      EnsureIndex();
+      // Its client holds everything up to its cursor: the first delivery names what is
+      // out of view.
+      m.view = std::make_unique<MemberView>(*interest, /*holds_all=*/true);
+      ++members_;
+    }
+  } else if (m.view) {
+    m.clear_interest = true;
+  }
+}
+
+std::size_t SceneInterest::Deliver(MemberState& m, int64_t now_ms) {
   if (!m.ready) return 0;
   const uint64_t seq = store_.sequence();
   ByteBudget* budget = m.view->budget();
@@ -113,16 +111,16 @@ std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
     RegisterCells(m, /*drop=*/true);
     m.view.reset();
     m.clear_interest = false;
-    --interest_members_;
+    --members_;
     DropIndexIfUnused();
   } else {
     SyncIndex();
     // Up to date with the last fan-out: its slice of the shared batch. Behind: its own.
     const bool shared =
         shared_changes_valid_ && shared_changes_.from == m.cursor && shared_changes_.to == seq;
-    if (!shared) interest_scratch_.Build(store_, *index_, m.cursor);
+    if (!shared) scratch_.Build(store_, *index_, m.cursor);
     MemberView::Delivery d;
-    m.view->Update(*index_, store_, shared ? shared_changes_ : interest_scratch_, m.own_changes, d);
+    m.view->Update(*index_, store_, shared ? shared_changes_ : scratch_, m.own_changes, d);
     RegisterCells(m);
     for (std::size_t at = 0; at < d.leaving.size(); at += session::kMaxOutOfViewEntities) {
       session::OutOfView notice;
@@ -142,9 +140,8 @@ std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
     Metrics::Add(metrics.interest_deferred, d.deferred);
     Metrics::Add(metrics.interest_leaves, d.leaving.size());
     metrics.interest_view_entities.Observe(m.view->size());
-    if (interest_scratch_.stream.capacity() >
-        4 * std::size_t{ctx_.config().limits.state_chunk_bytes}) {
-      interest_scratch_ = ChangeBatch();
+    if (scratch_.stream.capacity() > 4 * std::size_t{ctx_.config().limits.state_chunk_bytes}) {
+      scratch_ = ChangeBatch();
     }
   }
   m.cursor = seq;
@@ -163,7 +160,7 @@ std::size_t Scene::DeliverInterest(Member& m, int64_t now_ms) {
   return bytes;
 }
 
-void Scene::RegisterCells(Member& m, bool drop) {
+void SceneInterest::RegisterCells(MemberState& m, bool drop) {
   // A member registered under more cells than this is visited every fan-out instead (a
   // radius far above the cell size): the map stays bounded by members x this.
   constexpr double kMaxRegisteredCells = 4096;
@@ -185,22 +182,22 @@ void Scene::RegisterCells(Member& m, bool drop) {
     }
   };
   each(v.registered, [&](uint64_t key) {
-    const auto it = interest_cells_.find(key);
-    if (it == interest_cells_.end()) return;
+    const auto it = cells_.find(key);
+    if (it == cells_.end()) return;
     std::erase(it->second, m.id);
-    if (it->second.empty()) interest_cells_.erase(it);
+    if (it->second.empty()) cells_.erase(it);
   });
-  each(rect, [&](uint64_t key) { interest_cells_[key].push_back(m.id); });
+  each(rect, [&](uint64_t key) { cells_[key].push_back(m.id); });
   v.registered = rect;
 }
 
-bool Scene::InterestVisits(uint64_t from, std::unordered_set<uint64_t>& visit) {
+bool SceneInterest::Visits(uint64_t from, std::unordered_set<uint64_t>& visit) {
   SyncIndex();
   shared_changes_.Build(store_, *index_, from);
   shared_changes_valid_ = true;
   const auto mark = [&](uint64_t cell) {
-    const auto it = interest_cells_.find(cell);
-    if (it != interest_cells_.end()) visit.insert(it->second.begin(), it->second.end());
+    const auto it = cells_.find(cell);
+    if (it != cells_.end()) visit.insert(it->second.begin(), it->second.end());
   };
   // Entities placed, moved or removed (old and new cells), and every entity with a message.
   for (const uint64_t cell : index_->touched_cells()) mark(cell);
