@@ -12,6 +12,7 @@
 
 #include "scenecrdt/net/net.h"
 #include "scenecrdt/server/context.h"
+#include "scenecrdt/server/scene/scene_deletion.h"
 
 namespace scenecrdt::server {
 
