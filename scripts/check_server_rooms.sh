@@ -68,6 +68,17 @@ check() {
   echo "check_server_rooms: every include of server/ goes down (${ORDER[*]})"
 }
 
+# Self-test: FILE (relative to a tree) including HEADER must be refused; `what` names the case.
+expect_caught() {  # TREE FILE HEADER WHAT
+  mkdir -p "$(dirname "$1/$2")"
+  printf '#include "scenecrdt/server/%s"\n' "$3" > "$1/$2"
+  if check "$1" > /dev/null 2>&1; then
+    echo "self-test: $4 was not caught" >&2
+    return 1
+  fi
+  rm "$1/$2"
+}
+
 self_test() {
   local tmp
   tmp=$(mktemp -d)
@@ -76,25 +87,10 @@ self_test() {
   printf '#include "scenecrdt/server/context.h"\n' > "$tmp/scene/scene.h"
   printf '#include "scenecrdt/server/scene/scene.h"\n' > "$tmp/sessions/session.h"
   check "$tmp" > /dev/null || { echo "self-test: a downward tree was refused" >&2; return 1; }
-  printf '#include "scenecrdt/server/sessions/session.h"\n' > "$tmp/scene/scene.cc"
-  if check "$tmp" > /dev/null 2>&1; then
-    echo "self-test: scene -> sessions was not caught" >&2
-    return 1
-  fi
-  rm "$tmp/scene/scene.cc"
-  mkdir -p "$tmp/storage"
-  printf '#include "scenecrdt/server/context.h"\n' > "$tmp/storage/persistence.cc"
-  if check "$tmp" > /dev/null 2>&1; then
-    echo "self-test: storage -> context was not caught" >&2
-    return 1
-  fi
-  rm "$tmp/storage/persistence.cc"
-  mkdir -p "$tmp/web"
-  printf '#include "scenecrdt/server/sessions/session.h"\n' > "$tmp/web/routes.cc"
-  if check "$tmp" > /dev/null 2>&1; then
-    echo "self-test: an include between rooms of one level was not caught" >&2
-    return 1
-  fi
+  expect_caught "$tmp" scene/scene.cc sessions/session.h "scene -> sessions" || return 1
+  expect_caught "$tmp" storage/persistence.cc context.h "storage -> context" || return 1
+  expect_caught "$tmp" web/routes.cc sessions/session.h \
+    "an include between rooms of one level" || return 1
   echo "check_server_rooms: self-test passed"
 }
 
