@@ -369,6 +369,14 @@ std::string Metrics::RenderPrometheus() const {
           "Entities whose changes an interest member's byte budget deferred (coalesced, sent "
           "later), counted once per delivery that deferred them.",
           Load(interest_deferred));
+  counter("scenecrdt_interest_catchups_gathered_total",
+          "Deliveries of interest members that were busy during the last fan-outs, gathered "
+          "from the fan-outs' kept batches (docs/INTEREST.md).",
+          Load(interest_catchups_gathered));
+  counter("scenecrdt_interest_catchups_rebuilt_total",
+          "Deliveries of interest members rebuilt from the store's changes since their cursor "
+          "(behind further than the kept batches, a byte budget, or a first delivery).",
+          Load(interest_catchups_rebuilt));
   interest_index.Add(out, "scenecrdt_interest_index_seconds",
                      "A scene's interest index update per flush: world positions of the changed "
                      "entities and their grid cells.");

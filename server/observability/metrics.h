@@ -226,9 +226,12 @@ class Metrics {
   Counter interest_enters{0};
   Counter interest_leaves{0};
   Counter interest_notices{0};
-  Counter interest_snapshots{0};
-  Counter interest_deferred{0};  // entities a byte budget deferred, once per delivery  // joins /
-                                 // resumes of interest members (a snapshot of the view)
+  Counter interest_snapshots{0};  // joins / resumes of interest members (a view snapshot)
+  Counter interest_deferred{0};   // entities a byte budget deferred, once per delivery
+  // Deliveries of members behind the last fan-out: gathered from the kept fan-out batches, or
+  // rebuilt from the store (further behind than the ring, a byte budget, a first delivery).
+  Counter interest_catchups_gathered{0};
+  Counter interest_catchups_rebuilt{0};
   LatencyHistogram interest_index;
   // The caps in force (set at start): --max-scenes-in-memory and the resolved
   // --max-connections, so dashboards and alerts can compare the gauges with them.

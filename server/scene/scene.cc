@@ -362,7 +362,13 @@ void Scene::FanOut() {
 }
 
 std::size_t Scene::Deliver(MemberState& m, int64_t now_ms) {
-  if (m.view) return interest_.Deliver(m, now_ms);
+  if (m.view) {
+    // Changes after the last fan-out reach an interest member with the next one, whose batch
+    // its catch-up can then gather from (docs/INTEREST.md "Server work and bounds").
+    if (store_.sequence() == flushed_ || deletion_.started()) return interest_.Deliver(m, now_ms);
+    ScheduleFlush();
+    return 0;
+  }
   const uint64_t seq = store_.sequence();
   if (!m.ready || m.cursor >= seq) return 0;
   if (!rate_.Allow(m.next_send_ms, now_ms)) return 0;

@@ -87,36 +87,39 @@ void ChangeBatch::Build(const runtime::CrdtStore& store, const InterestIndex& in
   to = store.sequence();
   stream.clear();
   msgs.clear();
-  by_entity.clear();
-  by_cell.clear();
-  everyone.clear();
-  gained.clear();
-  lost.clear();
   store.ExportChangesSince(from, stream);
   std::size_t pos = 0;
   // The store's own export: it decodes (a fault would stop the walk where it is).
   (void)protocol::DecodeStream(stream, {}, [&](const protocol::CrdtMessage& m) {
     const std::size_t size = protocol::EncodedSize(m);
-    const auto at = static_cast<uint32_t>(msgs.size());
-    msgs.push_back({static_cast<uint32_t>(pos), static_cast<uint32_t>(size), m.entity,
+    msgs.push_back({static_cast<uint32_t>(pos), static_cast<uint32_t>(size), m.entity, m.component,
                     m.type == protocol::MessageType::kDeleteEntity});
     pos += size;
+  });
+  Classify(index);
+}
+
+void ChangeBatch::Classify(const InterestIndex& index) {
+  by_entity.clear();
+  by_cell.clear();
+  everyone.clear();
+  gained.clear();
+  lost.clear();
+  for (uint32_t at = 0; at < msgs.size(); ++at) {
+    const Msg& m = msgs[at];
     const bool has_transform = index.HasTransform(m.entity);
-    if (m.type == protocol::MessageType::kDeleteEntity || !has_transform) {
+    if (m.tombstone || !has_transform) {
       everyone.push_back(at);
     } else {
       by_entity[m.entity].push_back(at);
     }
-    if (m.component != protocol::kTransformComponentId ||
-        m.type == protocol::MessageType::kDeleteEntity) {
-      return;
-    }
+    if (m.component != protocol::kTransformComponentId || m.tombstone) continue;
     if (!has_transform) {
       lost.push_back(m.entity);
     } else if (index.GainedAt(m.entity) > from) {
       gained.push_back(m.entity);
     }
-  });
+  }
   by_cell.reserve(by_entity.size());
   for (const auto& [e, at] : by_entity) {
     by_cell.push_back({index.CellOf(e).value_or(InterestIndex::kNoCell), e, &at});

@@ -56,6 +56,7 @@ struct ChangeBatch {
     uint32_t offset = 0;
     uint32_t size = 0;
     protocol::EntityId entity = 0;
+    protocol::ComponentId component = 0;
     bool tombstone = false;  // DELETE_ENTITY
   };
   uint64_t from = 0;
@@ -76,6 +77,9 @@ struct ChangeBatch {
 
   // Exports (from, to] of `store` and classifies it against `index` (synced to `to`).
   void Build(const runtime::CrdtStore& store, const InterestIndex& index, uint64_t from_seq);
+  // Fills by_entity, by_cell, everyone, gained and lost from `msgs` against `index` (synced
+  // to `to`); Build's second half, and ChangeRing::Gather's (change_ring.h).
+  void Classify(const InterestIndex& index);
   // True when every member's view or delivery may depend on it (everyone, gained, lost).
   bool TouchesAll() const { return !everyone.empty() || !gained.empty() || !lost.empty(); }
 };
@@ -119,6 +123,9 @@ class MemberView {
   }
   std::size_t size() const { return view_.size(); }
   bool Holds(protocol::EntityId e) const { return holds_all_ || view_.count(e) != 0; }
+  // Its client holds every entity (it declared its interest after joining without one, and
+  // had no delivery since).
+  bool holds_all() const { return holds_all_; }
 
   struct Delivery {
     std::vector<uint8_t> dcl;  // changes of held entities, then whole states of entering ones

@@ -24,8 +24,7 @@ InterestIndex& SceneInterest::EnsureIndex() {
 void SceneInterest::DropIndexIfUnused() {
   if (members_ == 0 && index_) {
     index_.reset();
-    shared_changes_ = ChangeBatch();
-    shared_changes_valid_ = false;
+    ring_ = ChangeRing();
     scratch_ = ChangeBatch();
     cells_.clear();
   }
@@ -115,12 +114,22 @@ std::size_t SceneInterest::Deliver(MemberState& m, int64_t now_ms) {
     DropIndexIfUnused();
   } else {
     SyncIndex();
-    // Up to date with the last fan-out: its slice of the shared batch. Behind: its own.
-    const bool shared =
-        shared_changes_valid_ && shared_changes_.from == m.cursor && shared_changes_.to == seq;
-    if (!shared) scratch_.Build(store_, *index_, m.cursor);
+    // Up to date with the last fan-out: its slice of the shared batch. Busy during the last
+    // fan-outs: a catch-up gathered from their batches (what its client holds). Further
+    // behind, or under a byte budget (it slices the whole batch): its own from the store.
+    const ChangeBatch* changes = ring_.newest();
+    if (!changes || changes->from != m.cursor || changes->to != seq) {
+      if (!budget && !m.view->holds_all() && ring_.Covers(m.cursor, seq)) {
+        ring_.Gather(m.cursor, store_, *index_, m.view->view(), scratch_);
+        Metrics::Add(metrics.interest_catchups_gathered);
+      } else {
+        scratch_.Build(store_, *index_, m.cursor);
+        Metrics::Add(metrics.interest_catchups_rebuilt);
+      }
+      changes = &scratch_;
+    }
     MemberView::Delivery d;
-    m.view->Update(*index_, store_, shared ? shared_changes_ : scratch_, m.own_changes, d);
+    m.view->Update(*index_, store_, *changes, m.own_changes, d);
     RegisterCells(m);
     for (std::size_t at = 0; at < d.leaving.size(); at += session::kMaxOutOfViewEntities) {
       session::OutOfView notice;
@@ -193,8 +202,7 @@ void SceneInterest::RegisterCells(MemberState& m, bool drop) {
 
 bool SceneInterest::Visits(uint64_t from, std::unordered_set<uint64_t>& visit) {
   SyncIndex();
-  shared_changes_.Build(store_, *index_, from);
-  shared_changes_valid_ = true;
+  const ChangeBatch& shared = ring_.Push(store_, *index_, from);
   const auto mark = [&](uint64_t cell) {
     const auto it = cells_.find(cell);
     if (it != cells_.end()) visit.insert(it->second.begin(), it->second.end());
@@ -202,10 +210,10 @@ bool SceneInterest::Visits(uint64_t from, std::unordered_set<uint64_t>& visit) {
   // Entities placed, moved or removed (old and new cells), and every entity with a message.
   for (const uint64_t cell : index_->touched_cells()) mark(cell);
   index_->ClearTouched();
-  for (const auto& kv : shared_changes_.by_entity) {
+  for (const auto& kv : shared.by_entity) {
     if (const std::optional<uint64_t> cell = index_->CellOf(kv.first)) mark(*cell);
   }
-  return !shared_changes_.TouchesAll();
+  return !shared.TouchesAll();
 }
 
 }  // namespace scenecrdt::server

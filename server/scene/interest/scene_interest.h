@@ -19,6 +19,7 @@
 #include "scenecrdt/server/context.h"
 #include "scenecrdt/server/scene/fan_out/frame_builder.h"
 #include "scenecrdt/server/scene/fan_out/shared_compression.h"
+#include "scenecrdt/server/scene/interest/change_ring.h"
 #include "scenecrdt/server/scene/interest/interest_index.h"
 #include "scenecrdt/server/scene/interest/member_view.h"
 #include "scenecrdt/server/scene/rate_limit.h"
@@ -81,10 +82,10 @@ class SceneInterest {
 
   std::unique_ptr<InterestIndex> index_;
   std::size_t members_ = 0;  // interest members
-  // The changes of the last fan-out, decoded once and sliced for every interest member at
-  // its `from` (valid while the store is still at its `to`), and a catch-up member's own.
-  ChangeBatch shared_changes_;
-  bool shared_changes_valid_ = false;
+  // The changes of the newest fan-outs, each decoded once: the newest is sliced for every
+  // interest member at its `from` (while the store is still at its `to`), the others give a
+  // member busy during them its catch-up (Gather into scratch_; else Build from the store).
+  ChangeRing ring_;
   ChangeBatch scratch_;
   // Grid cell -> the interest members whose enter radius (R + hysteresis) overlaps it:
   // a fan-out visits only the members of the cells its changes touched (docs/INTEREST.md).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "scenecrdt/server/scene/interest/member_view.h"
+#include "tests/server/interest/interest_world.h"
 
 namespace scenecrdt::server {
 namespace {
@@ -31,82 +32,9 @@ struct Twin {
   uint64_t cursor = 0;
 };
 
-class World {
- public:
-  explicit World(uint32_t seed) : rng_(seed) {}
-
-  float Coord(float span) { return std::uniform_real_distribution<float>(0.0f, span)(rng_); }
-  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
-  uint32_t Pick(std::size_t n) {
-    return std::uniform_int_distribution<uint32_t>(0, static_cast<uint32_t>(n - 1))(rng_);
-  }
-
-  void Put(EntityId e, float x, float z, EntityId parent) {
-    protocol::Transform t;
-    t.position = {x, 0.0f, z};
-    t.parent = parent;
-    scratch_.clear();
-    ASSERT_TRUE(store.WriteTransform(e, t, scratch_).has_value());
-    current_[e] = t;
-  }
-  // A small step of a random live entity (its parent kept), now and then a long jump.
-  void Move() {
-    if (current_.empty()) return;
-    auto it = std::next(current_.begin(), Pick(current_.size()));
-    protocol::Transform t = it->second;
-    const float reach = Chance(0.05) ? 60.0f : 3.0f;
-    t.position.x += std::uniform_real_distribution<float>(-reach, reach)(rng_);
-    t.position.z += std::uniform_real_distribution<float>(-reach, reach)(rng_);
-    Put(it->first, t.position.x, t.position.z, t.parent);
-  }
-  void Reparent() {
-    if (current_.size() < 2) return;
-    auto it = std::next(current_.begin(), Pick(current_.size()));
-    const EntityId parent =
-        Chance(0.3) ? 0 : std::next(current_.begin(), Pick(current_.size()))->first;
-    Put(it->first, it->second.position.x, it->second.position.z, parent);  // loops allowed
-  }
-  void Remove() {
-    if (current_.empty()) return;
-    auto it = std::next(current_.begin(), Pick(current_.size()));
-    scratch_.clear();
-    if (Chance(0.5)) {
-      ASSERT_TRUE(store.WriteDeleteComponent(it->first, protocol::kTransformComponentId, scratch_)
-                      .has_value());
-    } else {
-      ASSERT_TRUE(store.WriteDeleteEntity(it->first, scratch_).has_value());
-    }
-    current_.erase(it);
-  }
-  EntityId AnyEntity() {
-    return current_.empty() ? 600 : std::next(current_.begin(), Pick(current_.size()))->first;
-  }
-
-  runtime::CrdtStore store;
-
- private:
-  std::mt19937 rng_;
-  std::vector<uint8_t> scratch_;
-  std::map<EntityId, protocol::Transform> current_;
-};
-
-InterestSpec Spec(World& w) {
-  InterestSpec spec;
-  if (w.Chance(0.3)) {
-    spec.mode = session::InterestMode::kFollow;
-    spec.follow = w.AnyEntity();
-  } else {
-    spec.mode = session::InterestMode::kPoint;
-    spec.center = {w.Coord(200), 0.0f, w.Coord(200)};
-  }
-  spec.radius = 10 + w.Coord(30);
-  spec.hysteresis = w.Chance(0.2) ? 0.0 : std::max(1.0, 0.1 * spec.radius);
-  return spec;
-}
-
 // Runs `steps` flushes of the schedule of `seed`; returns the incremental updates made.
 uint64_t RunSchedule(uint32_t seed, int steps, double structure_rate) {
-  World w(seed);
+  InterestWorld w(seed);
   EntityId next = 512;
   for (int k = 0; k < 400; ++k, ++next) {
     // Groups: a root and, now and then, children a few metres from it.
@@ -116,7 +44,7 @@ uint64_t RunSchedule(uint32_t seed, int steps, double structure_rate) {
   }
   InterestIndex index(w.store, 8);
   std::vector<std::unique_ptr<Twin>> twins;
-  for (int k = 0; k < 16; ++k) twins.push_back(std::make_unique<Twin>(Spec(w), w.store));
+  for (int k = 0; k < 16; ++k) twins.push_back(std::make_unique<Twin>(RandomInterest(w), w.store));
   uint64_t incremental = 0;
   for (int step = 0; step < steps; ++step) {
     for (int k = 0; k < 40; ++k) w.Move();
@@ -128,7 +56,7 @@ uint64_t RunSchedule(uint32_t seed, int steps, double structure_rate) {
     for (std::size_t k = 0; k < twins.size(); ++k) {
       Twin& t = *twins[k];
       if (w.Chance(0.02)) {
-        const InterestSpec spec = Spec(w);
+        const InterestSpec spec = RandomInterest(w);
         t.fast.SetSpec(spec);
         t.full.SetSpec(spec);
       }
