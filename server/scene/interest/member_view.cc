@@ -243,6 +243,9 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   trim(entering_);
   trim(change_.added);
   trim(change_.removed);
+  trim(advance_.candidates);
+  trim(advance_.enter_core);
+  trim(advance_.leave_core);
 }
 
 void MemberView::TakeHeld(const InterestIndex& index, const ChangeBatch& changes,

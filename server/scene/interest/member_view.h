@@ -209,6 +209,11 @@ class MemberView {
   std::vector<protocol::EntityId> leaving_;
   std::vector<protocol::EntityId> entering_;
   ViewChange change_;
+  struct AdvanceScratch {
+    std::vector<protocol::EntityId> candidates;  // journal entries in the member's cells
+    std::vector<protocol::EntityId> enter_core;
+    std::vector<protocol::EntityId> leave_core;
+  } advance_;
   bool incremental_ = true;
   bool spec_changed_ = true;   // the view was not computed for spec_ yet
   uint64_t seen_version_ = 0;  // the index version view_ reflects (when !spec_changed_)

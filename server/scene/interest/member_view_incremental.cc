@@ -83,15 +83,18 @@ bool MemberView::Advance(const InterestIndex& index, ViewChange& change) {
   if (!center || *center != *center_) return false;
   const double outer = spec_.radius + spec_.hysteresis;
   const InterestIndex::CellRect rect = index.RectNear(*center, outer);
-  std::vector<protocol::EntityId> candidates;
+  std::vector<protocol::EntityId>& candidates = advance_.candidates;
+  std::vector<protocol::EntityId>& enter_core = advance_.enter_core;
+  std::vector<protocol::EntityId>& leave_core = advance_.leave_core;
+  candidates.clear();
+  enter_core.clear();
+  leave_core.clear();
   if (!index.MovedNear(seen_version_, rect,
                        [&](protocol::EntityId e) { candidates.push_back(e); })) {
     return false;
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-  std::vector<protocol::EntityId> enter_core;
-  std::vector<protocol::EntityId> leave_core;
   for (const protocol::EntityId e : candidates) {
     const std::optional<glm::vec3> p = index.Position(e);
     const auto it = view_.find(e);
