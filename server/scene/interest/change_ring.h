@@ -6,8 +6,9 @@
 // newest message of each register, so a catch-up costs what the member holds times the
 // batches it missed, not the scene's changes since its cursor. The gathered batch gives the
 // member the same delivery as ChangeBatch::Build from its cursor would (ChangeRingTest).
-// Memory: at most kMaxBatches batches and kMaxBytes of exported messages (plus their
-// classification); a member behind further than the ring reaches rebuilds from the store.
+// Memory: at most kMaxBatches batches and kMaxBytes of exported messages, plus their
+// classification (about three times the messages' bytes again); a member behind further than
+// the ring reaches rebuilds from the store.
 // Used on the scene's strand only.
 #pragma once
 
@@ -27,7 +28,7 @@ namespace scenecrdt::server {
 class ChangeRing {
  public:
   static constexpr std::size_t kMaxBatches = 512;
-  static constexpr std::size_t kMaxBytes = std::size_t{4} << 20;
+  static constexpr std::size_t kMaxBytes = std::size_t{1} << 20;
 
   // Builds the batch of (from, store sequence] against `index` (synced) and keeps it as the
   // newest. Batches not contiguous with it (a gap) are dropped first; the oldest go while the
