@@ -61,12 +61,7 @@ Scene::Scene(ServerContext& ctx, std::string name, std::span<const uint8_t> rest
   }
 }
 
-MemberState* Scene::FindMember(uint64_t id) {
-  for (MemberState& m : members_) {
-    if (m.id == id) return &m;
-  }
-  return nullptr;
-}
+MemberState* Scene::FindMember(uint64_t id) { return members_.Find(id); }
 
 void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
                  std::optional<uint64_t> resume, std::optional<InterestSpec> interest) {
@@ -139,8 +134,8 @@ void Scene::Join(std::shared_ptr<SceneMember> member, bool can_write,
         m.busy_since_ms = now;
         authority_.Joined(m);
         m.view = std::move(view);
-        members_.push_back(std::move(m));
-        if (members_.back().view) interest_.Joined(members_.back());
+        MemberState& joined = members_.Add(std::move(m));
+        if (joined.view) interest_.Joined(joined);
         ctx_.log().Write(LogLevel::kInfo, "open",
                          "scene=%s session=%llu kind=%s peer=%s role=%s state=%s state_bytes=%zu "
                          "reconnect=%s members=%zu interest=%s",
@@ -161,14 +156,13 @@ void Scene::Leave(uint64_t member_id, CloseReason reason) {
     // after its session ended, it would stay a member for good and keep the scene from being
     // evicted (its Join was posted before this Leave, on the same strand).
     log_.DropHeld(member_id);
-    auto it = std::find_if(members_.begin(), members_.end(),
-                           [&](const MemberState& m) { return m.id == member_id; });
-    if (it == members_.end()) return;
+    MemberState* m = members_.Find(member_id);
+    if (!m) return;
     if (Departures::Abnormal(reason)) {
-      departures_.Note(it->member->peer().address(), it->member->kind(), NowMs());
+      departures_.Note(m->member->peer().address(), m->member->kind(), NowMs());
     }
-    if (it->view) interest_.Leaving(*it);
-    members_.erase(it);
+    if (m->view) interest_.Leaving(*m);
+    members_.Remove(member_id);
   });
 }
 
@@ -413,7 +407,7 @@ void Scene::OnCommitted(bool ok, uint64_t target) {
     deletion_.EraseRows();  // the commit that was in flight is done: the erase goes after it
     return;
   }
-  log_.Committed(ok, acks_, members_);
+  log_.Committed(ok, acks_, members_.all());
   if (!ok) {
     // Nothing is acked; the next attempt exports again from the same durable point (and
     // writes the owner rows of this one again).
@@ -505,7 +499,7 @@ void Scene::Delete(std::function<void(Deletion)> done) {
     }
     // Their Leave finds nothing; their frames still queued here are dropped (Submit finds no
     // member), and nothing is acked: a client resends its unacked frames after a rejoin.
-    members_.clear();
+    members_.Clear();
     acks_.ReleaseWaiters();
     if (!commit_in_flight_) deletion_.EraseRows();  // else OnCommitted erases once it is done
   });

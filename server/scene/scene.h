@@ -75,6 +75,7 @@
 #include "scenecrdt/server/scene/scene_log_link.h"
 #include "scenecrdt/server/scene/scene_member.h"
 #include "scenecrdt/server/scene/scene_member_state.h"
+#include "scenecrdt/server/scene/scene_members.h"
 #include "scenecrdt/server/scene/scene_sequences.h"
 #include "scenecrdt/server/storage/commit_log.h"
 
@@ -196,7 +197,7 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   net::Strand strand_;
   runtime::CrdtStore store_;
   SceneSequences sequences_;
-  std::vector<MemberState> members_;
+  SceneMembers members_;
 
   bool flush_scheduled_ = false;
   std::chrono::steady_clock::time_point flush_asked_;  // the first change since the last flush
