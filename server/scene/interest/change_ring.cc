@@ -107,13 +107,12 @@ void ChangeRing::Gather(uint64_t from, const runtime::CrdtStore& store, const In
     const ChangeBatch::Msg& m = batches_[p.batch]->msgs[p.msg];
     if (!m.tombstone && store.HoldsEntity(m.entity)) copy(p);
   }
-  out.Classify(index);
-  // Every entity whose Transform register changed in the range was gained or lost in the
-  // batch of its change; classified now, as Build from `from` would.
+  // Gained and lost are not read off the gathered messages (only the held entities' are
+  // there): every entity whose Transform register changed in the range was gained or lost in
+  // the batch of its change; classified now, as Build from `from` would.
+  out.Classify(index, /*transform_changes=*/false);
   std::sort(candidates_.begin(), candidates_.end());
   candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
-  out.gained.clear();
-  out.lost.clear();
   for (const protocol::EntityId e : candidates_) {
     if (!store.HoldsEntity(e)) continue;
     if (!index.HasTransform(e)) {

@@ -62,7 +62,6 @@ class ChangeRing {
     uint32_t msg = 0;
   };
   std::vector<Pick> picks_;
-  std::vector<Pick> batch_picks_;
   // Registers (entity << 32 | component) and tombstoned entity numbers seen in a newer batch,
   // and those of the batch being read.
   std::unordered_set<uint64_t> newer_;

@@ -99,7 +99,7 @@ void ChangeBatch::Build(const runtime::CrdtStore& store, const InterestIndex& in
   Classify(index);
 }
 
-void ChangeBatch::Classify(const InterestIndex& index) {
+void ChangeBatch::Classify(const InterestIndex& index, bool transform_changes) {
   by_entity.clear();
   by_cell.clear();
   everyone.clear();
@@ -113,7 +113,9 @@ void ChangeBatch::Classify(const InterestIndex& index) {
     } else {
       by_entity[m.entity].push_back(at);
     }
-    if (m.component != protocol::kTransformComponentId || m.tombstone) continue;
+    if (!transform_changes || m.component != protocol::kTransformComponentId || m.tombstone) {
+      continue;
+    }
     if (!has_transform) {
       lost.push_back(m.entity);
     } else if (index.GainedAt(m.entity) > from) {

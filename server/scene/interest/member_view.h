@@ -77,9 +77,10 @@ struct ChangeBatch {
 
   // Exports (from, to] of `store` and classifies it against `index` (synced to `to`).
   void Build(const runtime::CrdtStore& store, const InterestIndex& index, uint64_t from_seq);
-  // Fills by_entity, by_cell, everyone, gained and lost from `msgs` against `index` (synced
-  // to `to`); Build's second half, and ChangeRing::Gather's (change_ring.h).
-  void Classify(const InterestIndex& index);
+  // Fills by_entity, by_cell, everyone and (with `transform_changes`) gained and lost from
+  // `msgs` against `index` (synced to `to`): Build's second half, and ChangeRing::Gather's,
+  // which finds gained and lost its own way (change_ring.h).
+  void Classify(const InterestIndex& index, bool transform_changes = true);
   // True when every member's view or delivery may depend on it (everyone, gained, lost).
   bool TouchesAll() const { return !everyone.empty() || !gained.empty() || !lost.empty(); }
 };
