@@ -55,7 +55,6 @@
 #include <span>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "scenecrdt/cluster/stream_id.h"
@@ -202,6 +201,7 @@ class Scene final : public LoggedScene, private SceneAuthority::Host {
   bool flush_scheduled_ = false;
   std::chrono::steady_clock::time_point flush_asked_;  // the first change since the last flush
   uint64_t flushed_ = 0;                               // store sequence of the last fan-out
+  std::vector<uint64_t> visit_;  // the interest members a fan-out visits (kept between fan-outs)
   // The member whose frames made every change since flushed_ (0: none or several): it does
   // not get its own changes echoed back.
   uint64_t sole_writer_ = 0;

@@ -63,17 +63,17 @@ void ChangeRing::Gather(uint64_t from, const runtime::CrdtStore& store, const In
     };
     for (const uint32_t i : b.everyone) {
       const ChangeBatch::Msg& m = b.msgs[i];
-      if (m.tombstone || !index.HasTransform(m.entity) || held.count(m.entity) != 0) consider(i);
+      if (m.tombstone || !index.HasTransform(m.entity) || held.contains(m.entity)) consider(i);
     }
     if (held.size() < b.by_entity.size()) {
-      for (const auto& kv : held) {
-        const auto it = b.by_entity.find(kv.first);
-        if (it == b.by_entity.end()) continue;
+      held.ForEach([&](protocol::EntityId e, bool) {
+        const auto it = b.by_entity.find(e);
+        if (it == b.by_entity.end()) return;
         for (const uint32_t i : it->second) consider(i);
-      }
+      });
     } else {
       for (const auto& [e, at] : b.by_entity) {
-        if (held.count(e) == 0) continue;
+        if (!held.contains(e)) continue;
         for (const uint32_t i : at) consider(i);
       }
     }

@@ -70,11 +70,10 @@ void MemberView::Recompute(const InterestIndex& index, View& next) const {
   index.ForEachNear(*center, outer, [&](protocol::EntityId e, const glm::vec3& p) {
     bool in = WithinRadius(*center, p, spec_.radius);
     if (!in && spec_.hysteresis > 0) {
-      const auto it = view_.find(e);
-      in = it != view_.end() && it->second && WithinRadius(*center, p, outer);
+      in = view_.Get(e) == View::kCore && WithinRadius(*center, p, outer);
     }
     if (in) {
-      next.emplace(e, true);
+      next.Insert(e, true);
       core.push_back(e);
     }
   });
@@ -144,7 +143,7 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   // Whether the client held `e` before this update.
   const auto held_before = [&](protocol::EntityId e) {
     if (holds_all_ || has(change.removed, e)) return true;
-    return next.count(e) != 0 && !has(change.added, e);
+    return next.contains(e) && !has(change.added, e);
   };
   std::vector<protocol::EntityId>& leaving = leaving_;
   std::vector<protocol::EntityId>& entering = entering_;
@@ -154,7 +153,7 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   //    newer version, which the client would not hear of).
   if (holds_all_) {
     index.ForEach([&](protocol::EntityId e) {
-      if (next.count(e) == 0) leaving.push_back(e);
+      if (!next.contains(e)) leaving.push_back(e);
     });
   } else {
     for (const protocol::EntityId e : change.removed) {
@@ -165,14 +164,14 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   //    Transform out of view was held (no Transform) and must go; one that lost it is held
   //    now and is sent whole unless it was in view.
   for (const protocol::EntityId e : changes.gained) {
-    if (!held_before(e) && next.count(e) == 0) leaving.push_back(e);
+    if (!held_before(e) && !next.contains(e)) leaving.push_back(e);
   }
   for (const protocol::EntityId e : changes.lost) {
     if (!held_before(e)) entering.push_back(e);
   }
   // 3. The member's own writes of entities it does not hold.
   for (const protocol::EntityId e : written_) {
-    if (index.HasTransform(e) && next.count(e) == 0) leaving.push_back(e);
+    if (index.HasTransform(e) && !next.contains(e)) leaving.push_back(e);
   }
   written_.clear();
   std::sort(leaving.begin(), leaving.end());
@@ -183,7 +182,7 @@ void MemberView::Update(const InterestIndex& index, const runtime::CrdtStore& st
   //    (their Transform is gone): their whole state goes now.
   for (auto it = deferred_.begin(); it != deferred_.end();) {
     const protocol::EntityId e = it->first;
-    if (next.count(e) != 0) {
+    if (next.contains(e)) {
       ++it;
       continue;
     }
@@ -260,13 +259,13 @@ void MemberView::TakeHeld(const InterestIndex& index, const ChangeBatch& changes
   if (!incremental_ || !center_) {
     // The reference: every entity of the view or of the batch, whichever is smaller.
     if (view_.size() < changes.by_entity.size()) {
-      for (const auto& kv : view_) {
-        const auto it = changes.by_entity.find(kv.first);
-        if (it != changes.by_entity.end()) take(kv.first, it->second);
-      }
+      view_.ForEach([&](protocol::EntityId e, bool) {
+        const auto it = changes.by_entity.find(e);
+        if (it != changes.by_entity.end()) take(e, it->second);
+      });
     } else {
       for (const auto& kv : changes.by_entity) {
-        if (view_.count(kv.first) != 0) take(kv.first, kv.second);
+        if (view_.contains(kv.first)) take(kv.first, kv.second);
       }
     }
     return;
@@ -277,7 +276,7 @@ void MemberView::TakeHeld(const InterestIndex& index, const ChangeBatch& changes
   const InterestIndex::CellRect rect = index.RectNear(*center_, spec_.radius + spec_.hysteresis);
   using CellEntity = ChangeBatch::CellEntity;
   const auto in_rect = [&](const CellEntity& c) {
-    if (view_.count(c.entity) != 0) take(c.entity, *c.msgs);
+    if (view_.contains(c.entity)) take(c.entity, *c.msgs);
   };
   const auto columns = static_cast<std::size_t>(rect.x1 - rect.x0 + 1);
   if (columns * 16 >= changes.by_cell.size()) {
@@ -305,9 +304,9 @@ void MemberView::TakeHeld(const InterestIndex& index, const ChangeBatch& changes
 const std::vector<protocol::EntityId>& MemberView::FarList() {
   if (!far_list_valid_) {
     far_list_.clear();
-    for (const auto& kv : view_) {
-      if (!kv.second) far_list_.push_back(kv.first);
-    }
+    view_.ForEach([&](protocol::EntityId e, bool core) {
+      if (!core) far_list_.push_back(e);
+    });
     far_list_valid_ = true;
   }
   return far_list_;
@@ -315,11 +314,11 @@ const std::vector<protocol::EntityId>& MemberView::FarList() {
 
 void MemberView::Snapshot(const InterestIndex& index, std::span<const uint8_t> snapshot,
                           std::vector<uint8_t>& out) {
-  View next;
+  View& next = next_;
   view_.clear();
   Recompute(index, next);
   Filter(
-      snapshot, [&](protocol::EntityId e) { return !index.HasTransform(e) || next.count(e) != 0; },
+      snapshot, [&](protocol::EntityId e) { return !index.HasTransform(e) || next.contains(e); },
       out);
   view_.swap(next);
   Settle(index);
@@ -369,7 +368,7 @@ void MemberView::Budgeted(const InterestIndex& index, const runtime::CrdtStore& 
   // Transform, and the deferred ones (in the view: step 5 of Update dropped the others).
   if (!own_changes) {
     for (const auto& [e, at] : changes.by_entity) {
-      if (next.count(e) != 0 && !is_entering(e) && deferred_.count(e) == 0) add(e, &at);
+      if (next.contains(e) && !is_entering(e) && deferred_.count(e) == 0) add(e, &at);
     }
   }
   for (const protocol::EntityId e : entering) {
@@ -416,7 +415,7 @@ void MemberView::Settle(const InterestIndex& index) {
   if (spec_.mode == session::InterestMode::kPoint) center_ = spec_.center;
   if (spec_.mode == session::InterestMode::kFollow) center_ = index.Position(spec_.follow);
   far_ = 0;
-  for (const auto& kv : view_) far_ += kv.second ? 0 : 1;
+  view_.ForEach([&](protocol::EntityId, bool core) { far_ += core ? 0 : 1; });
   far_list_valid_ = false;
   seen_version_ = index.version();
   spec_changed_ = false;

@@ -29,6 +29,7 @@
 #include "scenecrdt/runtime/crdt_store.h"
 #include "scenecrdt/server/scene/interest/byte_budget.h"
 #include "scenecrdt/server/scene/interest/interest_index.h"
+#include "scenecrdt/server/scene/interest/view_table.h"
 
 namespace scenecrdt::server {
 
@@ -102,7 +103,7 @@ class MemberView {
   // Updates that recomputed the view from the grid, and incremental ones (tests, bench).
   uint64_t full_updates() const { return full_updates_; }
   uint64_t incremental_updates() const { return incremental_updates_; }
-  using View = std::unordered_map<protocol::EntityId, bool>;  // true: core (within the radius)
+  using View = ViewTable;
   const View& view() const { return view_; }
   // The member needs a delivery even if the store did not change: a new interest, a write
   // (the view must be recomputed), or deferred changes (a byte budget).
@@ -123,7 +124,7 @@ class MemberView {
     dirty_ = true;
   }
   std::size_t size() const { return view_.size(); }
-  bool Holds(protocol::EntityId e) const { return holds_all_ || view_.count(e) != 0; }
+  bool Holds(protocol::EntityId e) const { return holds_all_ || view_.contains(e); }
   // Its client holds every entity (it declared its interest after joining without one, and
   // had no delivery since).
   bool holds_all() const { return holds_all_; }
@@ -197,6 +198,7 @@ class MemberView {
 
   InterestSpec spec_;
   View view_;
+  View next_;  // a recomputation from the grid is built here, then swapped with view_
   std::unordered_set<protocol::EntityId> written_;
   bool holds_all_ = false;
   bool dirty_ = true;

@@ -19,7 +19,7 @@ std::size_t MemberView::AddClosure(const InterestIndex& index,
   const std::size_t max_steps = index.size() + 1;
   std::size_t count = 0;
   const auto add = [&](protocol::EntityId e) {
-    if (!view.emplace(e, false).second) return false;
+    if (!view.Insert(e, false)) return false;
     ++count;
     if (added) added->push_back(e);
     return true;
@@ -52,16 +52,17 @@ void MemberView::Refresh(const InterestIndex& index, ViewChange& change) {
   } else {
     change.added.clear();
     change.removed.clear();
-    View next;
+    View& next = next_;
+    next.clear();
     next.reserve(view_.size());  // about the size it was: no rehash while it fills
     Recompute(index, next);
     if (!holds_all_) {
-      for (const auto& kv : view_) {
-        if (next.count(kv.first) == 0) change.removed.push_back(kv.first);
-      }
-      for (const auto& kv : next) {
-        if (view_.count(kv.first) == 0) change.added.push_back(kv.first);
-      }
+      view_.ForEach([&](protocol::EntityId e, bool) {
+        if (!next.contains(e)) change.removed.push_back(e);
+      });
+      next.ForEach([&](protocol::EntityId e, bool) {
+        if (!view_.contains(e)) change.added.push_back(e);
+      });
     }
     view_.swap(next);
     Settle(index);
@@ -97,8 +98,7 @@ bool MemberView::Advance(const InterestIndex& index, ViewChange& change) {
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   for (const protocol::EntityId e : candidates) {
     const std::optional<glm::vec3> p = index.Position(e);
-    const auto it = view_.find(e);
-    const bool core = it != view_.end() && it->second;
+    const bool core = view_.Get(e) == View::kCore;
     const bool in = p && (WithinRadius(*center, *p, spec_.radius) ||
                           (spec_.hysteresis > 0 && core && WithinRadius(*center, *p, outer)));
     if (in == core) continue;
@@ -115,15 +115,14 @@ bool MemberView::Advance(const InterestIndex& index, ViewChange& change) {
     leave_core.push_back(e);
   }
   for (const protocol::EntityId e : leave_core) {
-    view_.erase(e);
+    view_.Erase(e);
     change.removed.push_back(e);
   }
   for (const protocol::EntityId e : enter_core) {
-    const auto [it, inserted] = view_.emplace(e, true);
-    if (inserted) {
+    if (view_.Insert(e, true)) {
       change.added.push_back(e);
     } else {
-      it->second = true;  // an ancestor already held, now in the core
+      view_.SetCore(e);  // an ancestor already held, now in the core
       --far_;
     }
   }

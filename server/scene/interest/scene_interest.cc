@@ -128,7 +128,11 @@ std::size_t SceneInterest::Deliver(MemberState& m, int64_t now_ms) {
       }
       changes = &scratch_;
     }
-    MemberView::Delivery d;
+    MemberView::Delivery& d = delivery_;  // its vectors kept between deliveries
+    d.dcl.clear();
+    d.leaving.clear();
+    d.entering = 0;
+    d.deferred = 0;
     m.view->Update(*index_, store_, *changes, m.own_changes, d);
     RegisterCells(m);
     for (std::size_t at = 0; at < d.leaving.size(); at += session::kMaxOutOfViewEntities) {
@@ -151,6 +155,9 @@ std::size_t SceneInterest::Deliver(MemberState& m, int64_t now_ms) {
     metrics.interest_view_entities.Observe(m.view->size());
     if (scratch_.stream.capacity() > 4 * std::size_t{ctx_.config().limits.state_chunk_bytes}) {
       scratch_ = ChangeBatch();
+    }
+    if (d.dcl.capacity() > 4 * std::size_t{ctx_.config().limits.state_chunk_bytes}) {
+      d = MemberView::Delivery();
     }
   }
   m.cursor = seq;
@@ -200,12 +207,13 @@ void SceneInterest::RegisterCells(MemberState& m, bool drop) {
   v.registered = rect;
 }
 
-bool SceneInterest::Visits(uint64_t from, std::unordered_set<uint64_t>& visit) {
+bool SceneInterest::Visits(uint64_t from, std::vector<uint64_t>& visit) {
+  visit.clear();
   SyncIndex();
   const ChangeBatch& shared = ring_.Push(store_, *index_, from);
   const auto mark = [&](uint64_t cell) {
     const auto it = cells_.find(cell);
-    if (it != cells_.end()) visit.insert(it->second.begin(), it->second.end());
+    if (it != cells_.end()) visit.insert(visit.end(), it->second.begin(), it->second.end());
   };
   // Entities placed, moved or removed (old and new cells), and every entity with a message.
   for (const uint64_t cell : index_->touched_cells()) mark(cell);
@@ -213,6 +221,8 @@ bool SceneInterest::Visits(uint64_t from, std::unordered_set<uint64_t>& visit) {
   for (const auto& kv : shared.by_entity) {
     if (const std::optional<uint64_t> cell = index_->CellOf(kv.first)) mark(*cell);
   }
+  std::sort(visit.begin(), visit.end());
+  visit.erase(std::unique(visit.begin(), visit.end()), visit.end());
   return !shared.TouchesAll();
 }
 

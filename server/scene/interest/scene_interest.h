@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "scenecrdt/runtime/crdt_store.h"
@@ -57,9 +56,10 @@ class SceneInterest {
   void SetInterest(MemberState& m, const std::optional<InterestSpec>& interest);
 
   // Before a fan-out of (from, store sequence]: builds the shared changes and fills `visit`
-  // with the interest members whose view or delivery may change; false when every one must be
-  // visited. Only while active().
-  bool Visits(uint64_t from, std::unordered_set<uint64_t>& visit);
+  // with the ids of the interest members whose view or delivery may change, sorted and
+  // unique (no allocation per member: the vector is the caller's to keep); false when every
+  // one must be visited. Only while active().
+  bool Visits(uint64_t from, std::vector<uint64_t>& visit);
   // Sends an interest member (m.view set) its view's changes, entering and leaving entities
   // if allowed; the bytes handed over (0: nothing sent).
   std::size_t Deliver(MemberState& m, int64_t now_ms);
@@ -87,6 +87,8 @@ class SceneInterest {
   // member busy during them its catch-up (Gather into scratch_; else Build from the store).
   ChangeRing ring_;
   ChangeBatch scratch_;
+  MemberView::Delivery
+      delivery_;  // one member's delivery, reused (trimmed when a large one grew it)
   // Grid cell -> the interest members whose enter radius (R + hysteresis) overlaps it:
   // a fan-out visits only the members of the cells its changes touched (docs/INTEREST.md).
   std::unordered_map<uint64_t, std::vector<uint64_t>> cells_;
