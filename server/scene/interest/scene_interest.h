@@ -87,8 +87,8 @@ class SceneInterest {
   // member busy during them its catch-up (Gather into scratch_; else Build from the store).
   ChangeRing ring_;
   ChangeBatch scratch_;
-  MemberView::Delivery
-      delivery_;  // one member's delivery, reused (trimmed when a large one grew it)
+  // One member's delivery, reused (dropped when a large one grew it).
+  MemberView::Delivery delivery_;
   // Grid cell -> the interest members whose enter radius (R + hysteresis) overlaps it:
   // a fan-out visits only the members of the cells its changes touched (docs/INTEREST.md).
   std::unordered_map<uint64_t, std::vector<uint64_t>> cells_;
