@@ -86,3 +86,12 @@ export function bytesUnder(node, name, script, inside = false) {
   for (const child of node.children) sum += bytesUnder(child, name, script, here);
   return sum;
 }
+
+// SCENECRDT_ALLOC_STACKS=1 in the allocation checks: prints each sampled allocation under
+// `name` with its stack (the last six frames).
+export function printStacks(node, name, path = [], inside = false) {
+  const here = inside || node.callFrame.functionName === name;
+  const p = [...path, `${node.callFrame.functionName}:${node.callFrame.lineNumber + 1}`];
+  if (here && node.selfSize) console.log(`  ${node.selfSize} B at ${p.slice(-6).join(" < ")}`);
+  for (const c of node.children) printStacks(c, name, p, here);
+}
