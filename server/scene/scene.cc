@@ -329,13 +329,12 @@ void Scene::FanOut() {
   const auto started = std::chrono::steady_clock::now();
   // Interest members at `from` whose cells saw no change, whose view is all near its centre
   // and that did not write get nothing: only their cursor moves (docs/INTEREST.md).
-  std::vector<uint64_t>& visit = visit_;
-  const bool selective = interest_.active() && interest_.Visits(from, visit);
+  const bool selective = interest_.active() && interest_.Visits(from, visit_);
   for (MemberState& m : members_) {
     if (!m.ready) continue;  // catches up (coalesced) when its write completes
     if (selective && m.view && m.cursor == from && !m.clear_interest && !m.view->dirty() &&
         !m.view->holds_far() && !m.view->registered_all &&
-        !std::binary_search(visit.begin(), visit.end(), m.id)) {
+        !std::binary_search(visit_.begin(), visit_.end(), m.id)) {
       m.cursor = seq;
       continue;
     }
