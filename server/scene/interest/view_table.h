@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Owns ViewTable: the set of entities an interest member's client holds, each marked core
 // (within the radius) or not (an ancestor or a parked loop member), as one flat open-addressed
-// table (linear probing, backward-shift erase: no tombstones). The view is looked up for every
-// candidate of every member's update at every fan-out; std::unordered_map spent most of that
-// time on its prime modulo and on node pointers scattered over the heap
-// (docs/INTEREST.md "Server work and bounds"). Memory: 8 bytes per slot, 2 to 4 slots per
+// table (linear probing, backward-shift erase: no tombstones). std::unordered_map spent most
+// of each member's update in its modulo and scattered nodes; Debian 12's Boost (1.74) has no
+// flat map and Abseil's would be a new dependency of the server (docs/INTEREST.md "Server work
+// and bounds" says why this one). Memory: 8 bytes per slot, 2 to 4 slots per
 // entity held (grown at half full); clear() lets a table 8 times too large go.
 #pragma once
 
