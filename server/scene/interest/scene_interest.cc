@@ -211,18 +211,28 @@ bool SceneInterest::Visits(uint64_t from, std::vector<uint64_t>& visit) {
   visit.clear();
   SyncIndex();
   const ChangeBatch& shared = ring_.Push(store_, *index_, from);
-  const auto mark = [&](uint64_t cell) {
-    const auto it = cells_.find(cell);
-    if (it != cells_.end()) visit.insert(visit.end(), it->second.begin(), it->second.end());
-  };
-  // Entities placed, moved or removed (old and new cells), and every entity with a message.
-  for (const uint64_t cell : index_->touched_cells()) mark(cell);
+  // Entities placed, moved or removed (old and new cells), and every entity with a message:
+  // each cell once, however many of its entities changed.
+  std::vector<uint64_t> touched(index_->touched_cells().begin(), index_->touched_cells().end());
   index_->ClearTouched();
   for (const auto& kv : shared.by_entity) {
-    if (const std::optional<uint64_t> cell = index_->CellOf(kv.first)) mark(*cell);
+    if (const std::optional<uint64_t> cell = index_->CellOf(kv.first)) touched.push_back(*cell);
   }
-  std::sort(visit.begin(), visit.end());
-  visit.erase(std::unique(visit.begin(), visit.end()), visit.end());
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  const auto compact = [&visit] {
+    std::sort(visit.begin(), visit.end());
+    visit.erase(std::unique(visit.begin(), visit.end()), visit.end());
+  };
+  for (const uint64_t cell : touched) {
+    const auto it = cells_.find(cell);
+    if (it == cells_.end()) continue;
+    visit.insert(visit.end(), it->second.begin(), it->second.end());
+    // A member registered under many touched cells is listed once per cell: compacted as it
+    // goes, the list stays within about twice the interest members.
+    if (visit.size() > 2 * members_ + 64) compact();
+  }
+  compact();
   return !shared.TouchesAll();
 }
 
